@@ -1,0 +1,109 @@
+// CRUD benchmark against the built binary: create, GET by key and update at concurrency 1 and 50, plus the
+// floor (bare Bun.serve + bun:sqlite point read of the same table) in the same run.
+// Usage: bun run scripts/bench/crud.ts [--seconds 5] [--objects 10000] [--tool wrk|autocannon] [--build] [--write]
+
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { tempDir } from "../../tests/helpers/app.ts";
+import { startServerProcess } from "../../tests/helpers/spawn.ts";
+import { ensureBinary, machine, table, writeSection } from "./env.ts";
+import { defaultTool, runLoad, type LoadResult, type Tool } from "./load.ts";
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: "string", default: "5" },
+    objects: { type: "string", default: "10000" },
+    tool: { type: "string" },
+    build: { type: "boolean", default: false },
+    write: { type: "boolean", default: false },
+  },
+});
+const seconds = Math.min(60, Math.max(1, Number(values.seconds)));
+const objects = Math.min(200_000, Math.max(1000, Number(values.objects)));
+const tool = (values.tool as Tool | undefined) ?? defaultTool();
+
+const exe = ensureBinary(values.build!);
+const dir = tempDir("burrow-bench-");
+const key = "bench-dev-public-key";
+const server = await startServerProcess([exe], {
+  BURROW_DIR: join(dir, "data"),
+  BURROW_DEV_PUBLIC_KEY: key,
+  BURROW_ADMIN_EMAIL: "bench@example.com",
+  BURROW_ADMIN_PASSWORD: "bench-password",
+  BURROW_LOG_LEVEL: "warn",
+});
+const headers = { accept: "application/vnd.service+json; version=0", "x-service-api-key": key, "content-type": "application/json" };
+
+try {
+  const login = await (await fetch(`${server.url}/_admin/api/login`, { method: "POST", body: JSON.stringify({ email: "bench@example.com", password: "bench-password" }) })).json();
+  const put = await fetch(`${server.url}/_admin/api/schemas/bench`, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${login.token}` },
+    body: JSON.stringify({ fields: { title: { type: "string" }, n: { type: "integer" }, done: { type: "boolean" }, tags: { type: "array", items: "string" } } }),
+  });
+  if (!put.ok) throw new Error(`schema: ${await put.text()}`);
+
+  const ids: string[] = [];
+  for (let i = 0; i < objects; i += 1000) {
+    const batch = Array.from({ length: Math.min(1000, objects - i) }, (_, j) => ({ title: `object ${i + j}`, n: i + j, done: (i + j) % 2 === 0, tags: ["a", "b"] }));
+    const r = await (await fetch(`${server.url}/bench`, { method: "POST", headers, body: JSON.stringify(batch) })).json();
+    ids.push(...r.succeeded);
+  }
+  if (ids.length !== objects) throw new Error(`seeded ${ids.length} of ${objects}`);
+  const getPaths = ids.map((id) => `/bench/${id}`);
+  const body = JSON.stringify({ title: "created by the benchmark", n: 7, done: false, tags: ["x"] });
+
+  const floor = Bun.spawn([process.execPath, join(import.meta.dir, "floor-server.ts"), join(dir, "data/development.db"), "o_bench", "bench_id"], { stdout: "pipe" });
+  const floorUrl = /serving (\S+)/.exec(await readLine(floor.stdout))![1]!;
+
+  const results: { name: string; c: number; r: LoadResult }[] = [];
+  const run = async (name: string, base: string, method: "GET" | "POST" | "PUT", paths: string[], c: number, b?: string) => {
+    const r = await runLoad({ base, method, paths, headers, body: b, connections: c, seconds }, tool);
+    results.push({ name, c, r });
+    console.error(`${name} c=${c}: ${r.rps.toFixed(0)} req/s p50 ${r.p50.toFixed(2)} ms p99 ${r.p99.toFixed(2)} ms errors ${r.errors}`);
+  };
+  for (const c of [1, 50]) {
+    await run("floor: Bun.serve + bun:sqlite GET by key", floorUrl, "GET", getPaths, c);
+    await run("Burrow GET by key", server.url, "GET", getPaths, c);
+    await run("Burrow create (POST)", server.url, "POST", ["/bench"], c, body);
+    await run("Burrow update (PUT)", server.url, "PUT", getPaths, c, JSON.stringify({ n: 8, title: "updated" }));
+  }
+  floor.kill();
+
+  const find = (name: string, c: number) => results.find((x) => x.name.startsWith(name) && x.c === c)!.r;
+  const ratio50 = find("Burrow GET", 50).rps / find("floor", 50).rps;
+  const ratio1 = find("Burrow GET", 1).rps / find("floor", 1).rps;
+  const checks = [
+    [`GET by key at c=50 vs floor >= 70%`, `${(ratio50 * 100).toFixed(0)}%`, ratio50 >= 0.7 ? "met" : "MISSED"],
+    [`GET by key at c=1 vs floor`, `${(ratio1 * 100).toFixed(0)}%`, "-"],
+    [`creates/s at c=50 >= 3,000`, find("Burrow create", 50).rps.toFixed(0), find("Burrow create", 50).rps >= 3000 ? "met" : "MISSED"],
+    ...["Burrow GET", "Burrow create", "Burrow update"].map((n) => [`${n} p99 at c=50 < 20 ms`, `${find(n, 50).p99.toFixed(2)} ms`, find(n, 50).p99 < 20 ? "met" : "MISSED"]),
+  ];
+  const md = [
+    `### CRUD (scripts/bench/crud.ts)`,
+    ``,
+    `${machine()}; load: ${results[0]!.r.tool}, 1 thread, ${seconds} s per row, ${objects} objects, built binary, loopback.`,
+    ``,
+    table(["case", "connections", "req/s", "p50 ms", "p99 ms", "errors"], results.map(({ name, c, r }) => [name, c, Math.round(r.rps), r.p50, r.p99, r.errors])),
+    ``,
+    table(["target", "measured", ""], checks),
+  ].join("\n");
+  console.log(md);
+  if (values.write) writeSection("crud", md);
+} finally {
+  await server.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+async function readLine(stream: ReadableStream<Uint8Array>): Promise<string> {
+  const reader = stream.getReader();
+  let s = "";
+  while (!s.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    s += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  return s;
+}

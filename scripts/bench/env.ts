@@ -1,0 +1,40 @@
+// Shared benchmark plumbing: the machine description, the built binary, and writing result tables into
+// docs/benchmarks.md between markers so a rerun replaces its own section.
+
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import { join } from "node:path";
+
+export const ROOT = join(import.meta.dir, "../..");
+export const BINARY = join(ROOT, "dist/burrow");
+
+export function machine(): string {
+  const cpu = cpus();
+  return `${cpu[0]?.model ?? "unknown CPU"}, ${cpu.length} cores, ${(totalmem() / 1024 ** 3).toFixed(0)} GiB, Bun ${Bun.version}, ${new Date().toISOString().slice(0, 10)}`;
+}
+
+export function ensureBinary(rebuild: boolean): string {
+  if (rebuild || !existsSync(BINARY)) {
+    const p = Bun.spawnSync([process.execPath, "run", "scripts/build.ts"], { cwd: ROOT, stdout: "inherit", stderr: "inherit" });
+    if (p.exitCode !== 0) throw new Error("build failed");
+  }
+  return BINARY;
+}
+
+export function table(header: string[], rows: (string | number)[][]): string {
+  const fmt = (v: string | number) => (typeof v === "number" ? (Number.isInteger(v) ? String(v) : v.toFixed(2)) : v);
+  return [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...rows.map((r) => `| ${r.map(fmt).join(" | ")} |`)].join("\n");
+}
+
+/** Replace (or append) the section between <!-- bench:name --> markers in docs/benchmarks.md. */
+export function writeSection(name: string, markdown: string): void {
+  const file = join(ROOT, "docs/benchmarks.md");
+  const start = `<!-- bench:${name} -->`;
+  const end = `<!-- /bench:${name} -->`;
+  const block = `${start}\n${markdown.trim()}\n${end}`;
+  let doc = existsSync(file) ? readFileSync(file, "utf8") : "# Benchmarks\n";
+  const i = doc.indexOf(start);
+  const j = doc.indexOf(end);
+  doc = i >= 0 && j > i ? doc.slice(0, i) + block + doc.slice(j + end.length) : `${doc.trimEnd()}\n\n${block}\n`;
+  writeFileSync(file, doc);
+}

@@ -1,0 +1,175 @@
+// Boot configuration: one table of options (flag > BURROW_* environment variable > default),
+// parsed and validated up front into a frozen Config. `--help` text is printed from the same table.
+
+import { resolve } from "node:path";
+import { parseCidr, type Cidr } from "./net/ip.ts";
+
+export class ConfigError extends Error {}
+
+export interface ListenAddress {
+  host: string;
+  port: number;
+}
+
+export interface Config {
+  dir: string;
+  http: ListenAddress;
+  publicUrl: string | null;
+  trustedProxy: Cidr[];
+  bodyLimit: number;
+  infer: boolean;
+  logLevel: "error" | "warn" | "info" | "debug";
+  keys: {
+    development: { publicKey?: string; privateKey?: string };
+    production: { publicKey?: string; privateKey?: string };
+  };
+  admin: { email: string; password: string } | null;
+}
+
+interface Option {
+  key: string;
+  flag?: string;
+  env: string;
+  default: string;
+  help: string;
+  /** boolean flags take no value (`--no-infer`). */
+  boolean?: boolean;
+}
+
+/** Every option Burrow reads at boot. Flags win over environment variables, which win over defaults. */
+export const OPTIONS: readonly Option[] = [
+  { key: "dir", flag: "--dir", env: "BURROW_DIR", default: "./burrow_data", help: "data directory (system.db, development.db, production.db, files/)" },
+  { key: "http", flag: "--http", env: "BURROW_HTTP", default: "127.0.0.1:8080", help: "listen address host:port (port 0 picks a free port)" },
+  { key: "publicUrl", flag: "--public-url", env: "BURROW_PUBLIC_URL", default: "", help: "external base URL used in file links (default: from the request's Host)" },
+  { key: "trustedProxy", flag: "--trusted-proxy", env: "BURROW_TRUSTED_PROXY", default: "", help: "comma-separated IPs/CIDRs whose X-Forwarded-* headers are believed" },
+  { key: "bodyLimit", flag: "--body-limit", env: "BURROW_BODY_LIMIT", default: "32mb", help: "largest accepted request body (e.g. 512kb, 32mb); larger bodies get 413" },
+  { key: "noInfer", flag: "--no-infer", env: "BURROW_NO_INFER", default: "false", help: "turn off schema inference in development", boolean: true },
+  { key: "logLevel", flag: "--log-level", env: "BURROW_LOG_LEVEL", default: "info", help: "error, warn, info or debug" },
+  { key: "devPublicKey", env: "BURROW_DEV_PUBLIC_KEY", default: "", help: "pin the development public key" },
+  { key: "devPrivateKey", env: "BURROW_DEV_PRIVATE_KEY", default: "", help: "pin the development private key" },
+  { key: "prodPublicKey", env: "BURROW_PROD_PUBLIC_KEY", default: "", help: "pin the production public key" },
+  { key: "prodPrivateKey", env: "BURROW_PROD_PRIVATE_KEY", default: "", help: "pin the production private key" },
+  { key: "adminEmail", env: "BURROW_ADMIN_EMAIL", default: "", help: "create or update this admin at start (with BURROW_ADMIN_PASSWORD)" },
+  { key: "adminPassword", env: "BURROW_ADMIN_PASSWORD", default: "", help: "password of BURROW_ADMIN_EMAIL (at least 8 characters)" },
+];
+
+export const CONFIG_FLAGS = new Set(OPTIONS.filter((o) => o.flag).map((o) => o.flag!));
+export const BOOLEAN_FLAGS = new Set(OPTIONS.filter((o) => o.boolean).map((o) => o.flag!));
+
+/** Merge flags, environment and defaults; throws ConfigError with one clear line on bad input. */
+export function loadConfig(
+  flags: Record<string, string | boolean>,
+  env: Record<string, string | undefined>,
+): Config {
+  const raw: Record<string, string> = {};
+  for (const o of OPTIONS) {
+    const fromFlag = o.flag === undefined ? undefined : flags[o.flag];
+    const fromEnv = env[o.env];
+    if (fromFlag !== undefined) raw[o.key] = o.boolean ? String(fromFlag !== false) : String(fromFlag);
+    else if (fromEnv !== undefined && fromEnv !== "") raw[o.key] = fromEnv;
+    else raw[o.key] = o.default;
+  }
+  const name = (key: string) => {
+    const o = OPTIONS.find((x) => x.key === key)!;
+    return o.flag ?? o.env;
+  };
+  const fail = (key: string, why: string): never => {
+    throw new ConfigError(`invalid ${name(key)} "${raw[key]}": ${why}`);
+  };
+
+  const http = parseListen(raw.http!) ?? fail("http", "expected host:port, e.g. 127.0.0.1:8080");
+  let publicUrl: string | null = null;
+  if (raw.publicUrl) {
+    let u: URL | null = null;
+    try {
+      u = new URL(raw.publicUrl);
+    } catch {}
+    if (!u || (u.protocol !== "http:" && u.protocol !== "https:") || u.search || u.hash)
+      fail("publicUrl", "expected an http(s) URL such as https://api.example.com");
+    publicUrl = raw.publicUrl.replace(/\/+$/, "");
+  }
+  const trustedProxy: Cidr[] = [];
+  for (const part of raw.trustedProxy!.split(",").map((s) => s.trim()).filter(Boolean)) {
+    trustedProxy.push(parseCidr(part) ?? fail("trustedProxy", `"${part}" is not an IP address or CIDR`));
+  }
+  const bodyLimit = parseSize(raw.bodyLimit!) ?? fail("bodyLimit", "expected a size such as 512kb or 32mb (at least 1kb)");
+  const noInfer = parseBool(raw.noInfer!) ?? fail("noInfer", "expected true or false");
+  const logLevel = raw.logLevel!;
+  if (!["error", "warn", "info", "debug"].includes(logLevel)) fail("logLevel", "expected error, warn, info or debug");
+
+  const keys: Config["keys"] = { development: {}, production: {} };
+  const keyOpts: [string, "development" | "production", "publicKey" | "privateKey"][] = [
+    ["devPublicKey", "development", "publicKey"],
+    ["devPrivateKey", "development", "privateKey"],
+    ["prodPublicKey", "production", "publicKey"],
+    ["prodPrivateKey", "production", "privateKey"],
+  ];
+  for (const [key, envName, kind] of keyOpts) {
+    const v = raw[key]!;
+    if (!v) continue;
+    if (!/^[A-Za-z0-9._~-]{8,128}$/.test(v)) fail(key, "keys are 8-128 characters of A-Z a-z 0-9 . _ ~ -");
+    keys[envName][kind] = v;
+  }
+  const pinned = [keys.development.publicKey, keys.development.privateKey, keys.production.publicKey, keys.production.privateKey].filter(Boolean);
+  if (new Set(pinned).size !== pinned.length) throw new ConfigError("invalid BURROW_*_KEY: the four keys must all differ");
+
+  let admin: Config["admin"] = null;
+  if (raw.adminEmail || raw.adminPassword) {
+    if (!raw.adminEmail || !raw.adminPassword)
+      throw new ConfigError("BURROW_ADMIN_EMAIL and BURROW_ADMIN_PASSWORD must be set together");
+    if (!isEmail(raw.adminEmail)) fail("adminEmail", "not an email address");
+    if (raw.adminPassword.length < 8) throw new ConfigError("invalid BURROW_ADMIN_PASSWORD: at least 8 characters");
+    admin = { email: raw.adminEmail.toLowerCase(), password: raw.adminPassword };
+  }
+
+  return Object.freeze({
+    dir: resolve(raw.dir!),
+    http,
+    publicUrl,
+    trustedProxy,
+    bodyLimit,
+    infer: !noInfer,
+    logLevel: logLevel as Config["logLevel"],
+    keys,
+    admin,
+  });
+}
+
+export function parseListen(s: string): ListenAddress | null {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\[\]\s]*)):(\d{1,5})$/.exec(s) ?? /^()()(\d{1,5})$/.exec(s);
+  if (!m) return null;
+  const port = Number(m[3]);
+  if (port > 65535) return null;
+  const host = m[1] || m[2] || "127.0.0.1";
+  if (!/^[A-Za-z0-9.:-]+$/.test(host)) return null;
+  return { host, port };
+}
+
+export function parseSize(s: string): number | null {
+  const m = /^(\d+(?:\.\d+)?)\s*(b|kb|k|mb|m|gb|g)?$/i.exec(s.trim());
+  if (!m) return null;
+  const unit = (m[2] ?? "b").toLowerCase()[0]!;
+  const mult = unit === "k" ? 1024 : unit === "m" ? 1024 ** 2 : unit === "g" ? 1024 ** 3 : 1;
+  const n = Math.floor(Number(m[1]) * mult);
+  return n >= 1024 && n <= 4 * 1024 ** 3 ? n : null;
+}
+
+function parseBool(s: string): boolean | null {
+  const v = s.toLowerCase();
+  if (["1", "true", "yes", "on"].includes(v)) return true;
+  if (["0", "false", "no", "off", ""].includes(v)) return false;
+  return null;
+}
+
+export function isEmail(s: string): boolean {
+  return s.length <= 254 && /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(s);
+}
+
+/** The configuration table as help text. */
+export function configHelp(): string {
+  const rows = OPTIONS.map((o) => {
+    const left = o.flag ? `${o.flag}${o.boolean ? "" : " <value>"}` : "";
+    return `  ${left.padEnd(24)} ${o.env.padEnd(24)} ${o.help}${o.default && !o.boolean ? ` (default ${o.default})` : ""}`;
+  });
+  return ["Options (flag > environment variable > default):", ...rows].join("\n");
+}

@@ -1,0 +1,34 @@
+// The one error type of the API: an HTTP status and a message that is safe to show.
+// It renders as {"error": message} (token endpoints add error_description); the cause is never sent.
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly description?: string;
+  readonly headers?: Record<string, string>;
+
+  constructor(
+    status: number,
+    message: string,
+    opts: { description?: string; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = "ApiError";
+    this.status = status;
+    this.description = opts.description;
+    this.headers = opts.headers;
+  }
+
+  toJSON(): Record<string, string> {
+    return this.description === undefined
+      ? { error: this.message }
+      : { error: this.message, error_description: this.description };
+  }
+}
+
+export const badRequest = (message: string) => new ApiError(400, message);
+export const unauthorized = (message = "Insufficient authorization") => new ApiError(401, message);
+export const notFound = (message = "object instance does not exist") => new ApiError(404, message);
+export const methodNotAllowed = (message = "Invalid HTTP method") => new ApiError(405, message);
+export const conflict = (message: string) => new ApiError(409, message);
+export const payloadTooLarge = (limit: number) =>
+  new ApiError(413, `request body is larger than the limit of ${limit} bytes`);

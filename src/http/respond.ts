@@ -1,0 +1,13 @@
+// Response helpers: JSON with the API's content type, and the error envelope.
+
+import { ApiError } from "../errors.ts";
+
+export const JSON_TYPE = "application/json; charset=utf-8";
+
+export function json(data: unknown, status = 200, headers?: Record<string, string>): Response {
+  return new Response(JSON.stringify(data), { status, headers: headers ? { "content-type": JSON_TYPE, ...headers } : { "content-type": JSON_TYPE } });
+}
+
+export function errorResponse(e: ApiError): Response {
+  return json(e.toJSON(), e.status, e.headers);
+}

@@ -1,0 +1,58 @@
+// Datastore routes: /<schema> and /<schema>/<id> for create (single and batch), read, list, update, delete.
+
+import { Elysia } from "elysia";
+import { badRequest, notFound } from "../../errors.ts";
+import { parseRelationsHeader } from "../../schema/infer.ts";
+import type { Services } from "../../services.ts";
+import { apiContext } from "../api-context.ts";
+import { readJsonBody } from "../body.ts";
+import { json } from "../respond.ts";
+
+/** Schema names in paths are case-insensitive (clients have sent "User" for "user"). */
+const schemaParam = (s: string) => s.toLowerCase();
+
+export function objectRoutes(services: Services) {
+  const limit = services.config.bodyLimit;
+  const objects = services.objects;
+
+  return new Elysia()
+    .get("/:schema", async ({ request, params }) => {
+      const ctx = await apiContext(services, request);
+      return json(await objects.list(ctx, schemaParam(params.schema)));
+    })
+    .post("/:schema", async ({ request, params }) => {
+      const ctx = await apiContext(services, request);
+      const body = await readJsonBody(request, limit);
+      const relations = parseRelationsHeader(request.headers.get("x-service-relations"));
+      const name = schemaParam(params.schema);
+      if (Array.isArray(body)) return json(await objects.createMany(ctx, name, body, relations));
+      return json(await objects.create(ctx, name, body, relations), 201);
+    })
+    .delete("/:schema", async ({ request, params }) => {
+      const ctx = await apiContext(services, request);
+      const name = schemaParam(params.schema);
+      const s = ctx.schemas.schemas.get(name);
+      if (!s) throw notFound("This object does not exist");
+      const query = new URL(request.url).searchParams;
+      const ids = query.getAll(s.pk);
+      if (ids.length !== 1 || [...query.keys()].length !== 1)
+        throw badRequest(`DELETE /${name} needs exactly one condition: ?${s.pk}=<id>`);
+      await objects.remove(ctx, name, ids[0]!);
+      return json({});
+    })
+    .get("/:schema/:id", async ({ request, params }) => {
+      const ctx = await apiContext(services, request);
+      return json(await objects.get(ctx, schemaParam(params.schema), params.id));
+    })
+    .put("/:schema/:id", async ({ request, params }) => {
+      const ctx = await apiContext(services, request);
+      const body = await readJsonBody(request, limit);
+      const relations = parseRelationsHeader(request.headers.get("x-service-relations"));
+      return json(await objects.update(ctx, schemaParam(params.schema), params.id, body, relations));
+    })
+    .delete("/:schema/:id", async ({ request, params }) => {
+      const ctx = await apiContext(services, request);
+      await objects.remove(ctx, schemaParam(params.schema), params.id);
+      return json({});
+    });
+}

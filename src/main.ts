@@ -1,0 +1,97 @@
+// The `burrow` command: serve, admin create, keys, schema apply|export, deploy. `--help` on each.
+// Configuration errors print one line and exit with code 2; failed operations exit with code 1.
+
+import { ConfigError, configHelp, loadConfig } from "./config.ts";
+import { ApiError } from "./errors.ts";
+import { parseArgs } from "./cli/args.ts";
+import { adminCreate, deploy, keys, schemaApply, schemaExport } from "./cli/commands.ts";
+import { serve } from "./cli/serve.ts";
+
+interface Command {
+  usage: string;
+  summary: string;
+  values?: string[];
+  booleans?: string[];
+  /** The process stays alive after run() resolves (the server). */
+  keepsRunning?: boolean;
+  run(config: ReturnType<typeof loadConfig>, positionals: string[], flags: Record<string, string | boolean>): Promise<void>;
+}
+
+const COMMANDS: Record<string, Command> = {
+  serve: { usage: "burrow serve [options]", summary: "serve the API, the admin API and the files", keepsRunning: true, run: (c) => serve(c) },
+  "admin create": {
+    usage: "burrow admin create --email <address> --password <password> [options]",
+    summary: "create an admin, or set a new password for an existing one",
+    values: ["--email", "--password"],
+    run: (c, _p, f) => adminCreate(c, f),
+  },
+  keys: { usage: "burrow keys [--json] [options]", summary: "print both environments' public and private API keys", booleans: ["--json"], run: (c, _p, f) => keys(c, f) },
+  "schema apply": {
+    usage: "burrow schema apply <file.json|dir> [--dry-run] [--force] [options]",
+    summary: "create or update development schemas from definitions; prints the plan; --force allows destructive changes",
+    booleans: ["--dry-run", "--force"],
+    run: (c, p, f) => schemaApply(c, p[0], f),
+  },
+  "schema export": {
+    usage: "burrow schema export [--version N] [--out dir] [options]",
+    summary: "print the schema definitions of development (or of production version N) as JSON",
+    values: ["--version", "--out"],
+    run: (c, _p, f) => schemaExport(c, f),
+  },
+  deploy: {
+    usage: "burrow deploy [--version N] [--dry-run] [--force] [options]",
+    summary: "snapshot development schemas as production version N and migrate production.db additively",
+    values: ["--version"],
+    booleans: ["--dry-run", "--force"],
+    run: (c, _p, f) => deploy(c, f),
+  },
+};
+
+function usage(): string {
+  const lines = ["Burrow: a self-hosted mobile and web backend in one executable.", "", "Commands:"];
+  for (const c of Object.values(COMMANDS)) lines.push(`  ${c.usage}`, `      ${c.summary}`);
+  lines.push("", configHelp());
+  return lines.join("\n");
+}
+
+/** Runs a command; resolves to its exit code, or null when it keeps running (serve). */
+export async function main(argv: string[]): Promise<number | null> {
+  const words = argv.filter((a) => !a.startsWith("-"));
+  const name = words.length >= 2 && COMMANDS[`${words[0]} ${words[1]}`] ? `${words[0]} ${words[1]}` : (words[0] ?? "");
+  const command = COMMANDS[name];
+  try {
+    if (!command) {
+      if (name === "" || name === "help" || argv.includes("--help") || argv.includes("-h")) {
+        process.stdout.write(usage() + "\n");
+        return name === "" && !argv.includes("--help") && !argv.includes("-h") ? 2 : 0;
+      }
+      throw new ConfigError(`unknown command "${name}" (commands: ${Object.keys(COMMANDS).join(", ")})`);
+    }
+    const rest = [...argv];
+    for (const w of name.split(" ")) rest.splice(rest.indexOf(w), 1);
+    const args = parseArgs(rest, command);
+    if (args.flags["--help"]) {
+      process.stdout.write(`${command.usage}\n  ${command.summary}\n\n${configHelp()}\n`);
+      return 0;
+    }
+    const config = loadConfig(args.flags, process.env);
+    await command.run(config, args.positionals, args.flags);
+    return command.keepsRunning ? null : 0;
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`burrow: ${e.message}\n`);
+      return 2;
+    }
+    if (e instanceof ApiError) {
+      process.stderr.write(`burrow: ${e.message}\n`);
+      return 1;
+    }
+    process.stderr.write(`burrow: ${(e as Error)?.stack ?? String(e)}\n`);
+    return 1;
+  }
+}
+
+if (import.meta.main) {
+  const code = await main(process.argv.slice(2));
+  if (code !== null) process.exit(code);
+}

@@ -1,0 +1,264 @@
+// The catalog of schema definitions: development (version 0) and every deployed production version.
+// It owns every schema change: validation, migration of the environment database, persistence in
+// system.db and the compiled sets requests use. Changes are serialized; reads are from memory.
+
+import type { Client } from "@libsql/core/api";
+import { ApiError } from "../errors.ts";
+import type { EnvName } from "../system/environments.ts";
+import { BUMP_EPOCH } from "../system/system-db.ts";
+import { type CompiledSchema, type SchemaSet, compileSchema } from "./compiled.ts";
+import { DEFAULT_SCHEMAS, openSchema } from "./defaults.ts";
+import { type FieldDef, type SchemaDef, checkReferences, sameDefinition, validateDefinition } from "./definition.ts";
+import { applyPlans, dropSchemaTable, readLayouts } from "./migrate.ts";
+import { type Plan, describePlan, planDevelopment, planProduction } from "./plan.ts";
+
+export const MAX_VERSION = 1_000_000;
+
+export interface ChangeResult {
+  definition: SchemaDef;
+  created: boolean;
+  changed: boolean;
+  changes: string[];
+}
+
+function toSet(version: number, defs: Map<string, SchemaDef>): SchemaSet {
+  return { version, schemas: new Map([...defs].map(([n, d]) => [n, compileSchema(d)])) };
+}
+
+export class Catalog {
+  private dev = new Map<string, SchemaDef>();
+  private prod = new Map<number, Map<string, SchemaDef>>();
+  private devSet: SchemaSet = { version: 0, schemas: new Map() };
+  private prodSets = new Map<number, SchemaSet>();
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly system: Client,
+    private readonly envs: Record<EnvName, Client>,
+  ) {}
+
+  /** (Re)read every definition from system.db. */
+  async load(): Promise<void> {
+    const rs = await this.system.execute(`SELECT env, version, name, definition FROM schema_defs ORDER BY env, version, name`);
+    const dev = new Map<string, SchemaDef>();
+    const prod = new Map<number, Map<string, SchemaDef>>();
+    for (const r of rs.rows) {
+      const def = JSON.parse(r.definition as string) as SchemaDef;
+      if (r.env === "development") dev.set(def.name, def);
+      else {
+        const v = Number(r.version);
+        if (!prod.has(v)) prod.set(v, new Map());
+        prod.get(v)!.set(def.name, def);
+      }
+    }
+    const deployed = await this.system.execute(`SELECT DISTINCT version FROM deploys`);
+    for (const r of deployed.rows) if (!prod.has(Number(r.version))) prod.set(Number(r.version), new Map());
+    this.dev = dev;
+    this.prod = prod;
+    this.devSet = toSet(0, dev);
+    this.prodSets = new Map([...prod].map(([v, defs]) => [v, toSet(v, defs)]));
+  }
+
+  development(): SchemaSet {
+    return this.devSet;
+  }
+
+  production(version: number): SchemaSet | undefined {
+    return this.prodSets.get(version);
+  }
+
+  /** The newest deployed production version, or null before the first deploy. */
+  latestVersion(): number | null {
+    let max: number | null = null;
+    for (const v of this.prod.keys()) if (max === null || v > max) max = v;
+    return max;
+  }
+
+  versions(): number[] {
+    return [...this.prod.keys()].sort((a, b) => a - b);
+  }
+
+  /** Definitions of development (version 0) or of a deployed version; undefined when not deployed. */
+  definitions(version = 0): SchemaDef[] | undefined {
+    const defs = version === 0 ? this.dev : this.prod.get(version);
+    return defs ? [...defs.values()] : undefined;
+  }
+
+  private locked<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(fn, fn);
+    this.chain = run.catch(() => {});
+    return run;
+  }
+
+  /** Put the built-in schemas into development once, on a fresh data directory. */
+  async installDefaults(): Promise<void> {
+    const rs = await this.system.execute(`SELECT value FROM meta WHERE key = 'defaults_installed'`);
+    if (rs.rows.length) return;
+    for (const def of DEFAULT_SCHEMAS) await this.put(def, { force: false });
+    await this.system.execute(`INSERT OR IGNORE INTO meta (key, value) VALUES ('defaults_installed', 1)`);
+  }
+
+  /** Create or replace one development schema, migrating development.db. */
+  async put(input: unknown, opts: { name?: string; force?: boolean; dryRun?: boolean }): Promise<ChangeResult> {
+    const [r] = await this.putMany([input], opts);
+    return r!;
+  }
+
+  /**
+   * Create or replace several development schemas as one change: references are checked across the whole
+   * set, and the migration of development.db is one transaction.
+   */
+  putMany(inputs: readonly unknown[], opts: { name?: string; force?: boolean; dryRun?: boolean }): Promise<ChangeResult[]> {
+    return this.locked(async () => {
+      await this.load();
+      const defs = inputs.map((i) => validateDefinition(i, opts.name));
+      const seen = new Set<string>();
+      for (const d of defs) {
+        if (seen.has(d.name)) throw new ApiError(400, `schema "${d.name}" is defined twice`);
+        seen.add(d.name);
+      }
+      const all = new Map(this.dev);
+      for (const d of defs) all.set(d.name, d);
+      for (const d of all.values()) checkReferences(d, all);
+      const layouts = await readLayouts(this.envs.development);
+      const results: ChangeResult[] = [];
+      const plans: Plan[] = [];
+      const destructive: string[] = [];
+      for (const def of defs) {
+        const before = this.dev.get(def.name);
+        const plan = planDevelopment(layouts.get(def.name) ?? null, def);
+        const changed = !before || !sameDefinition(before, def) || plan.steps.length > 0;
+        const changes = describePlan(plan);
+        if (before && changed && changes.length === 0) changes.push(`~ ${def.name}: definition updated`);
+        destructive.push(...plan.destructive);
+        if (changed) plans.push(plan);
+        results.push({ definition: def, created: !before, changed, changes });
+      }
+      if (destructive.length && !opts.force) throw destructiveError(destructive);
+      if (opts.dryRun || plans.length === 0) return results;
+      await applyPlans(this.envs.development, plans);
+      await this.saveDevelopment(plans.map((p) => p.after));
+      return results;
+    });
+  }
+
+  /** Delete a development schema and its data. */
+  remove(name: string): Promise<void> {
+    return this.locked(async () => {
+      await this.load();
+      if (!this.dev.has(name)) throw new ApiError(404, `schema "${name}" does not exist`);
+      for (const d of this.dev.values()) {
+        if (d.name === name) continue;
+        for (const [f, fd] of Object.entries(d.fields))
+          if (fd.type === "relationship" && fd.schema === name) throw new ApiError(400, `schema "${name}" is used by relationship field "${d.name}.${f}"; change that first`);
+      }
+      await dropSchemaTable(this.envs.development, name);
+      await this.system.batch(
+        [{ sql: `DELETE FROM schema_defs WHERE env = 'development' AND name = ?`, args: [name] }, BUMP_EPOCH],
+        "write",
+      );
+      await this.load();
+    });
+  }
+
+  /**
+   * Development inference: add fields (and create the schema, and schemas that new relationships point to)
+   * so that a write can proceed. Additive only; returns the compiled schema.
+   */
+  infer(name: string, additions: Record<string, FieldDef>): Promise<CompiledSchema> {
+    return this.locked(async () => {
+      await this.load();
+      const defs: SchemaDef[] = [];
+      const cur = this.dev.get(name) ?? openSchema(name);
+      const fields = { ...cur.fields };
+      for (const [f, fd] of Object.entries(additions)) if (!Object.hasOwn(fields, f)) fields[f] = fd;
+      const next = validateDefinition({ ...cur, fields });
+      defs.push(next);
+      for (const fd of Object.values(additions))
+        if (fd.type === "relationship" && fd.schema !== name && !this.dev.has(fd.schema!) && !defs.some((d) => d.name === fd.schema))
+          defs.push(openSchema(fd.schema!));
+      const all = new Map(this.dev);
+      for (const d of defs) all.set(d.name, d);
+      for (const d of defs) checkReferences(d, all);
+      const layouts = await readLayouts(this.envs.development);
+      const plans = defs.map((d) => planDevelopment(layouts.get(d.name) ?? null, d));
+      if (plans.some((p) => p.destructive.length)) throw new ApiError(409, "inference cannot change existing fields");
+      await applyPlans(this.envs.development, plans);
+      await this.saveDevelopment(defs);
+      return this.devSet.schemas.get(name)!;
+    });
+  }
+
+  /** Snapshot development as production version N and migrate production.db additively. */
+  deploy(opts: { version?: unknown; force?: boolean; admin?: string; dryRun?: boolean }): Promise<{ version: number; changes: string[] }> {
+    return this.locked(async () => {
+      await this.load();
+      const latest = this.latestVersion();
+      const version = opts.version ?? (latest ?? 0) + 1;
+      if (typeof version !== "number" || !Number.isSafeInteger(version) || version < 1 || version > MAX_VERSION)
+        throw new ApiError(400, `version must be an integer from 1 to ${MAX_VERSION}`);
+      const deployed = latest === null ? new Map<string, SchemaDef>() : this.prod.get(latest)!;
+      const layouts = await readLayouts(this.envs.production);
+      const plans: Plan[] = [];
+      const destructive: string[] = [];
+      for (const def of this.dev.values()) {
+        const plan = planProduction(layouts.get(def.name) ?? null, deployed.get(def.name) ?? null, def);
+        plans.push(plan);
+        destructive.push(...plan.destructive);
+      }
+      for (const name of deployed.keys())
+        if (!this.dev.has(name)) destructive.push(`remove schema "${name}" from the API (its data stays in production.db)`);
+      if (destructive.length && !opts.force) throw destructiveError(destructive);
+      const changes = plans.flatMap(describePlan);
+      if (opts.dryRun) return { version, changes };
+      await applyPlans(this.envs.production, plans);
+      const now = Date.now();
+      await this.system.batch(
+        [
+          { sql: `DELETE FROM schema_defs WHERE env = 'production' AND version = ?`, args: [version] },
+          ...[...this.dev.values()].map((d) => ({
+            sql: `INSERT INTO schema_defs (env, version, name, definition, updated) VALUES ('production', ?, ?, ?, ?)`,
+            args: [version, d.name, JSON.stringify(d), now],
+          })),
+          {
+            sql: `INSERT INTO deploys (version, created, admin, summary) VALUES (?, ?, ?, ?)`,
+            args: [version, now, opts.admin ?? null, JSON.stringify({ schemas: [...this.dev.keys()], changes, forced: destructive.length > 0 })],
+          },
+          BUMP_EPOCH,
+        ],
+        "write",
+      );
+      await this.load();
+      return { version, changes };
+    });
+  }
+
+  /** Deploy history, newest first. */
+  async history(): Promise<{ version: number; created: number; admin: string | null; schemas: string[]; changes: string[] }[]> {
+    const rs = await this.system.execute(`SELECT version, created, admin, summary FROM deploys ORDER BY id DESC`);
+    return rs.rows.map((r) => {
+      const s = JSON.parse(r.summary as string);
+      return { version: Number(r.version), created: Number(r.created), admin: (r.admin as string | null) ?? null, schemas: s.schemas, changes: s.changes };
+    });
+  }
+
+  private async saveDevelopment(defs: SchemaDef[]): Promise<void> {
+    const now = Date.now();
+    await this.system.batch(
+      [
+        ...defs.map((d) => ({
+          sql: `INSERT INTO schema_defs (env, version, name, definition, updated) VALUES ('development', 0, ?, ?, ?)
+                ON CONFLICT(env, version, name) DO UPDATE SET definition = excluded.definition, updated = excluded.updated`,
+          args: [d.name, JSON.stringify(d), now],
+        })),
+        BUMP_EPOCH,
+      ],
+      "write",
+    );
+    await this.load();
+  }
+}
+
+function destructiveError(reasons: string[]): ApiError {
+  return new ApiError(409, `destructive change refused without force: ${reasons.join("; ")}`);
+}

@@ -1,0 +1,19 @@
+// Schemas a fresh data directory starts with in development.
+
+import type { SchemaDef } from "./definition.ts";
+
+const open = { create: "open", read: "open", update: "open", delete: "open" } as const;
+
+export const DEFAULT_SCHEMAS: SchemaDef[] = [
+  {
+    name: "user",
+    fields: { email: { type: "string" }, password: { type: "password" } },
+    permissions: { ...open },
+    indexes: [],
+    user: { key: "username", password: "password", email: "email" },
+  },
+];
+
+export function openSchema(name: string): SchemaDef {
+  return { name, fields: {}, permissions: { ...open }, indexes: [] };
+}

@@ -1,0 +1,161 @@
+// Field values between request JSON and SQL columns: type checking, encoding, decoding, and the
+// lenient conversion used when a forced schema change alters a field's type. Pure.
+
+import type { InValue, Value } from "@libsql/core/api";
+import type { FieldDef, ItemType } from "./definition.ts";
+
+export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+
+/** Thrown by encodeValue when a value does not fit the field; the caller adds the field name and wording. */
+export class ValueTypeError extends Error {
+  constructor(readonly detail?: string) {
+    super(detail ?? "invalid type");
+  }
+}
+
+export const MAX_LAT = 90;
+export const MIN_LON = -180;
+export const MAX_LON_EXCLUSIVE = 180;
+
+export function isLatitude(v: unknown): v is number {
+  return typeof v === "number" && Number.isFinite(v) && v >= -MAX_LAT && v <= MAX_LAT;
+}
+
+export function isLongitude(v: unknown): v is number {
+  return typeof v === "number" && Number.isFinite(v) && v >= MIN_LON && v < MAX_LON_EXCLUSIVE;
+}
+
+function checkItem(items: ItemType, v: unknown): boolean {
+  switch (items) {
+    case "string":
+      return typeof v === "string";
+    case "integer":
+      return typeof v === "number" && Number.isSafeInteger(v);
+    case "float":
+      return typeof v === "number" && Number.isFinite(v);
+    case "boolean":
+      return typeof v === "boolean";
+  }
+}
+
+/** Encode a non-null JSON value into the field's column values, or throw ValueTypeError. */
+export function encodeValue(def: FieldDef, v: unknown): InValue[] {
+  switch (def.type) {
+    case "string":
+    case "password":
+      if (typeof v === "string") return [v];
+      break;
+    case "integer":
+      if (typeof v === "number" && Number.isSafeInteger(v)) return [v];
+      break;
+    case "float":
+      if (typeof v === "number" && Number.isFinite(v)) return [v];
+      break;
+    case "boolean":
+      if (typeof v === "boolean") return [v ? 1 : 0];
+      break;
+    case "array":
+      if (Array.isArray(v) && v.every((x) => checkItem(def.items!, x))) return [JSON.stringify(v)];
+      break;
+    case "geopoint": {
+      if (typeof v !== "object" || v === null || Array.isArray(v)) break;
+      const g = v as Record<string, unknown>;
+      for (const k of Object.keys(g)) if (k !== "lat" && k !== "lon" && k !== "distance") throw new ValueTypeError(`unexpected member "${k}" in geopoint`);
+      if (!isLatitude(g.lat)) throw new ValueTypeError("latitude must be a number between -90 and 90 inclusive");
+      if (!isLongitude(g.lon)) throw new ValueTypeError("longitude must be a number from -180 inclusive to 180 exclusive");
+      return [g.lat, g.lon];
+    }
+    case "relationship":
+      if (!def.many) {
+        if (isKeyValue(v)) return [v];
+      } else if (Array.isArray(v) && v.every(isKeyValue)) {
+        return [JSON.stringify([...new Set(v)])];
+      }
+      break;
+    case "binary":
+      throw new ValueTypeError("binary file uploads are not enabled on this server yet");
+  }
+  throw new ValueTypeError();
+}
+
+/** A primary-key value as accepted in bodies and paths. */
+export function isKeyValue(v: unknown): v is string {
+  return typeof v === "string" && v.length > 0 && v.length <= 256 && !/[\u0000-\u001f]/.test(v);
+}
+
+/** Decode a field's column values (as read from SQL) into its JSON form. */
+export function decodeValue(def: FieldDef, cols: readonly Value[]): Json {
+  const v = cols[0];
+  if (v === null || v === undefined) return null;
+  switch (def.type) {
+    case "boolean":
+      return v === 1 || v === 1n;
+    case "array":
+      return JSON.parse(v as string);
+    case "relationship":
+      return def.many ? JSON.parse(v as string) : (v as string);
+    case "geopoint": {
+      const lon = cols[1];
+      return lon === null || lon === undefined ? null : { lat: Number(v), lon: Number(lon) };
+    }
+    case "integer":
+    case "float":
+      return Number(v);
+    default:
+      return v as Json;
+  }
+}
+
+/**
+ * Best-effort conversion of a stored JSON value to another field type (forced type changes).
+ * Returns null when the value has no faithful form in the new type.
+ */
+export function convertValue(value: Json, to: FieldDef): Json {
+  if (value === null) return null;
+  const scalar = (v: Json, t: FieldDef["type"] | ItemType): Json => {
+    switch (t) {
+      case "string":
+        return typeof v === "string" ? v : typeof v === "number" || typeof v === "boolean" ? String(v) : null;
+      case "integer": {
+        const n = typeof v === "string" && v.trim() !== "" ? Number(v) : typeof v === "boolean" ? Number(v) : v;
+        return typeof n === "number" && Number.isSafeInteger(n) ? n : null;
+      }
+      case "float": {
+        const n = typeof v === "string" && v.trim() !== "" ? Number(v) : typeof v === "boolean" ? Number(v) : v;
+        return typeof n === "number" && Number.isFinite(n) ? n : null;
+      }
+      case "boolean":
+        if (typeof v === "boolean") return v;
+        if (v === 1 || v === "true" || v === "1") return true;
+        if (v === 0 || v === "false" || v === "0") return false;
+        return null;
+      default:
+        return null;
+    }
+  };
+  try {
+    switch (to.type) {
+      case "array": {
+        const list = Array.isArray(value) ? value : [value];
+        const out = list.map((x) => scalar(x, to.items!));
+        return out.some((x) => x === null) ? null : out;
+      }
+      case "relationship": {
+        const list = (Array.isArray(value) ? value : [value]).filter(isKeyValue);
+        if (to.many) return [...new Set(list)];
+        return list.length === 1 ? list[0]! : null;
+      }
+      case "geopoint": {
+        const g = value as Record<string, Json>;
+        return typeof g === "object" && !Array.isArray(g) && isLatitude(g.lat) && isLongitude(g.lon) ? { lat: g.lat, lon: g.lon } : null;
+      }
+      case "password":
+      case "binary":
+        return typeof value === "string" ? value : null;
+      default:
+        return Array.isArray(value) ? (value.length === 1 ? scalar(value[0]!, to.type) : null) : scalar(value, to.type);
+    }
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,112 @@
+// Composition root below the CLI: opens the data directory (system.db, development.db, production.db),
+// migrates it, and wires the catalog, keys, admins, settings and datastore into one Services record.
+
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Client } from "@libsql/core/api";
+import type { Config } from "./config.ts";
+import { openClient } from "./db/open-client.ts";
+import { Objects } from "./datastore/objects.ts";
+import { type Logger, createLogger } from "./log.ts";
+import { Catalog } from "./schema/catalog.ts";
+import { LAYOUT_DDL } from "./schema/migrate.ts";
+import { Admins } from "./system/admins.ts";
+import { ENVIRONMENTS, type EnvName } from "./system/environments.ts";
+import { type KeySet, ensureKeys, readKeys } from "./system/keys.ts";
+import { Settings } from "./system/settings.ts";
+import { migrateSystemDb, readEpoch } from "./system/system-db.ts";
+import { VERSION } from "./version.ts";
+
+/** How often a process looks for configuration changes made by another process (CLI, second node). */
+export const REFRESH_INTERVAL_MS = 1000;
+
+export interface KeyIndex {
+  set: KeySet;
+  /** public key -> environment */
+  byPublic: Map<string, EnvName>;
+}
+
+export interface Services {
+  readonly config: Config;
+  readonly version: string;
+  readonly startedAt: number;
+  readonly log: Logger;
+  readonly system: Client;
+  readonly envDbs: Record<EnvName, Client>;
+  readonly catalog: Catalog;
+  readonly admins: Admins;
+  readonly settings: Settings;
+  readonly objects: Objects;
+  keys: KeyIndex;
+  /** Reload keys, settings and schemas when another process changed them; undefined when not due yet. */
+  refreshIfDue(): Promise<void> | undefined;
+  reload(): Promise<void>;
+  close(): void;
+}
+
+function indexKeys(set: KeySet): KeyIndex {
+  return { set, byPublic: new Map(ENVIRONMENTS.map((e) => [set[e].publicKey, e])) };
+}
+
+export async function openServices(config: Config, opts: { log?: Logger; refreshIntervalMs?: number } = {}): Promise<Services> {
+  mkdirSync(config.dir, { recursive: true });
+  const log = opts.log ?? createLogger(config.logLevel);
+  const system = openClient(join(config.dir, "system.db"));
+  const envDbs = {
+    development: openClient(join(config.dir, "development.db")),
+    production: openClient(join(config.dir, "production.db")),
+  };
+  await migrateSystemDb(system);
+  for (const env of ENVIRONMENTS) await envDbs[env].execute(LAYOUT_DDL);
+  const keys = indexKeys(await ensureKeys(system, config.keys));
+  const catalog = new Catalog(system, envDbs);
+  await catalog.load();
+  await catalog.installDefaults();
+  const settings = new Settings(system);
+  await settings.load();
+  const admins = new Admins(system);
+  if (config.admin) {
+    const what = await admins.upsert(config.admin.email, config.admin.password);
+    log.info(`admin ${config.admin.email} ${what} from BURROW_ADMIN_EMAIL`);
+  }
+
+  const interval = opts.refreshIntervalMs ?? REFRESH_INTERVAL_MS;
+  let epoch = await readEpoch(system);
+  let lastCheck = Date.now();
+  let closed = false;
+
+  const services: Services = {
+    config,
+    version: VERSION,
+    startedAt: Date.now(),
+    log,
+    system,
+    envDbs,
+    catalog,
+    admins,
+    settings,
+    objects: new Objects(catalog),
+    keys,
+    refreshIfDue() {
+      const now = Date.now();
+      if (now - lastCheck < interval) return undefined;
+      lastCheck = now;
+      return readEpoch(system).then((e) => (e !== epoch ? services.reload() : undefined));
+    },
+    async reload() {
+      const e = await readEpoch(system);
+      const stored = await readKeys(system);
+      if (stored.development && stored.production) services.keys = indexKeys(stored as KeySet);
+      await Promise.all([catalog.load(), settings.load()]);
+      epoch = e;
+      lastCheck = Date.now();
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      system.close();
+      for (const env of ENVIRONMENTS) envDbs[env].close();
+    },
+  };
+  return services;
+}

@@ -1,0 +1,137 @@
+// Per-environment runtime settings: the one place features keep their configuration (CORS, rate limits,
+// SMTP, push, ...). A typed spec validates writes; secrets are write-only and read back as {"set": bool}.
+
+import type { Client } from "@libsql/core/api";
+import { ApiError } from "../errors.ts";
+import { BUMP_EPOCH } from "./system-db.ts";
+import { ENVIRONMENTS, type EnvName } from "./environments.ts";
+
+type Leaf = { type: "string" | "integer" | "boolean" | "string[]"; secret?: boolean; min?: number; max?: number; default: Record<EnvName, unknown> };
+type Spec = { [key: string]: Leaf | Spec };
+export type SettingsDoc = { [key: string]: unknown };
+
+const both = (v: unknown) => ({ development: v, production: v });
+
+/** Every known setting with its type and per-environment default. Features add their keys here. */
+export const SETTINGS_SPEC: Spec = {
+  app: {
+    name: { type: "string", default: both("Burrow app") },
+  },
+  cors: {
+    origins: { type: "string[]", default: { development: ["*"], production: [] } },
+  },
+  rateLimits: {
+    ipPerMinute: { type: "integer", min: 1, max: 1_000_000, default: both(300) },
+    failedLoginsPerAccount: { type: "integer", min: 1, max: 1_000_000, default: both(10) },
+    failedLoginWindowMinutes: { type: "integer", min: 1, max: 10_080, default: both(15) },
+  },
+  smtp: {
+    host: { type: "string", default: both("") },
+    port: { type: "integer", min: 1, max: 65535, default: both(587) },
+    secure: { type: "boolean", default: both(false) },
+    user: { type: "string", default: both("") },
+    password: { type: "string", secret: true, default: both("") },
+    from: { type: "string", default: both("") },
+  },
+  push: {
+    clientSend: { type: "boolean", default: { development: true, production: false } },
+  },
+};
+
+const isLeaf = (s: Leaf | Spec): s is Leaf => typeof (s as Leaf).type === "string" && "default" in s;
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** The full settings document of an environment: stored values over defaults. */
+export function resolveSettings(env: EnvName, stored: SettingsDoc, spec: Spec = SETTINGS_SPEC): SettingsDoc {
+  const out: SettingsDoc = {};
+  for (const [k, s] of Object.entries(spec)) {
+    const v = Object.hasOwn(stored, k) ? stored[k] : undefined;
+    out[k] = isLeaf(s) ? (v === undefined ? structuredClone(s.default[env]) : v) : resolveSettings(env, isObj(v) ? v : {}, s);
+  }
+  return out;
+}
+
+/** The document as the admin API shows it: secrets replaced by whether they are set. */
+export function redactSettings(doc: SettingsDoc, spec: Spec = SETTINGS_SPEC): SettingsDoc {
+  const out: SettingsDoc = {};
+  for (const [k, s] of Object.entries(spec)) {
+    const v = doc[k];
+    out[k] = isLeaf(s) ? (s.secret ? { set: typeof v === "string" && v !== "" } : v) : redactSettings(isObj(v) ? v : {}, s);
+  }
+  return out;
+}
+
+/** Merge a patch into the stored document, validating every key. null resets a setting to its default. */
+export function mergeSettings(stored: SettingsDoc, patch: unknown, spec: Spec = SETTINGS_SPEC, path = ""): SettingsDoc {
+  if (!isObj(patch)) throw new ApiError(400, `settings${path ? ` "${path}"` : ""} must be a JSON object`);
+  const out: SettingsDoc = { ...stored };
+  for (const [k, v] of Object.entries(patch)) {
+    const p = path ? `${path}.${k}` : k;
+    if (!Object.hasOwn(spec, k)) throw new ApiError(400, `unknown setting "${p}"`);
+    const s = spec[k]!;
+    if (v === null) {
+      delete out[k];
+      continue;
+    }
+    if (!isLeaf(s)) {
+      out[k] = mergeSettings(isObj(stored[k]) ? (stored[k] as SettingsDoc) : {}, v, s, p);
+      continue;
+    }
+    if (s.secret && isObj(v) && Object.keys(v).length === 1 && typeof v.set === "boolean") continue; // round-tripped redaction
+    out[k] = checkLeaf(s, v, p);
+  }
+  return out;
+}
+
+function checkLeaf(s: Leaf, v: unknown, p: string): unknown {
+  switch (s.type) {
+    case "string":
+      if (typeof v === "string" && v.length <= 65536) return v;
+      throw new ApiError(400, `setting "${p}" must be a string`);
+    case "boolean":
+      if (typeof v === "boolean") return v;
+      throw new ApiError(400, `setting "${p}" must be true or false`);
+    case "integer":
+      if (typeof v === "number" && Number.isSafeInteger(v) && (s.min === undefined || v >= s.min) && (s.max === undefined || v <= s.max)) return v;
+      throw new ApiError(400, `setting "${p}" must be an integer${s.min !== undefined ? ` from ${s.min} to ${s.max}` : ""}`);
+    case "string[]":
+      if (Array.isArray(v) && v.length <= 1000 && v.every((x) => typeof x === "string" && x.length <= 2048)) return v;
+      throw new ApiError(400, `setting "${p}" must be an array of strings`);
+  }
+}
+
+/** Settings of both environments, cached in memory; reloaded when another process changes them. */
+export class Settings {
+  private docs = new Map<EnvName, SettingsDoc>();
+  constructor(private readonly db: Client) {}
+
+  async load(): Promise<void> {
+    const rs = await this.db.execute(`SELECT env, doc FROM settings`);
+    const stored = new Map(rs.rows.map((r) => [r.env as string, JSON.parse(r.doc as string) as SettingsDoc]));
+    for (const env of ENVIRONMENTS) this.docs.set(env, resolveSettings(env, stored.get(env) ?? {}));
+  }
+
+  /** The resolved settings (secrets included) for server-side use. */
+  get(env: EnvName): SettingsDoc {
+    return this.docs.get(env) ?? resolveSettings(env, {});
+  }
+
+  async stored(env: EnvName): Promise<SettingsDoc> {
+    const rs = await this.db.execute({ sql: `SELECT doc FROM settings WHERE env = ?`, args: [env] });
+    return rs.rows.length ? (JSON.parse(rs.rows[0]!.doc as string) as SettingsDoc) : {};
+  }
+
+  async update(env: EnvName, patch: unknown): Promise<SettingsDoc> {
+    const next = mergeSettings(await this.stored(env), patch);
+    await this.db.batch(
+      [
+        { sql: `INSERT INTO settings (env, doc, updated) VALUES (?, ?, ?) ON CONFLICT(env) DO UPDATE SET doc = excluded.doc, updated = excluded.updated`, args: [env, JSON.stringify(next), Date.now()] },
+        BUMP_EPOCH,
+      ],
+      "write",
+    );
+    const resolved = resolveSettings(env, next);
+    this.docs.set(env, resolved);
+    return resolved;
+  }
+}

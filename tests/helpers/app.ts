@@ -1,0 +1,115 @@
+// Test harness: a real Burrow (real SQLite files in a temp dir) driven in-process through app.handle.
+
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig } from "../../src/config.ts";
+import { createApp, type App } from "../../src/http/app.ts";
+import { createLogger } from "../../src/log.ts";
+import { openServices, type Services } from "../../src/services.ts";
+
+export const KEYS = {
+  devPublic: "dev-public-key-0001",
+  devPrivate: "dev-private-key-0001",
+  prodPublic: "prod-public-key-0001",
+  prodPrivate: "prod-private-key-0001",
+};
+
+export const ADMIN = { email: "admin@example.com", password: "correct horse battery" };
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: any;
+}
+
+export interface RequestOptions {
+  headers?: Record<string, string>;
+  body?: unknown;
+  /** Send this exact text as the body. */
+  raw?: string;
+  /** API version in Accept (default 0); null sends no Accept header. */
+  version?: number | null;
+  /** API key (default: the development public key); null sends none. */
+  key?: string | null;
+}
+
+export interface TestApp {
+  dir: string;
+  services: Services;
+  app: App;
+  request(method: string, path: string, opts?: RequestOptions): Promise<TestResponse>;
+  /** Admin API call with a bearer token obtained once. */
+  admin(method: string, path: string, body?: unknown): Promise<TestResponse>;
+  close(): Promise<void>;
+}
+
+export function tempDir(prefix = "burrow-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export async function makeTestApp(opts: { flags?: Record<string, string | boolean>; env?: Record<string, string>; dir?: string } = {}): Promise<TestApp> {
+  const dir = opts.dir ?? tempDir();
+  const config = loadConfig(
+    { "--dir": dir, ...opts.flags },
+    {
+      BURROW_DEV_PUBLIC_KEY: KEYS.devPublic,
+      BURROW_DEV_PRIVATE_KEY: KEYS.devPrivate,
+      BURROW_PROD_PUBLIC_KEY: KEYS.prodPublic,
+      BURROW_PROD_PRIVATE_KEY: KEYS.prodPrivate,
+      BURROW_ADMIN_EMAIL: ADMIN.email,
+      BURROW_ADMIN_PASSWORD: ADMIN.password,
+      ...opts.env,
+    },
+  );
+  const logs: string[] = [];
+  const services = await openServices(config, { log: createLogger("warn", (l) => logs.push(l)) });
+  const app = createApp(services);
+  let token: string | null = null;
+
+  async function request(method: string, path: string, o: RequestOptions = {}): Promise<TestResponse> {
+    const headers: Record<string, string> = {};
+    const version = o.version === undefined ? 0 : o.version;
+    if (version !== null) headers.accept = `application/vnd.service+json; version=${version}`;
+    const key = o.key === undefined ? (version !== null && version > 0 ? KEYS.prodPublic : KEYS.devPublic) : o.key;
+    if (key !== null) headers["x-service-api-key"] = key;
+    let body: string | undefined;
+    if (o.raw !== undefined) body = o.raw;
+    else if (o.body !== undefined) {
+      body = JSON.stringify(o.body);
+      headers["content-type"] = "application/json";
+    }
+    Object.assign(headers, o.headers);
+    const res = await app.handle(new Request(`http://localhost${path}`, { method, headers, body }));
+    const text = await res.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {}
+    return { status: res.status, headers: res.headers, text, body: parsed };
+  }
+
+  async function admin(method: string, path: string, body?: unknown): Promise<TestResponse> {
+    if (!token) {
+      const r = await request("POST", "/_admin/api/login", { body: ADMIN, key: null, version: null });
+      if (r.status !== 200) throw new Error(`admin login failed: ${r.text}`);
+      token = r.body.token;
+    }
+    return request(method, `/_admin/api${path}`, { body, key: null, version: null, headers: { authorization: `Bearer ${token}` } });
+  }
+
+  return {
+    dir,
+    services,
+    app,
+    request,
+    admin,
+    async close() {
+      services.close();
+      if (!opts.dir) rmSync(dir, { recursive: true, force: true });
+      const errors = logs.filter((l) => l.includes(" ERROR "));
+      if (errors.length) throw new Error(`server logged errors:\n${errors.join("\n")}`);
+    },
+  };
+}

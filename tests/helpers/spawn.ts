@@ -1,0 +1,66 @@
+// Run the CLI (from source or the built binary) as a real process, and start a server on a free port.
+
+import { join } from "node:path";
+
+export const ROOT = join(import.meta.dir, "../..");
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** `bun src/main.ts <args>` with the given environment (a fresh env: nothing leaks from the test runner). */
+export async function runCli(args: string[], env: Record<string, string> = {}, exe?: string): Promise<RunResult> {
+  const cmd = exe ? [exe, ...args] : [process.execPath, join(ROOT, "src/main.ts"), ...args];
+  const proc = Bun.spawn(cmd, { env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env }, stdout: "pipe", stderr: "pipe" });
+  const timer = setTimeout(() => proc.kill(), 30_000);
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  clearTimeout(timer);
+  return { code, stdout, stderr };
+}
+
+export interface ServerProcess {
+  url: string;
+  proc: ReturnType<typeof Bun.spawn>;
+  /** Milliseconds from spawn to the first 200 from /_health. */
+  readyMs: number;
+  stop(): Promise<number>;
+}
+
+/** Start `serve` on 127.0.0.1 with a free port; resolves once /_health answers 200 (bounded to 20 s). */
+export async function startServerProcess(cmd: string[], env: Record<string, string>): Promise<ServerProcess> {
+  const started = performance.now();
+  const proc = Bun.spawn([...cmd, "serve", "--http", "127.0.0.1:0"], { env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env }, stdout: "pipe", stderr: "pipe" });
+  const reader = proc.stdout.getReader();
+  let out = "";
+  let url: string | null = null;
+  const deadline = Date.now() + 20_000;
+  while (!url) {
+    const next = await Promise.race([reader.read(), Bun.sleep(Math.max(0, deadline - Date.now())).then(() => null)]);
+    if (!next || next.done) {
+      proc.kill();
+      throw new Error(`server did not start: ${out} ${await new Response(proc.stderr).text()}`);
+    }
+    out += new TextDecoder().decode(next.value);
+    url = /serving (http:\/\/[^\s]+)/.exec(out)?.[1] ?? null;
+  }
+  reader.releaseLock();
+  for (;;) {
+    try {
+      if ((await fetch(`${url}/_health`)).status === 200) break;
+    } catch {}
+    if (Date.now() > deadline) throw new Error("server never became healthy");
+    await Bun.sleep(5);
+  }
+  const readyMs = performance.now() - started;
+  return {
+    url,
+    proc,
+    readyMs,
+    async stop() {
+      proc.kill("SIGTERM");
+      return await proc.exited;
+    },
+  };
+}
