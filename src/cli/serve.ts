@@ -12,13 +12,14 @@ export interface RunningServer {
 
 export async function startServer(config: Config): Promise<RunningServer> {
   const services = await openServices(config);
-  const app = createApp(services);
-  const server = Bun.serve({
+  let server: ReturnType<typeof Bun.serve> | undefined = undefined;
+  const app = createApp(services, { peer: (req) => server?.requestIP(req)?.address ?? null });
+  server = Bun.serve({
     hostname: config.http.host,
     port: config.http.port,
     // Bun's own limit sits above ours so that oversized bodies get our JSON 413.
     maxRequestBodySize: config.bodyLimit + 1024 * 1024,
-    fetch: (req, srv) => app.handle(req, srv.requestIP(req)?.address ?? null),
+    fetch: (req) => app.handle(req),
   });
   const host = config.http.host.includes(":") ? `[${config.http.host}]` : config.http.host;
   const url = `http://${host}:${server.port}`;

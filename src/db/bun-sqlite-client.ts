@@ -100,6 +100,8 @@ export class BunSqliteClient implements Client {
     this.#tx?.close();
     const { w, r } = this.#conns;
     this.#conns = undefined;
+    dropCache(r);
+    dropCache(w);
     if (r !== w) r.close();
     w.close();
   }
@@ -129,8 +131,9 @@ export class BunSqliteClient implements Client {
     let read = this.#routes.get(sql);
     if (read === undefined) {
       try {
-        const stmt = r.query(sql);
+        const stmt = r.prepare(sql);
         read = stmt.readonly && stmt.reader;
+        stmt.finalize();
       } catch {
         return false; // not preparable on R (e.g. a table created by a still-open transaction): let W decide
       }
@@ -254,40 +257,90 @@ function runBatch(db: Database, stmts: BatchItem[], mode: TransactionMode, intMo
   }
 }
 
+/**
+ * Our own prepared-statement cache per connection (bun's `db.query` cache holds only 20 and re-reads metadata).
+ * Column names and declared types are kept with the statement and re-read after DDL run by this process
+ * (`ddlGeneration`) or when a result's width no longer matches (a `SELECT *` after another process's ALTER).
+ */
+interface Prepared {
+  stmt: Statement;
+  reader: boolean;
+  readonly: boolean;
+  params: number;
+  generation: number;
+  columns: string[] | null;
+  types: string[];
+  shape: RowShape | null;
+}
+const MAX_CACHED = 1000;
+const DDL_RE = /^\s*(create|alter|drop)\b/i;
+let ddlGeneration = 0;
+const caches = new WeakMap<Database, Map<string, Prepared>>();
+
+function prepared(db: Database, sql: string): Prepared {
+  let cache = caches.get(db);
+  if (!cache) caches.set(db, (cache = new Map()));
+  let p = cache.get(sql);
+  if (p) return p;
+  const stmt = db.prepare(sql);
+  p = { stmt, reader: stmt.reader, readonly: stmt.readonly, params: stmt.paramsCount, generation: -1, columns: null, types: [], shape: null };
+  if (cache.size >= MAX_CACHED) {
+    for (const old of cache.values()) old.stmt.finalize();
+    cache.clear();
+  }
+  cache.set(sql, p);
+  return p;
+}
+
+/** Finalize every cached statement of a connection (before closing it). */
+function dropCache(db: Database): void {
+  for (const p of caches.get(db)?.values() ?? []) p.stmt.finalize();
+  caches.delete(db);
+}
+
 function runStatement(db: Database, sql: string, args: InArgs | undefined, intMode: IntMode): ResultSet {
   // bun never resets an EXPLAIN after running it, and until it is reset SQLite keeps the connection's read snapshot.
-  const explain = /^\s*explain\b/i.test(sql);
-  const stmt = explain ? db.prepare(sql) : db.query(sql);
-  try {
-    const params = toParams(stmt, args);
-    if (!stmt.reader) {
-      const { changes, lastInsertRowid } = stmt.run(...params);
-      return stmt.readonly
-        ? new ResultSetImpl([], [], [], 0, undefined)
-        : new ResultSetImpl([], [], [], changes, BigInt(lastInsertRowid));
+  if (/^\s*explain\b/i.test(sql)) {
+    const stmt = db.prepare(sql);
+    try {
+      const values = stmt.values(...toParams(stmt.paramsCount, args)) as SqlValue[][];
+      const columns = stmt.columnNames;
+      return new ResultSetImpl(columns, stmt.declaredTypes.map((t) => t ?? ""), toRows(rowShape(columns), values, intMode), 0, undefined);
+    } finally {
+      stmt.finalize();
     }
-    const values = stmt.values(...params);
-    // Read the columns after running: a schema change since the last run re-prepares the statement.
-    const columns = stmt.columnNames;
-    const rows = toRows(columns, values, intMode);
-    const types = stmt.declaredTypes.map((t) => t ?? "");
-    if (stmt.readonly) return new ResultSetImpl(columns, types, rows, 0, undefined);
-    // A write that returns rows (RETURNING): run() would drop the rows, so read SQLite's counters right after instead.
-    const [changes, rowid] = db.query("SELECT changes(), last_insert_rowid()").values()[0]!;
-    return new ResultSetImpl(columns, types, rows, Number(changes), BigInt(rowid as number | bigint));
-  } finally {
-    if (explain) stmt.finalize();
   }
+  const p = prepared(db, sql);
+  const { stmt } = p;
+  const params = toParams(p.params, args);
+  if (!p.reader) {
+    const { changes, lastInsertRowid } = stmt.run(...params);
+    if (!p.readonly && DDL_RE.test(sql)) ddlGeneration++;
+    return p.readonly ? new ResultSetImpl([], [], [], 0, undefined) : new ResultSetImpl([], [], [], changes, BigInt(lastInsertRowid));
+  }
+  const values = stmt.values(...params) as SqlValue[][];
+  // Metadata is read after running: a schema change since the last run re-prepares the statement.
+  if (p.columns === null || p.generation !== ddlGeneration || (values.length > 0 && values[0]!.length !== p.columns.length)) {
+    p.columns = stmt.columnNames;
+    p.types = stmt.declaredTypes.map((t) => t ?? "");
+    p.shape = rowShape(p.columns);
+    p.generation = ddlGeneration;
+  }
+  const rows = toRows(p.shape!, values, intMode);
+  if (p.readonly) return new ResultSetImpl(p.columns, p.types, rows, 0, undefined);
+  // A write that returns rows (RETURNING): run() would drop the rows, so read SQLite's counters right after instead.
+  const [changes, rowid] = prepared(db, "SELECT changes(), last_insert_rowid()").stmt.values()[0]!;
+  return new ResultSetImpl(p.columns, p.types, rows, Number(changes), BigInt(rowid as number | bigint));
 }
 
 function toSqlAndArgs(stmt: BatchItem): [string, InArgs | undefined] {
   return typeof stmt === "string" ? [stmt, undefined] : Array.isArray(stmt) ? [stmt[0], stmt[1]] : [stmt.sql, stmt.args];
 }
 
-function toParams(stmt: Statement, args: InArgs | undefined): SqlValue[] | [Record<string, SqlValue>] {
+function toParams(paramsCount: number, args: InArgs | undefined): SqlValue[] | [Record<string, SqlValue>] {
   if (args === undefined || (Array.isArray(args) && args.length === 0)) {
     // Given no values, bun:sqlite silently re-binds the previous call's values: refuse instead.
-    if (stmt.paramsCount > 0) throw new TypeError(`The statement expects ${stmt.paramsCount} argument(s), none were given`);
+    if (paramsCount > 0) throw new TypeError(`The statement expects ${paramsCount} argument(s), none were given`);
     return [];
   }
   if (Array.isArray(args)) return args.map(toSqlValue);
@@ -329,8 +382,7 @@ function rowShape(columns: string[]): RowShape {
   return shape;
 }
 
-function toRows(columns: string[], values: SqlValue[][], intMode: IntMode): Row[] {
-  const { proto, names } = rowShape(columns);
+function toRows({ proto, names }: RowShape, values: SqlValue[][], intMode: IntMode): Row[] {
   return values.map((vals) => {
     const row = Object.create(proto);
     for (let i = 0; i < vals.length; i++) {

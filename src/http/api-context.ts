@@ -8,9 +8,13 @@ import { parseAcceptVersion } from "./accept.ts";
 
 export const API_KEY_HEADER = "x-service-api-key";
 
-export async function apiContext(services: Services, request: Request): Promise<ApiContext> {
+/** The context of an API request; synchronous unless a configuration refresh is due. */
+export function apiContext(services: Services, request: Request): ApiContext | Promise<ApiContext> {
   const due = services.refreshIfDue();
-  if (due) await due;
+  return due ? due.then(() => resolveContext(services, request)) : resolveContext(services, request);
+}
+
+function resolveContext(services: Services, request: Request): ApiContext {
   const version = parseAcceptVersion(request.headers.get("accept"));
   const key = request.headers.get(API_KEY_HEADER);
   if (key === null || key === "") throw new ApiError(401, "missing X-Service-API-Key header with the app's public key");

@@ -2,23 +2,25 @@
 // router, with every error rendered as {"error": ...}. `handle(request)` is what Bun.serve and tests call.
 
 import { Elysia } from "elysia";
-import { ApiError, payloadTooLarge } from "../errors.ts";
+import { ApiError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { readText } from "./body.ts";
-import { setMeta } from "./request-meta.ts";
+import { createRequestInfo, type RequestInfo } from "./request-meta.ts";
 import { errorResponse, json } from "./respond.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { objectRoutes } from "./routes/objects.ts";
 
 export interface App {
-  handle(request: Request, ip?: string | null): Promise<Response>;
+  handle(request: Request): Promise<Response>;
+  readonly info: RequestInfo;
 }
 
 /** Marks that Elysia must never parse bodies itself: handlers read them with a size limit. */
 const UNPARSED = Object.freeze({ unparsed: true });
 
-export function createApp(services: Services): App {
+export function createApp(services: Services, opts: { peer?: (req: Request) => string | null } = {}): App {
+  const info = createRequestInfo(opts.peer);
   const router = new Elysia()
     .onParse(() => UNPARSED)
     .onError(({ code, error }) => {
@@ -34,20 +36,15 @@ export function createApp(services: Services): App {
 
   const limit = services.config.bodyLimit;
 
-  async function handle(request: Request, ip: string | null = null): Promise<Response> {
+  /** Requests that need rewriting before routing: an override header or HEAD. */
+  async function rewriteAndHandle(request: Request): Promise<Response> {
     try {
-      const declared = request.headers.get("content-length");
-      if (declared !== null && Number(declared) > limit) return errorResponse(payloadTooLarge(limit));
-      const originalMethod = request.method;
       let req = request;
-      let head = false;
       const override = request.headers.get("x-http-method-override");
       if (override !== null) req = await applyOverride(request, override.trim().toUpperCase(), limit);
-      if (req.method === "HEAD") {
-        head = true;
-        req = new Request(req.url, { method: "GET", headers: req.headers });
-      }
-      setMeta(req, { ip, originalMethod });
+      const head = req.method === "HEAD";
+      if (head) req = new Request(req.url, { method: "GET", headers: req.headers });
+      if (req !== request) info.rewrote(req, request);
       const res = await router.handle(req);
       return head ? new Response(null, { status: res.status, headers: res.headers }) : res;
     } catch (e) {
@@ -56,7 +53,13 @@ export function createApp(services: Services): App {
       return json({ error: "internal error" }, 500);
     }
   }
-  return { handle };
+
+  // Bodies are only read through readText, which enforces the limit (declared or streamed).
+  function handle(request: Request): Promise<Response> {
+    if (request.method === "HEAD" || request.headers.has("x-http-method-override")) return rewriteAndHandle(request);
+    return router.handle(request);
+  }
+  return { handle, info };
 }
 
 /**

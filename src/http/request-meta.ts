@@ -1,17 +1,22 @@
-// Facts about a request that routing would otherwise lose: the client address and the method on the
-// request line before X-HTTP-Method-Override was applied (MAC signatures cover the original).
+// Facts about a request that routing would otherwise lose: the request as it arrived before
+// X-HTTP-Method-Override or HEAD rewrote it (MAC signatures cover the original method), and the client
+// address, looked up lazily from the server that accepted the connection.
 
-export interface RequestMeta {
-  ip: string | null;
-  originalMethod: string;
+export interface RequestInfo {
+  /** The request as received on the wire. */
+  original(req: Request): Request;
+  /** The peer address of the connection (before any trusted-proxy interpretation), or null in-process. */
+  peer(req: Request): string | null;
 }
 
-const metas = new WeakMap<Request, RequestMeta>();
-
-export function setMeta(req: Request, meta: RequestMeta): void {
-  metas.set(req, meta);
-}
-
-export function metaOf(req: Request): RequestMeta {
-  return metas.get(req) ?? { ip: null, originalMethod: req.method };
+export function createRequestInfo(peer: (req: Request) => string | null = () => null): RequestInfo & { rewrote(next: Request, from: Request): void } {
+  const originals = new WeakMap<Request, Request>();
+  const original = (req: Request) => originals.get(req) ?? req;
+  return {
+    original,
+    peer: (req) => peer(original(req)),
+    rewrote(next, from) {
+      originals.set(next, original(from));
+    },
+  };
 }

@@ -1,10 +1,12 @@
 // Response helpers: JSON with the API's content type, and the error envelope.
 
-import { ApiError } from "../errors.ts";
+import type { ApiError } from "../errors.ts";
 
 export const JSON_TYPE = "application/json; charset=utf-8";
+const OK_INIT: ResponseInit = { status: 200, headers: { "content-type": JSON_TYPE } };
 
 export function json(data: unknown, status = 200, headers?: Record<string, string>): Response {
+  if (status === 200 && !headers) return new Response(JSON.stringify(data), OK_INIT);
   return new Response(JSON.stringify(data), { status, headers: headers ? { "content-type": JSON_TYPE, ...headers } : { "content-type": JSON_TYPE } });
 }
 

@@ -159,7 +159,7 @@ export function validateDefinition(input: unknown, expectedName?: string): Schem
   checkKeys(rawPerms, OPERATIONS, `schema "${name}": permissions`);
   const permissions = {} as Record<Operation, Permission>;
   for (const op of OPERATIONS) {
-    const p = rawPerms[op] === undefined ? "open" : validatePermission(name, op, rawPerms[op]);
+    const p: Permission = rawPerms[op] === undefined ? "open" : validatePermission(name, op, rawPerms[op]);
     if (typeof p === "object" && !("role" in p)) {
       const fname = "relationship" in p ? p.relationship : p.ownerRelationship;
       if ("relationship" in p && fields[fname]?.type !== "relationship")

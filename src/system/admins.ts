@@ -47,7 +47,7 @@ export class Admins {
     await this.db.batch(
       [
         { sql: `DELETE FROM admin_tokens WHERE expires < ?`, args: [now] },
-        { sql: `INSERT INTO admin_tokens (token_hash, admin_id, expires) VALUES (?, ?, ?)`, args: [sha256(token), row.id, now + ADMIN_TOKEN_TTL_S * 1000] },
+        { sql: `INSERT INTO admin_tokens (token_hash, admin_id, expires) VALUES (?, ?, ?)`, args: [sha256(token), row.id as string, now + ADMIN_TOKEN_TTL_S * 1000] },
       ],
       "write",
     );

@@ -67,7 +67,7 @@ describe("limits", () => {
       new Request("http://localhost/note", { method: "POST", body: stream, headers: { "x-service-api-key": KEYS.devPublic, accept: "application/vnd.service+json; version=0" } }),
     );
     expect(res.status).toBe(413);
-    expect((await res.json()).error).toContain("limit");
+    expect(((await res.json()) as { error: string }).error).toContain("limit");
   });
 
   test("a batch over the batch limit is 400", async () => {

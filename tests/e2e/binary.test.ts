@@ -34,33 +34,33 @@ const headers = { accept: "application/vnd.service+json; version=0", "x-service-
 test("health answers", async () => {
   const r = await fetch(`${server.url}/_health`);
   expect(r.status).toBe(200);
-  expect((await r.json()).status).toBe("ok");
+  expect(((await r.json()) as any).status).toBe("ok");
 });
 
 test("create, read, update, delete over HTTP", async () => {
   const c = await fetch(`${server.url}/todo`, { method: "POST", headers, body: JSON.stringify({ title: "ship it", n: 1 }) });
   expect(c.status).toBe(201);
-  const created = await c.json();
+  const created = (await c.json()) as any;
   expect(created.todo_id).toMatch(/^[0-9a-f]{32}$/);
 
   const g = await fetch(`${server.url}/todo/${created.todo_id}`, { headers });
-  expect(await g.json()).toEqual(created);
+  expect((await g.json()) as any).toEqual(created);
 
   const u = await fetch(`${server.url}/todo/${created.todo_id}`, { method: "PUT", headers, body: JSON.stringify({ n: 2 }) });
-  expect((await u.json()).n).toBe(2);
+  expect(((await u.json()) as any).n).toBe(2);
 
   const d = await fetch(`${server.url}/todo/${created.todo_id}`, { method: "DELETE", headers });
   expect(d.status).toBe(200);
-  expect(await d.json()).toEqual({});
+  expect((await d.json()) as any).toEqual({});
   expect((await fetch(`${server.url}/todo/${created.todo_id}`, { headers })).status).toBe(404);
 });
 
 test("admin login works against the binary", async () => {
   const r = await fetch(`${server.url}/_admin/api/login`, { method: "POST", body: JSON.stringify({ email: "ops@example.com", password: "e2e-password" }) });
   expect(r.status).toBe(200);
-  const { token } = await r.json();
+  const { token } = (await r.json()) as any;
   const s = await fetch(`${server.url}/_admin/api/status`, { headers: { authorization: `Bearer ${token}` } });
-  expect((await s.json()).environments.development.objects.todo).toBe(0);
+  expect(((await s.json()) as any).environments.development.objects.todo).toBe(0);
 });
 
 test("the binary's CLI answers --help and refuses bad config with exit code 2", async () => {

@@ -1,0 +1,11 @@
+// The whole codebase type-checks (strict tsconfig) with Bun's built-in checker.
+
+import { expect, test } from "bun:test";
+import { ROOT } from "../helpers/spawn.ts";
+
+test("bun check reports no type errors", () => {
+  const p = Bun.spawnSync([process.execPath, "check"], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  const out = p.stdout.toString() + p.stderr.toString();
+  expect(out.split("\n").filter((l) => l.includes("error TS")).slice(0, 20)).toEqual([]);
+  expect(p.exitCode).toBe(0);
+}, 60_000);
