@@ -4,7 +4,7 @@
 import { hashPassword } from "../auth/passwords.ts";
 import { ApiError, badRequest, notFound } from "../errors.ts";
 import type { Catalog } from "../schema/catalog.ts";
-import type { CompiledSchema, JsonObject } from "../schema/compiled.ts";
+import type { CompiledSchema } from "../schema/compiled.ts";
 import { AUTO_FIELDS, type FieldDef, isValidName } from "../schema/definition.ts";
 import { inferField, mergeInferred } from "../schema/infer.ts";
 import { ValueTypeError, encodeValue, isKeyValue } from "../schema/values.ts";
@@ -13,6 +13,9 @@ import type { InValue } from "@libsql/core/api";
 import type { ApiContext } from "./context.ts";
 
 export const MAX_BATCH = 1000;
+
+/** JSON text produced by SQLite (json_object): sent to clients as it is. */
+export type JsonText = string;
 const IGNORED_ON_WRITE = new Set<string>(AUTO_FIELDS);
 
 export function newObjectId(): string {
@@ -107,13 +110,13 @@ export class Objects {
     return { id, args };
   }
 
-  async create(ctx: ApiContext, name: string, body: unknown, relations: ReadonlyMap<string, string>): Promise<JsonObject> {
+  async create(ctx: ApiContext, name: string, body: unknown, relations: ReadonlyMap<string, string>): Promise<JsonText> {
     if (!isObject(body)) throw badRequest("the request body must be a JSON object or an array of objects");
     const s = await this.schemaForWrite(ctx, name, [body], relations, true);
     const { id, args } = await this.insertArgs(s, body);
     const rs = await ctx.db.execute({ sql: s.sqlInsert, args });
     if (rs.rows.length === 0) throw new ApiError(409, `Duplicate key for schema ${s.name}: ${JSON.stringify(id)}`);
-    return s.decode(rs.rows[0]!);
+    return rs.rows[0]!.j as JsonText;
   }
 
   /** Batch create: every object on its own; keys of the created ones in posted order. */
@@ -145,21 +148,21 @@ export class Objects {
     return { succeeded, failed };
   }
 
-  async get(ctx: ApiContext, name: string, id: string): Promise<JsonObject> {
+  async get(ctx: ApiContext, name: string, id: string): Promise<JsonText> {
     const s = this.schemaForRead(ctx, name);
     const rs = await ctx.db.execute({ sql: s.sqlGet, args: [id] });
     if (rs.rows.length === 0) throw notFound();
-    return s.decode(rs.rows[0]!);
+    return rs.rows[0]!.j as JsonText;
   }
 
-  async list(ctx: ApiContext, name: string): Promise<JsonObject[]> {
+  async list(ctx: ApiContext, name: string): Promise<JsonText> {
     const s = this.schemaForRead(ctx, name);
-    const rs = await ctx.db.execute(`SELECT ${s.selectList} FROM ${s.table} ORDER BY rowid`);
-    return rs.rows.map(s.decode);
+    const rs = await ctx.db.execute(s.sqlList);
+    return `[${rs.rows.map((r) => r.j as string).join(",")}]`;
   }
 
   /** Partial update; answers the whole object. */
-  async update(ctx: ApiContext, name: string, id: string, body: unknown, relations: ReadonlyMap<string, string>): Promise<JsonObject> {
+  async update(ctx: ApiContext, name: string, id: string, body: unknown, relations: ReadonlyMap<string, string>): Promise<JsonText> {
     if (!isObject(body)) throw badRequest("the request body must be a JSON object");
     if (!ctx.schemas.schemas.has(name)) throw notFound();
     const s = await this.schemaForWrite(ctx, name, [body], relations, false);
@@ -176,9 +179,9 @@ export class Objects {
     }
     sets.push(`"lastmoddate" = max("lastmoddate" + 1, ?)`);
     args.push(Date.now(), id);
-    const rs = await ctx.db.execute({ sql: `UPDATE ${s.table} SET ${sets.join(", ")} WHERE ${q(s.pk)} = ? RETURNING ${s.selectList}`, args });
+    const rs = await ctx.db.execute({ sql: `UPDATE ${s.table} SET ${sets.join(", ")} WHERE ${q(s.pk)} = ? RETURNING ${s.jsonReturning} AS j`, args });
     if (rs.rows.length === 0) throw notFound();
-    return s.decode(rs.rows[0]!);
+    return rs.rows[0]!.j as JsonText;
   }
 
   async remove(ctx: ApiContext, name: string, id: string): Promise<void> {

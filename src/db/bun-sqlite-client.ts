@@ -114,8 +114,11 @@ export class BunSqliteClient implements Client {
   #open(): Connections {
     const connect = () => {
       const db = new Database(this.path, { create: true, strict: true, safeIntegers: this.intMode !== "number" });
+      // busy_timeout first: switching to WAL needs a lock another process may hold while it opens the file too.
+      db.run(`PRAGMA busy_timeout=${Math.trunc(this.busyTimeoutMs)}`);
       db.run("PRAGMA journal_mode=WAL");
-      db.run(`PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=${Math.trunc(this.busyTimeoutMs)}; PRAGMA foreign_keys=ON`);
+      db.run("PRAGMA synchronous=NORMAL");
+      db.run("PRAGMA foreign_keys=ON");
       return db;
     };
     const w = connect();

@@ -10,6 +10,11 @@ export function json(data: unknown, status = 200, headers?: Record<string, strin
   return new Response(JSON.stringify(data), { status, headers: headers ? { "content-type": JSON_TYPE, ...headers } : { "content-type": JSON_TYPE } });
 }
 
+/** JSON text that is already serialized (rendered by SQLite). */
+export function rawJson(text: string, status = 200): Response {
+  return new Response(text, status === 200 ? OK_INIT : { status, headers: { "content-type": JSON_TYPE } });
+}
+
 export function errorResponse(e: ApiError): Response {
   return json(e.toJSON(), e.status, e.headers);
 }

@@ -1,11 +1,11 @@
-// A schema definition prepared for the datastore: its table, primary key, column list, the SQL of the
-// point operations and a row decoder. Built once per definition change, shared by every request.
+// A schema definition prepared for the datastore: its table, primary key, column list, and the SQL of the
+// point operations (rows come back as the API's JSON text). Built once per definition change.
 
-import type { Row } from "@libsql/core/api";
 import { q } from "../db/sql.ts";
 import { type FieldDef, type SchemaDef, primaryKeyOf } from "./definition.ts";
 import { columnsOf, tableName } from "./layout.ts";
-import { decodeValue, type Json } from "./values.ts";
+import { objectJsonSql } from "./json-sql.ts";
+import type { Json } from "./values.ts";
 
 export type JsonObject = Record<string, Json>;
 export interface FieldColumns {
@@ -22,10 +22,14 @@ export interface CompiledSchema {
   readonly table: string;
   /** Field definitions by name (a Map, so no name can reach Object.prototype). */
   readonly fields: ReadonlyMap<string, FieldDef>;
-  /** Physical columns in SELECT order: key, field columns, createddate, lastmoddate, sm_owner. */
+  /** Physical columns in insert order: key, field columns, createddate, lastmoddate, sm_owner. */
   readonly columns: readonly string[];
-  readonly selectList: string;
+  /** SQL expression rendering a row of alias `t` as the API's JSON object. */
+  readonly json: string;
+  /** The same over unqualified columns (for RETURNING). */
+  readonly jsonReturning: string;
   readonly sqlGet: string;
+  readonly sqlList: string;
   readonly sqlInsert: string;
   /** The insert answering only the key (batch creates). */
   readonly sqlInsertKey: string;
@@ -34,7 +38,6 @@ export interface CompiledSchema {
   /** Every field with its physical columns, in definition order (password included). */
   readonly fieldColumns: readonly FieldColumns[];
   readonly columnsByField: ReadonlyMap<string, FieldColumns>;
-  decode(row: Row): JsonObject;
 }
 
 /** A set of schemas as one API version sees them. */
@@ -54,24 +57,10 @@ export function compileSchema(def: SchemaDef): CompiledSchema {
     columns.push(...cols);
     fieldColumns.push({ name, def: f, cols });
   }
-  const readers = fieldColumns.filter((fc) => fc.def.type !== "password");
   columns.push("createddate", "lastmoddate", "sm_owner");
-  const selectList = columns.map(q).join(", ");
-  const passwordField = def.user?.password ?? null;
-  const insert = `INSERT INTO ${table} (${selectList}) VALUES (${columns.map(() => "?").join(", ")}) ON CONFLICT DO NOTHING`;
-
-  const decode = (row: Row): JsonObject => {
-    const out: JsonObject = {};
-    out[pk] = row[pk] as string;
-    for (const r of readers) {
-      out[r.name] = r.cols.length === 1 ? decodeValue(r.def, [row[r.cols[0]!] ?? null]) : decodeValue(r.def, r.cols.map((c) => row[c] ?? null));
-    }
-    out.createddate = row.createddate as number;
-    out.lastmoddate = row.lastmoddate as number;
-    if (row.sm_owner !== null && row.sm_owner !== undefined) out.sm_owner = row.sm_owner as string;
-    return out;
-  };
-
+  const json = objectJsonSql(pk, fields, "t");
+  const jsonReturning = objectJsonSql(pk, fields, null);
+  const insert = `INSERT INTO ${table} (${columns.map(q).join(", ")}) VALUES (${columns.map(() => "?").join(", ")}) ON CONFLICT DO NOTHING`;
   return {
     def,
     name: def.name,
@@ -79,14 +68,15 @@ export function compileSchema(def: SchemaDef): CompiledSchema {
     table,
     fields,
     columns,
-    selectList,
-    sqlGet: `SELECT ${selectList} FROM ${table} WHERE ${q(pk)} = ?`,
-    sqlInsert: `${insert} RETURNING ${selectList}`,
+    json,
+    jsonReturning,
+    sqlGet: `SELECT ${json} AS j FROM ${table} AS t WHERE t.${q(pk)} = ?`,
+    sqlList: `SELECT ${json} AS j FROM ${table} AS t ORDER BY t.rowid`,
+    sqlInsert: `${insert} RETURNING ${jsonReturning} AS j`,
     sqlInsertKey: `${insert} RETURNING ${q(pk)}`,
     sqlDelete: `DELETE FROM ${table} WHERE ${q(pk)} = ?`,
-    passwordField,
+    passwordField: def.user?.password ?? null,
     fieldColumns,
     columnsByField: new Map(fieldColumns.map((fc) => [fc.name, fc])),
-    decode,
   };
 }

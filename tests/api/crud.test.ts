@@ -242,11 +242,36 @@ describe("X-HTTP-Method-Override and HEAD", () => {
   });
 });
 
+describe("rendering", () => {
+  test("a wide schema (more fields than one json_object call takes) renders every field with its type", async () => {
+    const fields: Record<string, unknown> = {};
+    const body: Record<string, unknown> = {};
+    for (let i = 0; i < 130; i++) {
+      const kind = ["string", "integer", "boolean", "array", "float"][i % 5]!;
+      fields[`f${i}`] = kind === "array" ? { type: "array", items: "integer" } : { type: kind };
+      body[`f${i}`] = kind === "string" ? `s${i}` : kind === "integer" ? i : kind === "boolean" ? i % 2 === 0 : kind === "array" ? [i, i + 1] : i + 0.25;
+    }
+    expect((await t.admin("PUT", "/schemas/wide", { fields })).status).toBe(201);
+    const c = await t.request("POST", "/wide", { body });
+    expect(c.status).toBe(201);
+    expect(c.body).toMatchObject(body);
+    expect((await t.request("GET", `/wide/${c.body.wide_id}`)).body).toEqual(c.body);
+  });
+
+  test("floats keep full precision", async () => {
+    const values = [1 / 3, 0.1, 1e300, -2.5e-8, 123456789.12345679, Number.MAX_VALUE, Number.MIN_VALUE];
+    for (const score of values) {
+      const c = await t.request("POST", "/todo", { body: { score } });
+      expect((await t.request("GET", `/todo/${c.body.todo_id}`)).body.score).toBe(score);
+    }
+  });
+});
+
 describe("users", () => {
   test("the user schema keys by username; the password is hashed and never returned", async () => {
     const r = await t.request("POST", "/user", { body: { username: "alice", password: "s3cret-pass", email: "a@example.com" } });
     expect(r.status).toBe(201);
-    expect(r.body).toEqual({ username: "alice", email: "a@example.com", createddate: r.body.createddate, lastmoddate: r.body.lastmoddate });
+    expect(r.body).toEqual({ username: "alice", email: "a@example.com", createddate: r.body.createddate, lastmoddate: r.body.lastmoddate, sm_owner: null });
     expect(JSON.stringify((await t.request("GET", "/user")).body)).not.toContain("password");
     const row = await t.services.envDbs.development.execute("SELECT password FROM o_user WHERE username = 'alice'");
     expect(String(row.rows[0]!.password)).toStartWith("$argon2id$");

@@ -6,7 +6,7 @@ import { parseRelationsHeader } from "../../schema/infer.ts";
 import type { Services } from "../../services.ts";
 import { apiContext } from "../api-context.ts";
 import { readJsonBody } from "../body.ts";
-import { json } from "../respond.ts";
+import { json, rawJson } from "../respond.ts";
 
 /** Schema names in paths are case-insensitive (clients have sent "User" for "user"). */
 const schemaParam = (s: string) => s.toLowerCase();
@@ -18,7 +18,7 @@ export function objectRoutes(services: Services) {
   return new Elysia()
     .get("/:schema", async ({ request, params }) => {
       const ctx = await apiContext(services, request);
-      return json(await objects.list(ctx, schemaParam(params.schema)));
+      return rawJson(await objects.list(ctx, schemaParam(params.schema)));
     })
     .post("/:schema", async ({ request, params }) => {
       const ctx = await apiContext(services, request);
@@ -26,7 +26,7 @@ export function objectRoutes(services: Services) {
       const relations = parseRelationsHeader(request.headers.get("x-service-relations"));
       const name = schemaParam(params.schema);
       if (Array.isArray(body)) return json(await objects.createMany(ctx, name, body, relations));
-      return json(await objects.create(ctx, name, body, relations), 201);
+      return rawJson(await objects.create(ctx, name, body, relations), 201);
     })
     .delete("/:schema", async ({ request, params }) => {
       const ctx = await apiContext(services, request);
@@ -42,13 +42,13 @@ export function objectRoutes(services: Services) {
     })
     .get("/:schema/:id", async ({ request, params }) => {
       const ctx = await apiContext(services, request);
-      return json(await objects.get(ctx, schemaParam(params.schema), params.id));
+      return rawJson(await objects.get(ctx, schemaParam(params.schema), params.id));
     })
     .put("/:schema/:id", async ({ request, params }) => {
       const ctx = await apiContext(services, request);
       const body = await readJsonBody(request, limit);
       const relations = parseRelationsHeader(request.headers.get("x-service-relations"));
-      return json(await objects.update(ctx, schemaParam(params.schema), params.id, body, relations));
+      return rawJson(await objects.update(ctx, schemaParam(params.schema), params.id, body, relations));
     })
     .delete("/:schema/:id", async ({ request, params }) => {
       const ctx = await apiContext(services, request);
