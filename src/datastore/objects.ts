@@ -148,11 +148,12 @@ export class Objects {
     return { succeeded, failed };
   }
 
-  async get(ctx: ApiContext, name: string, id: string): Promise<JsonText> {
+  get(ctx: ApiContext, name: string, id: string): Promise<JsonText> {
     const s = this.schemaForRead(ctx, name);
-    const rs = await ctx.db.execute({ sql: s.sqlGet, args: [id] });
-    if (rs.rows.length === 0) throw notFound();
-    return rs.rows[0]!.j as JsonText;
+    return ctx.db.execute({ sql: s.sqlGet, args: [id] }).then((rs) => {
+      if (rs.rows.length === 0) throw notFound();
+      return rs.rows[0]!.j as JsonText;
+    });
   }
 
   async list(ctx: ApiContext, name: string): Promise<JsonText> {

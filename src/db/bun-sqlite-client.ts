@@ -270,6 +270,7 @@ interface Prepared {
   reader: boolean;
   readonly: boolean;
   params: number;
+  ddl: boolean;
   generation: number;
   columns: string[] | null;
   types: string[];
@@ -277,6 +278,7 @@ interface Prepared {
 }
 const MAX_CACHED = 1000;
 const DDL_RE = /^\s*(create|alter|drop)\b/i;
+const EXPLAIN_RE = /^\s*explain\b/i;
 let ddlGeneration = 0;
 const caches = new WeakMap<Database, Map<string, Prepared>>();
 
@@ -286,7 +288,7 @@ function prepared(db: Database, sql: string): Prepared {
   let p = cache.get(sql);
   if (p) return p;
   const stmt = db.prepare(sql);
-  p = { stmt, reader: stmt.reader, readonly: stmt.readonly, params: stmt.paramsCount, generation: -1, columns: null, types: [], shape: null };
+  p = { stmt, reader: stmt.reader, readonly: stmt.readonly, params: stmt.paramsCount, ddl: !stmt.readonly && DDL_RE.test(sql), generation: -1, columns: null, types: [], shape: null };
   if (cache.size >= MAX_CACHED) {
     for (const old of cache.values()) old.stmt.finalize();
     cache.clear();
@@ -303,7 +305,7 @@ function dropCache(db: Database): void {
 
 function runStatement(db: Database, sql: string, args: InArgs | undefined, intMode: IntMode): ResultSet {
   // bun never resets an EXPLAIN after running it, and until it is reset SQLite keeps the connection's read snapshot.
-  if (/^\s*explain\b/i.test(sql)) {
+  if (!caches.get(db)?.has(sql) && EXPLAIN_RE.test(sql)) {
     const stmt = db.prepare(sql);
     try {
       const values = stmt.values(...toParams(stmt.paramsCount, args)) as SqlValue[][];
@@ -318,7 +320,7 @@ function runStatement(db: Database, sql: string, args: InArgs | undefined, intMo
   const params = toParams(p.params, args);
   if (!p.reader) {
     const { changes, lastInsertRowid } = stmt.run(...params);
-    if (!p.readonly && DDL_RE.test(sql)) ddlGeneration++;
+    if (p.ddl) ddlGeneration++;
     return p.readonly ? new ResultSetImpl([], [], [], 0, undefined) : new ResultSetImpl([], [], [], changes, BigInt(lastInsertRowid));
   }
   const values = stmt.values(...params) as SqlValue[][];
@@ -353,6 +355,7 @@ function toParams(paramsCount: number, args: InArgs | undefined): SqlValue[] | [
 }
 
 function toSqlValue(value: InValue): SqlValue {
+  if (typeof value === "string" || typeof value === "number") return value;
   if (typeof value === "boolean") return value ? 1 : 0;
   if (value === undefined) throw new TypeError("undefined cannot be passed as argument to the database");
   if (value instanceof Date) return value.valueOf();

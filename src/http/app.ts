@@ -1,12 +1,12 @@
-// The HTTP application: a front function (body limit, X-HTTP-Method-Override, HEAD) in front of the Elysia
-// router, with every error rendered as {"error": ...}. `handle(request)` is what Bun.serve and tests call.
+// The HTTP application: X-HTTP-Method-Override and HEAD are applied before routing, the router finds the
+// handler, and every error is rendered as {"error": ...}. `handle(request)` is what Bun.serve and tests call.
 
-import { Elysia } from "elysia";
 import { ApiError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { readText } from "./body.ts";
 import { createRequestInfo, type RequestInfo } from "./request-meta.ts";
 import { errorResponse, json } from "./respond.ts";
+import { Router } from "./router.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { objectRoutes } from "./routes/objects.ts";
@@ -16,28 +16,33 @@ export interface App {
   readonly info: RequestInfo;
 }
 
-/** Marks that Elysia must never parse bodies itself: handlers read them with a size limit. */
-const UNPARSED = Object.freeze({ unparsed: true });
-
 export function createApp(services: Services, opts: { peer?: (req: Request) => string | null } = {}): App {
   const info = createRequestInfo(opts.peer);
-  const router = new Elysia()
-    .onParse(() => UNPARSED)
-    .onError(({ code, error }) => {
-      if (error instanceof ApiError) return errorResponse(error);
-      if (code === "NOT_FOUND") return json({ error: "not found" }, 404);
-      if (code === "PARSE" || code === "VALIDATION") return json({ error: "bad request" }, 400);
-      services.log.error("unhandled error", { code: String(code), message: (error as Error)?.message, stack: (error as Error)?.stack });
-      return json({ error: "internal error" }, 500);
-    })
-    .use(healthRoutes(services))
-    .use(adminRoutes(services))
-    .use(objectRoutes(services));
-
+  const router = new Router([healthRoutes(services), adminRoutes(services), objectRoutes(services)]);
   const limit = services.config.bodyLimit;
 
+  const fail = (e: unknown): Response => {
+    if (e instanceof ApiError) return errorResponse(e);
+    services.log.error("request failed", { message: (e as Error)?.message, stack: (e as Error)?.stack });
+    return json({ error: "internal error" }, 500);
+  };
+
+  async function route(request: Request): Promise<Response> {
+    try {
+      const url = request.url;
+      const start = url.indexOf("/", url.indexOf("//") + 2);
+      const q = url.indexOf("?", start);
+      const m = router.find(request.method, q < 0 ? url.slice(start) : url.slice(start, q));
+      if (m === null) return json({ error: "not found" }, 404);
+      if ("allowed" in m) return json({ error: `${request.method} is not allowed here` }, 405, { allow: m.allowed.join(", ") });
+      return await m.handler({ request, params: m.params });
+    } catch (e) {
+      return fail(e);
+    }
+  }
+
   /** Requests that need rewriting before routing: an override header or HEAD. */
-  async function rewriteAndHandle(request: Request): Promise<Response> {
+  async function rewriteAndRoute(request: Request): Promise<Response> {
     try {
       let req = request;
       const override = request.headers.get("x-http-method-override");
@@ -45,19 +50,17 @@ export function createApp(services: Services, opts: { peer?: (req: Request) => s
       const head = req.method === "HEAD";
       if (head) req = new Request(req.url, { method: "GET", headers: req.headers });
       if (req !== request) info.rewrote(req, request);
-      const res = await router.handle(req);
+      const res = await route(req);
       return head ? new Response(null, { status: res.status, headers: res.headers }) : res;
     } catch (e) {
-      if (e instanceof ApiError) return errorResponse(e);
-      services.log.error("request failed", { message: (e as Error)?.message, stack: (e as Error)?.stack });
-      return json({ error: "internal error" }, 500);
+      return fail(e);
     }
   }
 
   // Bodies are only read through readText, which enforces the limit (declared or streamed).
   function handle(request: Request): Promise<Response> {
-    if (request.method === "HEAD" || request.headers.has("x-http-method-override")) return rewriteAndHandle(request);
-    return router.handle(request);
+    if (request.method === "HEAD" || request.headers.has("x-http-method-override")) return rewriteAndRoute(request);
+    return route(request);
   }
   return { handle, info };
 }

@@ -3,7 +3,9 @@
 import type { ApiError } from "../errors.ts";
 
 export const JSON_TYPE = "application/json; charset=utf-8";
-const OK_INIT: ResponseInit = { status: 200, headers: { "content-type": JSON_TYPE } };
+/** Responses copy their init headers, so one shared Headers is safe and cheaper than a fresh object each time. */
+const JSON_HEADERS = new Headers({ "content-type": JSON_TYPE });
+const OK_INIT: ResponseInit = { status: 200, headers: JSON_HEADERS };
 
 export function json(data: unknown, status = 200, headers?: Record<string, string>): Response {
   if (status === 200 && !headers) return new Response(JSON.stringify(data), OK_INIT);
@@ -12,7 +14,7 @@ export function json(data: unknown, status = 200, headers?: Record<string, strin
 
 /** JSON text that is already serialized (rendered by SQLite). */
 export function rawJson(text: string, status = 200): Response {
-  return new Response(text, status === 200 ? OK_INIT : { status, headers: { "content-type": JSON_TYPE } });
+  return new Response(text, status === 200 ? OK_INIT : { status, headers: JSON_HEADERS });
 }
 
 export function errorResponse(e: ApiError): Response {

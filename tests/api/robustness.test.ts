@@ -100,9 +100,13 @@ describe("injection and prototype keys", () => {
   });
 
   test("unknown routes are JSON 404s", async () => {
-    for (const [m, p] of [["GET", "/a/b/c/d/e"], ["GET", "/_nothing"], ["PATCH", "/note/x"], ["GET", "/_admin/api/nope"]]) {
+    for (const [m, p] of [["GET", "/a/b/c/d/e"], ["GET", "/_nothing"], ["GET", "/_admin/api/nope"], ["GET", "/"]]) {
       expectJsonError(await t.request(m!, p!), 404);
     }
+    const patch = await t.request("PATCH", "/note/x");
+    expectJsonError(patch, 405);
+    expect(patch.headers.get("allow")).toBe("GET, PUT, DELETE");
+    expectJsonError(await t.request("GET", "/note/%E0%A4%A"), 400);
   });
 });
 

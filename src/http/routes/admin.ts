@@ -1,7 +1,7 @@
 // The admin JSON API under /_admin/api (product.md §5): login, keys, schemas, deploy, settings, status.
 // Every route but login needs `Authorization: Bearer <token>` from POST /_admin/api/login.
 
-import { Elysia } from "elysia";
+import { Routes } from "../router.ts";
 import { ApiError, badRequest, notFound } from "../../errors.ts";
 import { isValidName } from "../../schema/definition.ts";
 import type { Services } from "../../services.ts";
@@ -45,7 +45,7 @@ function envParam(env: string): EnvName {
 
 export function adminRoutes(services: Services) {
   const { catalog } = services;
-  return new Elysia({ prefix: "/_admin/api" })
+  return new Routes("/_admin/api")
     .post("/login", async ({ request }) => {
       const b = (await body(request)) as { email?: unknown; password?: unknown } | undefined;
       const session = await services.admins.login(b?.email, b?.password);

@@ -1,6 +1,6 @@
 // Datastore routes: /<schema> and /<schema>/<id> for create (single and batch), read, list, update, delete.
 
-import { Elysia } from "elysia";
+import { Routes } from "../router.ts";
 import { badRequest, notFound } from "../../errors.ts";
 import { parseRelationsHeader } from "../../schema/infer.ts";
 import type { Services } from "../../services.ts";
@@ -15,7 +15,7 @@ export function objectRoutes(services: Services) {
   const limit = services.config.bodyLimit;
   const objects = services.objects;
 
-  return new Elysia()
+  return new Routes()
     .get("/:schema", async ({ request, params }) => {
       const ctx = await apiContext(services, request);
       return rawJson(await objects.list(ctx, schemaParam(params.schema)));
