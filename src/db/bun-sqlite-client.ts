@@ -348,11 +348,13 @@ function toParams(paramsCount: number, args: InArgs | undefined): SqlValue[] | [
     if (paramsCount > 0) throw new TypeError(`The statement expects ${paramsCount} argument(s), none were given`);
     return [];
   }
-  if (Array.isArray(args)) return args.map(toSqlValue);
+  if (Array.isArray(args)) return args.every(isPlainSqlValue) ? (args as SqlValue[]) : args.map(toSqlValue);
   const named: Record<string, SqlValue> = {};
   for (const key in args) named[key] = toSqlValue(args[key]!); // with strict: true bun binds `a`, `:a`, `@a`, `$a` alike
   return [named];
 }
+
+const isPlainSqlValue = (v: InValue) => typeof v === "string" || typeof v === "number" || v === null;
 
 function toSqlValue(value: InValue): SqlValue {
   if (typeof value === "string" || typeof value === "number") return value;
