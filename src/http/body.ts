@@ -6,7 +6,10 @@ import { ApiError, payloadTooLarge } from "../errors.ts";
 /** Read the body as text, refusing more than `limit` bytes even when no Content-Length was sent. */
 export async function readText(request: Request, limit: number): Promise<string> {
   const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > limit) throw payloadTooLarge(limit);
+  if (declared !== null) {
+    if (Number(declared) > limit) throw payloadTooLarge(limit);
+    return request.text(); // the declared length bounds it; the native path avoids stream machinery
+  }
   if (!request.body) return "";
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
