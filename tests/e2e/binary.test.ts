@@ -31,6 +31,13 @@ afterAll(async () => {
 
 const headers = { accept: "application/vnd.service+json; version=0", "x-service-api-key": "e2e-dev-public", "content-type": "application/json" };
 
+test("the banner shows the URL, both public keys and the admin API", () => {
+  expect(server.banner).toContain(server.url);
+  expect(server.banner).toContain("e2e-dev-public");
+  expect(server.banner).toContain("e2e-prod-public");
+  expect(server.banner).toContain(`${server.url}/_admin/api`);
+});
+
 test("health answers", async () => {
   const r = await fetch(`${server.url}/_health`);
   expect(r.status).toBe(200);

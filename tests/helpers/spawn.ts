@@ -25,6 +25,8 @@ export interface ServerProcess {
   proc: ReturnType<typeof Bun.spawn>;
   /** Milliseconds from spawn to the first 200 from /_health. */
   readyMs: number;
+  /** What the server printed on stdout up to the serving line (the banner). */
+  banner: string;
   stop(): Promise<number>;
 }
 
@@ -45,6 +47,12 @@ export async function startServerProcess(cmd: string[], env: Record<string, stri
     out += new TextDecoder().decode(next.value);
     url = /serving (http:\/\/[^\s]+)/.exec(out)?.[1] ?? null;
   }
+  // The banner is printed in one write; give the rest of it a moment to arrive.
+  while (!out.includes("/_health")) {
+    const next = await Promise.race([reader.read(), Bun.sleep(2000).then(() => null)]);
+    if (!next || next.done) break;
+    out += new TextDecoder().decode(next.value);
+  }
   reader.releaseLock();
   for (;;) {
     try {
@@ -58,6 +66,7 @@ export async function startServerProcess(cmd: string[], env: Record<string, stri
     url,
     proc,
     readyMs,
+    banner: out,
     async stop() {
       proc.kill("SIGTERM");
       return await proc.exited;
