@@ -156,12 +156,6 @@ export class Objects {
     });
   }
 
-  async list(ctx: ApiContext, name: string): Promise<JsonText> {
-    const s = this.schemaForRead(ctx, name);
-    const rs = await ctx.db.execute(s.sqlList);
-    return `[${rs.rows.map((r) => r.j as string).join(",")}]`;
-  }
-
   /** Partial update; answers the whole object. */
   async update(ctx: ApiContext, name: string, id: string, body: unknown, relations: ReadonlyMap<string, string>): Promise<JsonText> {
     if (!isObject(body)) throw badRequest("the request body must be a JSON object");

@@ -13,7 +13,8 @@ export function json(data: unknown, status = 200, headers?: Record<string, strin
 }
 
 /** JSON text that is already serialized (rendered by SQLite). */
-export function rawJson(text: string, status = 200): Response {
+export function rawJson(text: string, status = 200, headers?: Record<string, string>): Response {
+  if (headers) return new Response(text, { status, headers: { "content-type": JSON_TYPE, ...headers } });
   return new Response(text, status === 200 ? OK_INIT : { status, headers: JSON_HEADERS });
 }
 

@@ -29,7 +29,6 @@ export interface CompiledSchema {
   /** The same over unqualified columns (for RETURNING). */
   readonly jsonReturning: string;
   readonly sqlGet: string;
-  readonly sqlList: string;
   readonly sqlInsert: string;
   /** The insert answering only the key (batch creates). */
   readonly sqlInsertKey: string;
@@ -71,7 +70,6 @@ export function compileSchema(def: SchemaDef): CompiledSchema {
     json,
     jsonReturning,
     sqlGet: `SELECT ${json} AS j FROM ${table} AS t WHERE t.${q(pk)} = ?`,
-    sqlList: `SELECT ${json} AS j FROM ${table} AS t ORDER BY t.rowid`,
     sqlInsert: `${insert} RETURNING ${jsonReturning} AS j`,
     sqlInsertKey: `${insert} RETURNING ${q(pk)}`,
     sqlDelete: `DELETE FROM ${table} WHERE ${q(pk)} = ?`,

@@ -36,11 +36,26 @@ export function jsonObjectSql(pairs: readonly (readonly [string, string])[]): st
   return expr;
 }
 
-/** The whole object: key, fields (never passwords), createddate, lastmoddate, sm_owner. */
-export function objectJsonSql(pk: string, fields: Iterable<[string, FieldDef]>, qualifier: string | null): string {
+export interface RenderOptions {
+  /** Only these fields (the key is always rendered); null or absent for every field. */
+  only?: ReadonlySet<string> | null;
+  /** A near query: this geopoint field also carries `distance`, computed by this SQL expression. */
+  distance?: { field: string; sql: string };
+}
+
+/** The object: key, fields (never passwords), createddate, lastmoddate, sm_owner; optionally narrowed. */
+export function objectJsonSql(pk: string, fields: Iterable<[string, FieldDef]>, qualifier: string | null, opts: RenderOptions = {}): string {
   const col = qualifier === null ? q : (c: string) => `${qualifier}.${q(c)}`;
+  const only = opts.only ?? null;
+  const want = (name: string) => only === null || only.has(name);
   const pairs: [string, string][] = [[pk, col(pk)]];
-  for (const [name, def] of fields) if (def.type !== "password") pairs.push([name, fieldJsonSql(name, def, col)]);
-  pairs.push(["createddate", col("createddate")], ["lastmoddate", col("lastmoddate")], ["sm_owner", col("sm_owner")]);
+  for (const [name, def] of fields) {
+    if (def.type === "password" || !want(name)) continue;
+    if (opts.distance?.field === name) {
+      const [lat, lon] = columnsOf(name, def).map(col);
+      pairs.push([name, `CASE WHEN ${lat} IS NULL OR ${lon} IS NULL THEN NULL ELSE json_object('lat', ${lat}, 'lon', ${lon}, 'distance', ${opts.distance.sql}) END`]);
+    } else pairs.push([name, fieldJsonSql(name, def, col)]);
+  }
+  for (const auto of ["createddate", "lastmoddate", "sm_owner"]) if (want(auto)) pairs.push([auto, col(auto)]);
   return jsonObjectSql(pairs);
 }

@@ -51,3 +51,28 @@ export function createIndexSql(def: Pick<SchemaDef, "name" | "fields">, fields: 
 export function dropIndexSql(schema: string, fields: readonly string[]): string {
   return `DROP INDEX IF EXISTS ${q(indexName(schema, fields))}`;
 }
+
+/** The R*Tree that indexes one geopoint field, kept current by triggers on the object table. */
+export function geoTableName(schema: string, field: string): string {
+  return `g$${schema}$${field}`;
+}
+
+export function createGeoIndexSql(schema: string, field: string): string[] {
+  const g = q(geoTableName(schema, field));
+  const t = q(tableName(schema));
+  const [lat, lon] = columnsOf(field, { type: "geopoint" }).map(q);
+  const trig = (what: string) => q(`${geoTableName(schema, field)}$${what}`);
+  const row = (r: string) => `${r}.rowid, ${r}.${lat}, ${r}.${lat}, ${r}.${lon}, ${r}.${lon}`;
+  return [
+    `CREATE VIRTUAL TABLE ${g} USING rtree(id, min_lat, max_lat, min_lon, max_lon)`,
+    `INSERT INTO ${g} SELECT ${row("t")} FROM ${t} AS t WHERE t.${lat} IS NOT NULL AND t.${lon} IS NOT NULL`,
+    `CREATE TRIGGER ${trig("insert")} AFTER INSERT ON ${t} WHEN new.${lat} IS NOT NULL AND new.${lon} IS NOT NULL BEGIN INSERT INTO ${g} VALUES (${row("new")}); END`,
+    `CREATE TRIGGER ${trig("update")} AFTER UPDATE OF ${lat}, ${lon} ON ${t} BEGIN DELETE FROM ${g} WHERE id = old.rowid; INSERT INTO ${g} SELECT ${row("new")} WHERE new.${lat} IS NOT NULL AND new.${lon} IS NOT NULL; END`,
+    `CREATE TRIGGER ${trig("delete")} AFTER DELETE ON ${t} BEGIN DELETE FROM ${g} WHERE id = old.rowid; END`,
+  ];
+}
+
+export function dropGeoIndexSql(schema: string, field: string): string[] {
+  const name = geoTableName(schema, field);
+  return [...["insert", "update", "delete"].map((w) => `DROP TRIGGER IF EXISTS ${q(`${name}$${w}`)}`), `DROP TABLE IF EXISTS ${q(name)}`];
+}

@@ -5,7 +5,7 @@ import type { Client, Transaction } from "@libsql/core/api";
 import { q } from "../db/sql.ts";
 import { convertValue, decodeValue, encodeValue, type Json } from "./values.ts";
 import type { FieldDef, SchemaDef } from "./definition.ts";
-import { LAYOUT_TABLE, addColumnSql, columnsOf, createIndexSql, createTableSql, dropIndexSql, tableName } from "./layout.ts";
+import { LAYOUT_TABLE, addColumnSql, columnsOf, createGeoIndexSql, createIndexSql, createTableSql, dropGeoIndexSql, dropIndexSql, geoTableName, tableName } from "./layout.ts";
 import type { Plan } from "./plan.ts";
 
 const UPDATE_CHUNK = 500;
@@ -32,8 +32,10 @@ export async function applyPlans(client: Client, plans: readonly Plan[], now = D
 
 /** Drop a schema's table and layout (development only). */
 export async function dropSchemaTable(client: Client, name: string): Promise<void> {
+  const layout = (await readLayouts(client)).get(name);
+  const geo = Object.entries(layout?.fields ?? {}).filter(([, d]) => d.type === "geopoint").flatMap(([f]) => dropGeoIndexSql(name, f));
   await client.batch(
-    [`DROP TABLE IF EXISTS ${q(tableName(name))}`, { sql: `DELETE FROM ${q(LAYOUT_TABLE)} WHERE name = ?`, args: [name] }],
+    [...geo, `DROP TABLE IF EXISTS ${q(tableName(name))}`, { sql: `DELETE FROM ${q(LAYOUT_TABLE)} WHERE name = ?`, args: [name] }],
     "write",
   );
 }
@@ -49,6 +51,9 @@ async function applyPlan(tx: Transaction, plan: Plan, now: number): Promise<void
   // Indexes that touch a column about to be dropped, renamed or replaced go first; all are recreated at the end.
   const touched = new Set(plan.steps.flatMap((s) => ("field" in s && s.kind !== "addField" ? [s.field] : s.kind === "renameKey" ? [s.from] : [])));
   for (const ix of plan.before?.indexes ?? []) if (ix.some((f) => touched.has(f))) await run(dropIndexSql(plan.schema, ix));
+  // So do the R*Tree and triggers of a geopoint field that changes (its triggers name the columns).
+  for (const [f, def] of Object.entries(plan.before?.fields ?? {}))
+    if (def.type === "geopoint" && touched.has(f)) for (const sql of dropGeoIndexSql(plan.schema, f)) await run(sql);
 
   for (const s of plan.steps) {
     switch (s.kind) {
@@ -78,6 +83,11 @@ async function applyPlan(tx: Transaction, plan: Plan, now: number): Promise<void
     }
   }
   for (const ix of plan.after.indexes) await run(createIndexSql(plan.after, ix));
+  for (const [f, def] of Object.entries(plan.after.fields)) {
+    if (def.type !== "geopoint") continue;
+    const exists = await tx.execute({ sql: "SELECT 1 FROM sqlite_schema WHERE name = ?", args: [geoTableName(plan.schema, f)] });
+    if (exists.rows.length === 0) for (const sql of createGeoIndexSql(plan.schema, f)) await run(sql);
+  }
   await tx.execute({
     sql: `INSERT INTO ${q(LAYOUT_TABLE)} (name, definition) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET definition = excluded.definition`,
     args: [plan.schema, JSON.stringify(plan.after)],

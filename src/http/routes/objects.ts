@@ -1,7 +1,9 @@
 // Datastore routes: /<schema> and /<schema>/<id> for create (single and batch), read, list, update, delete.
 
 import { Routes } from "../router.ts";
-import { badRequest, notFound } from "../../errors.ts";
+import { notFound } from "../../errors.ts";
+import { deleteObjects, findObjects } from "../../datastore/find.ts";
+import { parseConditions, parseQuery } from "../../datastore/query/parse.ts";
 import { parseRelationsHeader } from "../../schema/infer.ts";
 import type { Services } from "../../services.ts";
 import type { ApiContext } from "../../datastore/context.ts";
@@ -19,7 +21,10 @@ export function objectRoutes(services: Services) {
   return new Routes()
     .get("/:schema", async ({ request, params }) => {
       const ctx = await apiContext(services, request);
-      return rawJson(await objects.list(ctx, schemaParam(params.schema)));
+      const s = objects.schemaForRead(ctx, schemaParam(params.schema));
+      const tree = parseQuery(new URL(request.url).searchParams, request.headers);
+      const found = await findObjects(ctx, s, tree);
+      return found.contentRange === null ? rawJson(found.body) : rawJson(found.body, 206, { "content-range": found.contentRange });
     })
     .post("/:schema", async ({ request, params }) => {
       const ctx = await apiContext(services, request);
@@ -31,14 +36,13 @@ export function objectRoutes(services: Services) {
     })
     .delete("/:schema", async ({ request, params }) => {
       const ctx = await apiContext(services, request);
-      const name = schemaParam(params.schema);
-      const s = ctx.schemas.schemas.get(name);
+      const s = ctx.schemas.schemas.get(schemaParam(params.schema));
       if (!s) throw notFound("This object does not exist");
-      const query = new URL(request.url).searchParams;
-      const ids = query.getAll(s.pk);
-      if (ids.length !== 1 || [...query.keys()].length !== 1)
-        throw badRequest(`DELETE /${name} needs exactly one condition: ?${s.pk}=<id>`);
-      await objects.remove(ctx, name, ids[0]!);
+      const tree = parseConditions(new URL(request.url).searchParams);
+      const deleted = await deleteObjects(ctx, s, tree);
+      // The documented single-object form ?<key>=<id> keeps the 404 of a missing object.
+      const single = !tree.or && tree.where.length === 1 && tree.where[0]!.field === s.pk && tree.where[0]!.op === "eq";
+      if (single && deleted === 0) throw notFound("This object does not exist");
       return json({});
     })
     // The hottest route: written without async frames (the context is synchronous unless a refresh is due).

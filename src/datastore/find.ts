@@ -1,0 +1,117 @@
+// Queries on one schema: GET /<schema> with conditions, select, expand, order and Range, and DELETE by query.
+// The access-control scope of later issues is ANDed in at readScope(); everything else is compiled SQL.
+
+import type { InValue } from "@libsql/core/api";
+import { q } from "../db/sql.ts";
+import { ApiError } from "../errors.ts";
+import type { CompiledSchema } from "../schema/compiled.ts";
+import { objectJsonSql } from "../schema/json-sql.ts";
+import type { ApiContext } from "./context.ts";
+import { type SqlPart, compileConditions, compileQuery } from "./query/compile.ts";
+import { MAX_EXPAND_KEYS } from "./query/limits.ts";
+import { ALL, type Projection, buildProjection } from "./query/select.ts";
+import type { QueryTree } from "./query/tree.ts";
+
+export interface FindResult {
+  /** JSON array text. */
+  body: string;
+  /** Present when a Range was asked for and the answer is a strict part of the total. */
+  contentRange: string | null;
+}
+
+/** Access control for reads of `schema` is ANDed into every query here (issue 5 fills it in). */
+export function readScope(_ctx: ApiContext, _schema: CompiledSchema): SqlPart | null {
+  return null;
+}
+
+type Obj = Record<string, unknown>;
+
+export async function findObjects(ctx: ApiContext, s: CompiledSchema, tree: QueryTree): Promise<FindResult> {
+  const lookup = (name: string) => ctx.schemas.schemas.get(name);
+  const compiled = compileQuery(s, tree, readScope(ctx, s));
+  const projection = buildProjection(tree.select, tree.expand, s, lookup);
+  const json = objectJsonSql(s.pk, s.fields, "t", {
+    only: projection.fields,
+    distance: compiled.near ? { field: compiled.near.field, sql: compiled.near.distance.sql } : undefined,
+  });
+  const args: InValue[] = [...(compiled.near ? compiled.near.distance.args : []), ...compiled.where.args, ...compiled.order.args];
+  let sql = `SELECT ${json} AS j FROM ${s.table} AS t WHERE ${compiled.where.sql} ${compiled.order.sql}`;
+  const range = tree.range;
+  if (range) {
+    sql += " LIMIT ? OFFSET ?";
+    args.push(range.end === null ? -1 : range.end - range.start + 1, range.start);
+  }
+  const [page, count] = await Promise.all([
+    ctx.db.execute({ sql, args }),
+    range ? ctx.db.execute({ sql: `SELECT count(*) AS n FROM ${s.table} AS t WHERE ${compiled.where.sql}`, args: compiled.where.args }) : null,
+  ]);
+  const texts = page.rows.map((r) => r.j as string);
+  let body: string;
+  if (tree.expand > 0 && texts.length > 0 && hasRelationships(s, projection)) {
+    const objects = texts.map((t) => JSON.parse(t) as Obj);
+    await expand(ctx, s, objects, tree.expand, projection);
+    body = JSON.stringify(objects);
+  } else body = `[${texts.join(",")}]`;
+  let contentRange: string | null = null;
+  if (range && count) {
+    const total = Number(count.rows[0]!.n);
+    if (texts.length > 0 && texts.length < total) contentRange = `objects ${range.start}-${range.start + texts.length - 1}/${total}`;
+  }
+  return { body, contentRange };
+}
+
+function hasRelationships(s: CompiledSchema, p: Projection): boolean {
+  for (const [name, def] of s.fields) if (def.type === "relationship" && (p.fields === null || p.fields.has(name))) return true;
+  return false;
+}
+
+/**
+ * Replace relationship keys with the related objects, level by level: one query per level and relationship
+ * field (keys passed as one JSON array), never one per object. Keys whose object is missing stay keys.
+ */
+async function expand(ctx: ApiContext, s: CompiledSchema, objects: Obj[], depth: number, p: Projection): Promise<void> {
+  const jobs: Promise<void>[] = [];
+  for (const [field, def] of s.fields) {
+    if (def.type !== "relationship" || (p.fields !== null && !p.fields.has(field))) continue;
+    const target = ctx.schemas.schemas.get(def.schema!);
+    if (!target) continue;
+    const keys = new Set<string>();
+    for (const o of objects) {
+      const v = o[field];
+      if (typeof v === "string") keys.add(v);
+      else if (Array.isArray(v)) for (const k of v) if (typeof k === "string") keys.add(k);
+    }
+    if (keys.size === 0) continue;
+    if (keys.size > MAX_EXPAND_KEYS) throw new ApiError(400, `too many related objects to expand in "${field}" (${keys.size}); narrow the query with Range`);
+    const sub = p.nested.get(field) ?? ALL;
+    jobs.push(
+      (async () => {
+        const scope = readScope(ctx, target);
+        const rs = await ctx.db.execute({
+          sql: `SELECT ${objectJsonSql(target.pk, target.fields, "t", { only: sub.fields })} AS j FROM ${target.table} AS t
+                WHERE t.${q(target.pk)} IN (SELECT value FROM json_each(?))${scope ? ` AND (${scope.sql})` : ""}`,
+          args: [JSON.stringify([...keys]), ...(scope?.args ?? [])],
+        });
+        const related = rs.rows.map((r) => JSON.parse(r.j as string) as Obj);
+        if (depth > 1 && related.length) await expand(ctx, target, related, depth - 1, sub);
+        const byKey = new Map(related.map((r) => [r[target.pk] as string, r]));
+        for (const o of objects) {
+          const v = o[field];
+          if (typeof v === "string") o[field] = byKey.get(v) ?? v;
+          else if (Array.isArray(v)) o[field] = v.map((k) => (typeof k === "string" ? (byKey.get(k) ?? k) : k));
+        }
+      })(),
+    );
+  }
+  await Promise.all(jobs);
+}
+
+/** DELETE /<schema>?<conditions>: delete every match. Returns how many were deleted. */
+export async function deleteObjects(ctx: ApiContext, s: CompiledSchema, tree: Pick<QueryTree, "where" | "or">): Promise<number> {
+  if (tree.where.length === 0 && !tree.or) throw new ApiError(400, `DELETE /${s.name} needs at least one condition; deleting every object is refused`);
+  if ([...tree.where, ...(tree.or?.flat() ?? [])].some((c) => c.op === "near"))
+    throw new ApiError(400, "[near] sorts results and cannot select what to delete; use [within]");
+  const where = compileConditions(s, tree, readScope(ctx, s));
+  const rs = await ctx.db.execute({ sql: `DELETE FROM ${s.table} WHERE rowid IN (SELECT t.rowid FROM ${s.table} AS t WHERE ${where.sql})`, args: where.args });
+  return rs.rowsAffected;
+}
