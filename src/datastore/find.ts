@@ -26,36 +26,61 @@ export function readScope(_ctx: ApiContext, _schema: CompiledSchema): SqlPart | 
 
 type Obj = Record<string, unknown>;
 
-export async function findObjects(ctx: ApiContext, s: CompiledSchema, tree: QueryTree): Promise<FindResult> {
-  const lookup = (name: string) => ctx.schemas.schemas.get(name);
-  const compiled = compileQuery(s, tree, readScope(ctx, s));
+export interface FindSql {
+  sql: string;
+  args: InValue[];
+  /** The count of the whole result, when a Range was asked for. */
+  count: { sql: string; args: InValue[] } | null;
+  projection: Projection;
+}
+
+/** The SQL of a query: the page (JSON text per row) and, with a Range, the total count. Pure. */
+export function findSql(s: CompiledSchema, tree: QueryTree, scope: SqlPart | null, lookup: (name: string) => CompiledSchema | undefined): FindSql {
+  const compiled = compileQuery(s, tree, scope);
   const projection = buildProjection(tree.select, tree.expand, s, lookup);
-  const json = objectJsonSql(s.pk, s.fields, "t", {
-    only: projection.fields,
-    distance: compiled.near ? { field: compiled.near.field, sql: compiled.near.distance.sql } : undefined,
-  });
-  const args: InValue[] = [...(compiled.near ? compiled.near.distance.args : []), ...compiled.where.args, ...compiled.order.args];
-  let sql = `SELECT ${json} AS j FROM ${s.table} AS t WHERE ${compiled.where.sql} ${compiled.order.sql}`;
+  const where = compiled.where;
   const range = tree.range;
-  if (range) {
-    sql += " LIMIT ? OFFSET ?";
-    args.push(range.end === null ? -1 : range.end - range.start + 1, range.start);
+  const count = range ? { sql: `SELECT count(*) AS n FROM ${s.table} AS t WHERE ${where.sql}`, args: where.args } : null;
+  const limit = range ? [range.end === null ? -1 : range.end - range.start + 1, range.start] : [];
+  const near = compiled.near;
+
+  if (range && (near || tree.orderBy.length)) {
+    // Sorting then cutting a page: find the page's rows first and render JSON for those only, instead of
+    // letting the sorter carry a rendered object for every candidate. The distance is computed once.
+    const inner = near
+      ? `SELECT t.rowid AS rid, ${near.distance.sql} AS d FROM ${s.table} AS t WHERE ${where.sql} ORDER BY d, t.rowid LIMIT ? OFFSET ?`
+      : `SELECT t.rowid AS rid FROM ${s.table} AS t WHERE ${where.sql} ${compiled.order.sql} LIMIT ? OFFSET ?`;
+    const json = objectJsonSql(s.pk, s.fields, "t", { only: projection.fields, distance: near ? { field: near.field, sql: "p.d" } : undefined });
+    return {
+      sql: `SELECT ${json} AS j FROM (${inner}) AS p JOIN ${s.table} AS t ON t.rowid = p.rid ${near ? "ORDER BY p.d, t.rowid" : compiled.order.sql}`,
+      args: [...(near ? near.distance.args : []), ...where.args, ...(near ? [] : compiled.order.args), ...limit],
+      count,
+      projection,
+    };
   }
-  const [page, count] = await Promise.all([
-    ctx.db.execute({ sql, args }),
-    range ? ctx.db.execute({ sql: `SELECT count(*) AS n FROM ${s.table} AS t WHERE ${compiled.where.sql}`, args: compiled.where.args }) : null,
-  ]);
+  const json = objectJsonSql(s.pk, s.fields, "t", { only: projection.fields, distance: near ? { field: near.field, sql: near.distance.sql } : undefined });
+  return {
+    sql: `SELECT ${json} AS j FROM ${s.table} AS t WHERE ${where.sql} ${compiled.order.sql}${range ? " LIMIT ? OFFSET ?" : ""}`,
+    args: [...(near ? near.distance.args : []), ...where.args, ...compiled.order.args, ...limit],
+    count,
+    projection,
+  };
+}
+
+export async function findObjects(ctx: ApiContext, s: CompiledSchema, tree: QueryTree): Promise<FindResult> {
+  const plan = findSql(s, tree, readScope(ctx, s), (name) => ctx.schemas.schemas.get(name));
+  const [page, count] = await Promise.all([ctx.db.execute({ sql: plan.sql, args: plan.args }), plan.count ? ctx.db.execute(plan.count) : null]);
   const texts = page.rows.map((r) => r.j as string);
   let body: string;
-  if (tree.expand > 0 && texts.length > 0 && hasRelationships(s, projection)) {
+  if (tree.expand > 0 && texts.length > 0 && hasRelationships(s, plan.projection)) {
     const objects = texts.map((t) => JSON.parse(t) as Obj);
-    await expand(ctx, s, objects, tree.expand, projection);
+    await expand(ctx, s, objects, tree.expand, plan.projection);
     body = JSON.stringify(objects);
   } else body = `[${texts.join(",")}]`;
   let contentRange: string | null = null;
-  if (range && count) {
+  if (tree.range && count) {
     const total = Number(count.rows[0]!.n);
-    if (texts.length > 0 && texts.length < total) contentRange = `objects ${range.start}-${range.start + texts.length - 1}/${total}`;
+    if (texts.length > 0 && texts.length < total) contentRange = `objects ${tree.range.start}-${tree.range.start + texts.length - 1}/${total}`;
   }
   return { body, contentRange };
 }
