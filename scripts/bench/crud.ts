@@ -3,11 +3,9 @@
 // Usage: bun run scripts/bench/crud.ts [--seconds 5] [--objects 10000] [--rounds 3] [--tool wrk|autocannon]
 //        [--build] [--binary path] [--write]
 
-import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { tempDir } from "../../tests/helpers/app.ts";
-import { startServerProcess } from "../../tests/helpers/spawn.ts";
+import { startBenchServer } from "./server.ts";
 import { ensureBinary, machine, table, writeSection } from "./env.ts";
 import { defaultTool, runLoad, type LoadResult, type Tool } from "./load.ts";
 
@@ -28,37 +26,16 @@ const tool = (values.tool as Tool | undefined) ?? defaultTool();
 const rounds = Math.min(9, Math.max(1, Number(values.rounds)));
 
 const exe = values.binary ?? ensureBinary(values.build!);
-const dir = tempDir("burrow-bench-");
-const key = "bench-dev-public-key";
-const server = await startServerProcess([exe], {
-  BURROW_DIR: join(dir, "data"),
-  BURROW_DEV_PUBLIC_KEY: key,
-  BURROW_ADMIN_EMAIL: "bench@example.com",
-  BURROW_ADMIN_PASSWORD: "bench-password",
-  BURROW_LOG_LEVEL: "warn",
-});
-const headers = { accept: "application/vnd.service+json; version=0", "x-service-api-key": key, "content-type": "application/json" };
+const server = await startBenchServer(exe);
+const headers = server.headers;
 
 try {
-  const login: any = await (await fetch(`${server.url}/_admin/api/login`, { method: "POST", body: JSON.stringify({ email: "bench@example.com", password: "bench-password" }) })).json();
-  const put = await fetch(`${server.url}/_admin/api/schemas/bench`, {
-    method: "PUT",
-    headers: { authorization: `Bearer ${login.token}` },
-    body: JSON.stringify({ fields: { title: { type: "string" }, n: { type: "integer" }, done: { type: "boolean" }, tags: { type: "array", items: "string" } } }),
-  });
-  if (!put.ok) throw new Error(`schema: ${await put.text()}`);
-
-  const ids: string[] = [];
-  for (let i = 0; i < objects; i += 1000) {
-    const batch = Array.from({ length: Math.min(1000, objects - i) }, (_, j) => ({ title: `object ${i + j}`, n: i + j, done: (i + j) % 2 === 0, tags: ["a", "b"] }));
-    const r: any = await (await fetch(`${server.url}/bench`, { method: "POST", headers, body: JSON.stringify(batch) })).json();
-    ids.push(...r.succeeded);
-  }
-  if (ids.length !== objects) throw new Error(`seeded ${ids.length} of ${objects}`);
+  await server.putSchema("bench", { fields: { title: { type: "string" }, n: { type: "integer" }, done: { type: "boolean" }, tags: { type: "array", items: "string" } } });
+  const ids = await server.seed("bench", objects, (i) => ({ title: `object ${i}`, n: i, done: i % 2 === 0, tags: ["a", "b"] }));
   const getPaths = ids.map((id) => `/bench/${id}`);
   const body = JSON.stringify({ title: "created by the benchmark", n: 7, done: false, tags: ["x"] });
 
-  const floor = Bun.spawn([process.execPath, join(import.meta.dir, "floor-server.ts"), join(dir, "data/development.db"), "o_bench", "bench_id"], { stdout: "pipe" });
+  const floor = Bun.spawn([process.execPath, join(import.meta.dir, "floor-server.ts"), join(server.dir, "data/development.db"), "o_bench", "bench_id"], { stdout: "pipe" });
   const floorUrl = /serving (\S+)/.exec(await readLine(floor.stdout))![1]!;
 
   // Every case runs `rounds` times, interleaved (floor, Burrow, floor, ...), and the median run is reported:
@@ -117,7 +94,6 @@ try {
   if (values.write) writeSection("crud", md);
 } finally {
   await server.stop();
-  rmSync(dir, { recursive: true, force: true });
 }
 
 async function readLine(stream: ReadableStream<Uint8Array>): Promise<string> {

@@ -5,15 +5,13 @@
 // Usage: bun run scripts/bench/query.ts [--seconds 5] [--points 1000000] [--tool wrk|autocannon] [--build] [--write]
 
 import { Database } from "bun:sqlite";
-import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { findSql } from "../../src/datastore/find.ts";
 import { parseQuery } from "../../src/datastore/query/parse.ts";
 import { compileSchema } from "../../src/schema/compiled.ts";
 import { validateDefinition } from "../../src/schema/definition.ts";
-import { tempDir } from "../../tests/helpers/app.ts";
-import { startServerProcess } from "../../tests/helpers/spawn.ts";
+import { startBenchServer } from "./server.ts";
 import { ensureBinary, machine, table, writeSection } from "./env.ts";
 import { defaultTool, runLoad, type LoadResult, type Tool } from "./load.ts";
 
@@ -38,55 +36,32 @@ const rnd = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
 const region = { lat: [35, 70], lon: [-10, 40] } as const;
 const randomPoint = () => ({ lat: region.lat[0] + rnd() * (region.lat[1] - region.lat[0]), lon: region.lon[0] + rnd() * (region.lon[1] - region.lon[0]) });
 
-const dir = tempDir("burrow-qbench-");
-const key = "bench-dev-public-key";
-const server = await startServerProcess([exe], {
-  BURROW_DIR: join(dir, "data"),
-  BURROW_DEV_PUBLIC_KEY: key,
-  BURROW_ADMIN_EMAIL: "bench@example.com",
-  BURROW_ADMIN_PASSWORD: "bench-password",
-  BURROW_LOG_LEVEL: "warn",
-});
-const headers = { accept: "application/vnd.service+json; version=0", "x-service-api-key": key, "content-type": "application/json" };
+const server = await startBenchServer(exe);
+const headers = server.headers;
+const dir = server.dir;
 const log = (s: string) => console.error(s);
-
-async function admin(path: string, body: unknown, token: string) {
-  const r = await fetch(`${server.url}/_admin/api${path}`, { method: "PUT", headers: { authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
-  if (!r.ok) throw new Error(`${path}: ${await r.text()}`);
-}
-async function seedObjects(schema: string, n: number, make: (i: number) => Record<string, unknown>) {
-  const started = performance.now();
-  for (let i = 0; i < n; i += 1000) {
-    const batch = Array.from({ length: Math.min(1000, n - i) }, (_, j) => make(i + j));
-    const r = (await (await fetch(`${server.url}/${schema}`, { method: "POST", headers, body: JSON.stringify(batch) })).json()) as { failed: string[] };
-    if (r.failed.length) throw new Error(`seeding ${schema} failed: ${r.failed.length}`);
-  }
-  log(`seeded ${n} ${schema} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-}
 
 const rows: (string | number)[][] = [];
 const checks: string[][] = [];
 try {
-  const login = (await (await fetch(`${server.url}/_admin/api/login`, { method: "POST", body: JSON.stringify({ email: "bench@example.com", password: "bench-password" }) })).json()) as { token: string };
-  const tok = login.token;
-  await admin("/schemas/small", { fields: { name: { type: "string" }, n: { type: "integer" }, cat: { type: "string" } } }, tok);
-  await admin("/schemas/large", { fields: { name: { type: "string" }, n: { type: "integer" }, cat: { type: "string" } }, indexes: [["cat", "n"]] }, tok);
-  await admin("/schemas/place", { fields: { name: { type: "string" }, at: { type: "geopoint" } } }, tok);
-  await admin("/schemas/city", { fields: { name: { type: "string" } } }, tok);
-  await admin("/schemas/company", { fields: { name: { type: "string" }, city: { type: "relationship", schema: "city" } } }, tok);
-  await admin("/schemas/member", { fields: { name: { type: "string" }, company: { type: "relationship", schema: "company" } } }, tok);
-  await admin("/schemas/comment", { fields: { text: { type: "string" }, by: { type: "relationship", schema: "member" } } }, tok);
-  await admin("/schemas/post", { fields: { title: { type: "string" }, author: { type: "relationship", schema: "member" }, comments: { type: "relationship", schema: "comment", many: true } } }, tok);
+  await server.putSchema("small", { fields: { name: { type: "string" }, n: { type: "integer" }, cat: { type: "string" } } });
+  await server.putSchema("large", { fields: { name: { type: "string" }, n: { type: "integer" }, cat: { type: "string" } }, indexes: [["cat", "n"]] });
+  await server.putSchema("place", { fields: { name: { type: "string" }, at: { type: "geopoint" } } });
+  await server.putSchema("city", { fields: { name: { type: "string" } } });
+  await server.putSchema("company", { fields: { name: { type: "string" }, city: { type: "relationship", schema: "city" } } });
+  await server.putSchema("member", { fields: { name: { type: "string" }, company: { type: "relationship", schema: "company" } } });
+  await server.putSchema("comment", { fields: { text: { type: "string" }, by: { type: "relationship", schema: "member" } } });
+  await server.putSchema("post", { fields: { title: { type: "string" }, author: { type: "relationship", schema: "member" }, comments: { type: "relationship", schema: "comment", many: true } } });
 
   const item = (i: number) => ({ name: `item ${i}`, n: i, cat: `c${i % 100}` });
-  await seedObjects("small", 10_000, item);
-  await seedObjects("large", 100_000, item);
-  await seedObjects("city", 100, (i) => ({ city_id: `city${i}`, name: `City ${i}` }));
-  await seedObjects("company", 1000, (i) => ({ company_id: `co${i}`, name: `Company ${i}`, city: `city${i % 100}` }));
-  await seedObjects("member", 5000, (i) => ({ member_id: `m${i}`, name: `Member ${i}`, company: `co${i % 1000}` }));
-  await seedObjects("comment", 30_000, (i) => ({ comment_id: `k${i}`, text: `comment ${i}`, by: `m${(i * 7) % 5000}` }));
-  await seedObjects("post", 10_000, (i) => ({ post_id: `p${i}`, title: `Post ${i}`, author: `m${i % 5000}`, comments: [`k${i * 3}`, `k${i * 3 + 1}`, `k${i * 3 + 2}`] }));
-  await seedObjects("place", points, (i) => ({ name: `place ${i}`, at: randomPoint() }));
+  await server.seed("small", 10_000, item);
+  await server.seed("large", 100_000, item);
+  await server.seed("city", 100, (i) => ({ city_id: `city${i}`, name: `City ${i}` }));
+  await server.seed("company", 1000, (i) => ({ company_id: `co${i}`, name: `Company ${i}`, city: `city${i % 100}` }));
+  await server.seed("member", 5000, (i) => ({ member_id: `m${i}`, name: `Member ${i}`, company: `co${i % 1000}` }));
+  await server.seed("comment", 30_000, (i) => ({ comment_id: `k${i}`, text: `comment ${i}`, by: `m${(i * 7) % 5000}` }));
+  await server.seed("post", 10_000, (i) => ({ post_id: `p${i}`, title: `Post ${i}`, author: `m${i % 5000}`, comments: [`k${i * 3}`, `k${i * 3 + 1}`, `k${i * 3 + 2}`] }));
+  await server.seed("place", points, (i) => ({ name: `place ${i}`, at: randomPoint() }));
 
   const run = async (name: string, paths: string[], extra: Record<string, string>, target: string, ok: (r: LoadResult) => boolean) => {
     const r = await runLoad({ base: server.url, method: "GET", paths, headers: { ...headers, ...extra }, connections: 1, seconds }, tool);
@@ -181,5 +156,4 @@ try {
   if (values.write) writeSection("query", md);
 } finally {
   await server.stop();
-  rmSync(dir, { recursive: true, force: true });
 }
