@@ -7,6 +7,8 @@ import type { Client } from "@libsql/core/api";
 import type { Config } from "./config.ts";
 import { openClient } from "./db/open-client.ts";
 import { Objects } from "./datastore/objects.ts";
+import { Relations } from "./datastore/relations.ts";
+import { FILES_DDL, Files } from "./files/files.ts";
 import { type Logger, createLogger } from "./log.ts";
 import { Catalog } from "./schema/catalog.ts";
 import { LAYOUT_DDL } from "./schema/migrate.ts";
@@ -37,12 +39,19 @@ export interface Services {
   readonly admins: Admins;
   readonly settings: Settings;
   readonly objects: Objects;
+  readonly files: Files;
+  readonly relations: Relations;
   keys: KeyIndex;
   /** Reload keys, settings and schemas when another process changed them; undefined when not due yet. */
   refreshIfDue(): Promise<void> | undefined;
   reload(): Promise<void>;
+  /** Background upkeep (emptying the file trash); returns a function that stops it. */
+  startMaintenance(): () => void;
   close(): void;
 }
+
+/** How often the file trash is emptied in the background (writes also empty it as they go). */
+export const MAINTENANCE_INTERVAL_MS = 60_000;
 
 function indexKeys(set: KeySet): KeyIndex {
   return { set, byPublic: new Map(ENVIRONMENTS.map((e) => [set[e].publicKey, e])) };
@@ -57,7 +66,7 @@ export async function openServices(config: Config, opts: { log?: Logger; refresh
     production: openClient(join(config.dir, "production.db")),
   };
   await migrateSystemDb(system);
-  for (const env of ENVIRONMENTS) await envDbs[env].execute(LAYOUT_DDL);
+  for (const env of ENVIRONMENTS) await envDbs[env].batch([LAYOUT_DDL, ...FILES_DDL], "write");
   const keys = indexKeys(await ensureKeys(system, config.keys));
   const catalog = new Catalog(system, envDbs);
   await catalog.load();
@@ -65,6 +74,8 @@ export async function openServices(config: Config, opts: { log?: Logger; refresh
   const settings = new Settings(system);
   await settings.load();
   const admins = new Admins(system);
+  const files = new Files(config.dir, settings, log);
+  const objects = new Objects(catalog, files);
   if (config.admin) {
     const what = await admins.upsert(config.admin.email, config.admin.password);
     log.info(`admin ${config.admin.email} ${what} from BURROW_ADMIN_EMAIL`);
@@ -85,7 +96,9 @@ export async function openServices(config: Config, opts: { log?: Logger; refresh
     catalog,
     admins,
     settings,
-    objects: new Objects(catalog),
+    objects,
+    relations: new Relations(objects),
+    files,
     keys,
     refreshIfDue() {
       const now = Date.now();
@@ -100,6 +113,15 @@ export async function openServices(config: Config, opts: { log?: Logger; refresh
       await Promise.all([catalog.load(), settings.load()]);
       epoch = e;
       lastCheck = Date.now();
+    },
+    startMaintenance() {
+      const drain = () => {
+        for (const env of ENVIRONMENTS) files.drain(env, envDbs[env]).catch((e) => log.warn("emptying the file trash failed", { env, error: String(e) }));
+      };
+      drain();
+      const timer = setInterval(drain, MAINTENANCE_INTERVAL_MS);
+      timer.unref?.();
+      return () => clearInterval(timer);
     },
     close() {
       if (closed) return;

@@ -21,12 +21,14 @@ export async function startServer(config: Config): Promise<RunningServer> {
     maxRequestBodySize: config.bodyLimit + 1024 * 1024,
     fetch: (req) => app.handle(req),
   });
+  const stopMaintenance = services.startMaintenance();
   const host = config.http.host.includes(":") ? `[${config.http.host}]` : config.http.host;
   const url = `http://${host}:${server.port}`;
   return {
     url,
     services,
     async stop() {
+      stopMaintenance();
       await server.stop(true);
       services.close();
     },

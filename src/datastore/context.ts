@@ -18,4 +18,6 @@ export interface ApiContext {
   /** Development with inference on: unknown schemas and fields are created on write. */
   infer: boolean;
   principal: Principal;
+  /** The public base URL (scheme, host, port) for links such as file URLs: --public-url or the request's own. */
+  baseUrl(): string;
 }

@@ -1,28 +1,33 @@
-// Datastore CRUD on one schema: create (single and batch), read by key, list, partial update, delete.
-// Values are type-checked against the schema; development inference adds schemas and fields first.
+// Datastore CRUD on one schema: create (single and batch), read by key, partial update with atomic [inc]
+// counters, delete. Values are type-checked against the schema; binary uploads are saved to the file store
+// and recorded in the same transaction as the object; development inference adds schemas and fields first.
 
+import type { InStatement, InValue, ResultSet } from "@libsql/core/api";
 import { hashPassword } from "../auth/passwords.ts";
+import { q } from "../db/sql.ts";
 import { ApiError, badRequest, notFound } from "../errors.ts";
+import type { Files, SavedFile } from "../files/files.ts";
+import { looksLikeUpload, parseUpload, type Upload } from "../files/upload.ts";
 import type { Catalog } from "../schema/catalog.ts";
 import type { CompiledSchema } from "../schema/compiled.ts";
 import { AUTO_FIELDS, type FieldDef, isValidName } from "../schema/definition.ts";
 import { inferField, mergeInferred } from "../schema/infer.ts";
 import { ValueTypeError, encodeValue, isKeyValue } from "../schema/values.ts";
-import { q } from "../db/sql.ts";
-import type { InValue } from "@libsql/core/api";
 import type { ApiContext } from "./context.ts";
 
 export const MAX_BATCH = 1000;
+export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
 /** JSON text produced by SQLite (json_object): sent to clients as it is. */
 export type JsonText = string;
 const IGNORED_ON_WRITE = new Set<string>(AUTO_FIELDS);
+const INC_RE = /^([a-z][a-z0-9_]{0,63})\[inc\]$/;
 
 export function newObjectId(): string {
   return crypto.randomUUID().replaceAll("-", "");
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
+export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
@@ -35,8 +40,28 @@ function typeError(field: string, mode: Mode, e: unknown): ApiError {
     : `${field} has invalid type, please check your schema${detail}`);
 }
 
+/** A body turned into column values, with the files it uploaded. */
+export interface Encoded {
+  values: Map<string, InValue[]>;
+  /** field -> increment, for `<field>[inc]`. */
+  incs: Map<string, number>;
+  saved: SavedFile[];
+  /** Binary fields that were sent back as a plain string (their URL): kept only if unchanged. */
+  keepIfSame: Map<string, string>;
+}
+
+/** One object's write: its statement first, then the rows of the files it saved. */
+export interface PreparedWrite {
+  id: string;
+  stmts: InStatement[];
+  saved: SavedFile[];
+}
+
 export class Objects {
-  constructor(private readonly catalog: Catalog) {}
+  constructor(
+    private readonly catalog: Catalog,
+    readonly files: Files,
+  ) {}
 
   /** The schema a read addresses; 404 when it does not exist in this version. */
   schemaForRead(ctx: ApiContext, name: string): CompiledSchema {
@@ -50,29 +75,42 @@ export class Objects {
    * Production (and --no-infer) never infers: unknown schema 404, unknown field 400.
    */
   async schemaForWrite(ctx: ApiContext, name: string, bodies: readonly Record<string, unknown>[], relations: ReadonlyMap<string, string>, mayCreate: boolean): Promise<CompiledSchema> {
-    let s = ctx.schemas.schemas.get(name);
+    const s = ctx.schemas.schemas.get(name);
     if (!s && !(ctx.infer && mayCreate)) throw notFound(`schema "${name}" does not exist`);
     if (!s && !isValidName(name)) throw badRequest(`"${name}" is not a valid schema name`);
     const pk = s?.pk ?? `${name}_id`;
     const additions: Record<string, FieldDef> = {};
     for (const body of bodies) {
       for (const key of Object.keys(body)) {
-        if (key === pk || IGNORED_ON_WRITE.has(key) || s?.fields.has(key)) continue;
-        if (!ctx.infer) throw badRequest(isValidName(key) ? `${key} does not exist in schema ${name}` : `"${key}" is not a valid field name`);
-        if (!isValidName(key)) throw badRequest(`"${key}" is not a valid field name (lowercase letters, digits and _, starting with a letter, at most 64)`);
-        const inferred = inferField(key, body[key], relations.get(key));
-        additions[key] = Object.hasOwn(additions, key) ? mergeInferred(key, additions[key]!, inferred) : inferred;
+        const inc = INC_RE.exec(key);
+        const field = inc ? inc[1]! : key;
+        if (field === pk || IGNORED_ON_WRITE.has(field) || s?.fields.has(field)) continue;
+        if (!ctx.infer) throw badRequest(isValidName(field) ? `${field} does not exist in schema ${name}` : `"${key}" is not a valid field name`);
+        if (!isValidName(field)) throw badRequest(`"${key}" is not a valid field name (lowercase letters, digits and _, starting with a letter, at most 64)`);
+        const inferred: FieldDef = inc ? { type: "integer" } : inferField(field, body[key], relations.get(field));
+        additions[field] = Object.hasOwn(additions, field) ? mergeInferred(field, additions[field]!, inferred) : inferred;
       }
     }
     if (s && Object.keys(additions).length === 0) return s;
     return this.catalog.infer(name, additions);
   }
 
-  /** Column values for the fields a body sets (null and "NULL" clear a field). */
-  private async encodeBody(s: CompiledSchema, body: Record<string, unknown>, mode: Mode, id?: string): Promise<Map<string, InValue[]>> {
-    const out = new Map<string, InValue[]>();
+  /** Column values for the fields a body sets (null and "NULL" clear a field); uploads are saved here. */
+  async encode(ctx: ApiContext, s: CompiledSchema, body: Record<string, unknown>, mode: Mode, id?: string): Promise<Encoded> {
+    const out: Encoded = { values: new Map(), incs: new Map(), saved: [], keepIfSame: new Map() };
+    const uploads: [string, Upload][] = [];
     for (const key of Object.keys(body)) {
       const v = body[key];
+      const inc = INC_RE.exec(key);
+      if (inc) {
+        const field = inc[1]!;
+        if (mode === "create") throw badRequest(`${key}: [inc] only applies to updates (PUT)`);
+        if (s.fields.get(field)?.type !== "integer") throw badRequest(`${key}: [inc] needs an integer field, and "${field}" is not one`);
+        if (typeof v !== "number" || !Number.isSafeInteger(v)) throw badRequest(`${key}: the increment must be an integer`);
+        if (Object.hasOwn(body, field)) throw badRequest(`${key}: "${field}" cannot be set and incremented at once`);
+        out.incs.set(field, v);
+        continue;
+      }
       if (key === s.pk) {
         if (mode === "update" && v !== id) throw badRequest(`${s.pk}: unable to update primary key`);
         if (mode === "create" && !isKeyValue(v)) throw typeError(key, mode, new ValueTypeError("a primary key is a non-empty string of at most 256 characters"));
@@ -81,74 +119,125 @@ export class Objects {
       if (IGNORED_ON_WRITE.has(key)) continue;
       const fc = s.columnsByField.get(key)!;
       if (v === null || v === "NULL") {
-        out.set(key, fc.cols.map(() => null));
+        out.values.set(key, fc.cols.map(() => null));
         continue;
       }
+      if (fc.def.type === "relationship" && (isObject(v) || (Array.isArray(v) && v.some(isObject))))
+        throw badRequest(`${key} holds a nested object; nested objects need the X-Service-Relations header`);
       if (fc.def.type === "password") {
         if (mode === "update") throw badRequest(`${key} cannot be changed with PUT; use /${s.name}/resetPassword`);
         if (typeof v !== "string" || v.length === 0 || v.length > 1024) throw typeError(key, mode, new ValueTypeError("a password is a non-empty string"));
-        out.set(key, [await hashPassword(v)]);
+        out.values.set(key, [await hashPassword(v)]);
+        continue;
+      }
+      if (fc.def.type === "binary") {
+        if (typeof v === "string" && looksLikeUpload(v)) uploads.push([key, parseUpload(key, v, this.files.maxBytes(ctx.env))]);
+        else if (typeof v === "string" && mode === "update") out.keepIfSame.set(key, v);
+        else throw typeError(key, mode, new ValueTypeError("a binary field takes the upload format: Content-Type, Content-Disposition, Content-Transfer-Encoding: base64, a blank line, base64"));
         continue;
       }
       try {
-        out.set(key, encodeValue(fc.def, v));
+        out.values.set(key, encodeValue(fc.def, v));
       } catch (e) {
         throw typeError(key, mode, e);
       }
     }
+    if (uploads.length) {
+      const base = ctx.baseUrl();
+      const results = await Promise.allSettled(uploads.map(([field, u]) => this.files.save(ctx.env, field, u, base)));
+      for (const r of results) if (r.status === "fulfilled") out.saved.push(r.value);
+      const failed = results.find((r) => r.status === "rejected");
+      if (failed) {
+        await this.files.discard(ctx.env, out.saved);
+        throw (failed as PromiseRejectedResult).reason;
+      }
+      for (const f of out.saved) out.values.set(f.field, [f.url]);
+    }
     return out;
   }
 
-  private async insertArgs(s: CompiledSchema, body: Record<string, unknown>): Promise<{ id: string; args: InValue[] }> {
-    const values = await this.encodeBody(s, body, "create");
+  /** The insert of one new object (ON CONFLICT DO NOTHING: a duplicate key changes nothing). */
+  async prepareCreate(ctx: ApiContext, s: CompiledSchema, body: Record<string, unknown>, returning: "json" | "key" = "json"): Promise<PreparedWrite> {
+    const enc = await this.encode(ctx, s, body, "create");
     const id = (body[s.pk] as string | undefined) ?? newObjectId();
-    if (s.passwordField && !values.get(s.passwordField)?.[0]) throw badRequest(`${s.passwordField} is required to create a ${s.name}`);
+    if (s.passwordField && !enc.values.get(s.passwordField)?.[0]) {
+      await this.files.discard(ctx.env, enc.saved);
+      throw badRequest(`${s.passwordField} is required to create a ${s.name}`);
+    }
     const now = Date.now();
     const args: InValue[] = [id];
-    for (const fc of s.fieldColumns) args.push(...(values.get(fc.name) ?? fc.cols.map(() => null)));
+    for (const fc of s.fieldColumns) args.push(...(enc.values.get(fc.name) ?? fc.cols.map(() => null)));
     args.push(now, now, null);
-    return { id, args };
+    const stmt = { sql: returning === "json" ? s.sqlInsert : s.sqlInsertKey, args };
+    return { id, stmts: [stmt, ...enc.saved.map((f) => this.files.fileRow(s.name, id, f))], saved: enc.saved };
+  }
+
+  /** Run prepared writes as one transaction (or one statement); saved files of writes that did nothing are removed. */
+  async run(ctx: ApiContext, writes: readonly PreparedWrite[]): Promise<ResultSet[]> {
+    const stmts = writes.flatMap((w) => w.stmts);
+    let results: ResultSet[];
+    try {
+      results = stmts.length === 1 ? [await ctx.db.execute(stmts[0]!)] : await ctx.db.batch(stmts, "write");
+    } catch (e) {
+      await this.files.discard(ctx.env, writes.flatMap((w) => w.saved));
+      throw e;
+    }
+    let i = 0;
+    const unused: SavedFile[] = [];
+    for (const w of writes) {
+      if (w.saved.length && results[i]!.rowsAffected === 0) unused.push(...w.saved);
+      i += w.stmts.length;
+    }
+    if (unused.length) await this.files.discard(ctx.env, unused);
+    return results;
+  }
+
+  /** Results of the object statements of `writes` (skipping the file rows). */
+  objectResults(writes: readonly PreparedWrite[], results: readonly ResultSet[]): ResultSet[] {
+    const out: ResultSet[] = [];
+    let i = 0;
+    for (const w of writes) {
+      out.push(results[i]!);
+      i += w.stmts.length;
+    }
+    return out;
   }
 
   async create(ctx: ApiContext, name: string, body: unknown, relations: ReadonlyMap<string, string>): Promise<JsonText> {
     if (!isObject(body)) throw badRequest("the request body must be a JSON object or an array of objects");
     const s = await this.schemaForWrite(ctx, name, [body], relations, true);
-    const { id, args } = await this.insertArgs(s, body);
-    const rs = await ctx.db.execute({ sql: s.sqlInsert, args });
-    if (rs.rows.length === 0) throw new ApiError(409, `Duplicate key for schema ${s.name}: ${JSON.stringify(id)}`);
-    return rs.rows[0]!.j as JsonText;
+    const w = await this.prepareCreate(ctx, s, body);
+    const [rs] = await this.run(ctx, [w]);
+    if (rs!.rows.length === 0) throw new ApiError(409, `Duplicate key for schema ${s.name}: ${JSON.stringify(w.id)}`);
+    return rs!.rows[0]!.j as JsonText;
   }
 
   /** Batch create: every object on its own; keys of the created ones in posted order. */
   async createMany(ctx: ApiContext, name: string, bodies: unknown[], relations: ReadonlyMap<string, string>): Promise<{ succeeded: string[]; failed: string[] }> {
     if (bodies.length > MAX_BATCH) throw badRequest(`at most ${MAX_BATCH} objects per batch`);
-    const objects = bodies.filter(isObject);
-    const s = await this.schemaForWrite(ctx, name, objects, relations, true);
+    const s = await this.schemaForWrite(ctx, name, bodies.filter(isObject), relations, true);
     const prepared = await Promise.all(
       bodies.map(async (b, i) => {
         const label = isObject(b) && isKeyValue(b[s.pk]) ? (b[s.pk] as string) : String(i);
-        if (!isObject(b)) return { label, ok: null };
+        if (!isObject(b)) return { label, write: null };
         try {
-          return { label, ok: await this.insertArgs(s, b) };
+          return { label, write: await this.prepareCreate(ctx, s, b, "key") };
         } catch (e) {
-          if (e instanceof ApiError) return { label, ok: null };
+          if (e instanceof ApiError) return { label, write: null };
           throw e;
         }
       }),
     );
-    const good = prepared.filter((p) => p.ok);
-    const results = good.length
-      ? await ctx.db.batch(good.map((p) => ({ sql: s.sqlInsertKey, args: p.ok!.args })), "write")
-      : [];
-    const inserted = new Set<number>();
-    good.forEach((p, i) => results[i]!.rows.length && inserted.add(prepared.indexOf(p)));
+    const writes = prepared.flatMap((p) => (p.write ? [p.write] : []));
+    const results = writes.length ? this.objectResults(writes, await this.run(ctx, writes)) : [];
+    const created = new Set(writes.filter((_, i) => results[i]!.rows.length > 0));
     const succeeded: string[] = [];
     const failed: string[] = [];
-    prepared.forEach((p, i) => (inserted.has(i) ? succeeded.push(p.ok!.id) : failed.push(p.label)));
+    for (const p of prepared) (p.write && created.has(p.write) ? succeeded : failed).push(p.write && created.has(p.write) ? p.write.id : p.label);
     return { succeeded, failed };
   }
 
-  get(ctx: ApiContext, name: string, id: string): Promise<JsonText> {
+  async get(ctx: ApiContext, name: string, id: string): Promise<JsonText> {
     const s = this.schemaForRead(ctx, name);
     return ctx.db.execute({ sql: s.sqlGet, args: [id] }).then((rs) => {
       if (rs.rows.length === 0) throw notFound();
@@ -156,27 +245,63 @@ export class Objects {
     });
   }
 
-  /** Partial update; answers the whole object. */
+  /** Partial update; answers the whole object. `<field>[inc]` adds in SQL, atomically. */
   async update(ctx: ApiContext, name: string, id: string, body: unknown, relations: ReadonlyMap<string, string>): Promise<JsonText> {
     if (!isObject(body)) throw badRequest("the request body must be a JSON object");
     if (!ctx.schemas.schemas.has(name)) throw notFound();
     const s = await this.schemaForWrite(ctx, name, [body], relations, false);
-    const values = await this.encodeBody(s, body, "update", id);
+    const enc = await this.encode(ctx, s, body, "update", id);
+    try {
+      await this.resolveKeepIfSame(ctx, s, id, enc);
+    } catch (e) {
+      await this.files.discard(ctx.env, enc.saved);
+      throw e;
+    }
+    const stmt = this.updateStatement(s, id, enc);
+    const w: PreparedWrite = { id, stmts: [stmt, ...enc.saved.map((f) => this.files.fileRow(s.name, id, f))], saved: enc.saved };
+    const [rs] = await this.run(ctx, [w]);
+    if (rs!.rows.length === 0) {
+      if (enc.incs.size && (await ctx.db.execute({ sql: s.sqlGet, args: [id] })).rows.length)
+        throw badRequest(`${[...enc.incs.keys()].map((f) => `${f}[inc]`).join(", ")}: the result would exceed ${MAX_SAFE}`);
+      throw notFound();
+    }
+    if (enc.values.size && s.fieldColumns.some((fc) => fc.def.type === "binary" && enc.values.has(fc.name))) await this.files.drain(ctx.env, ctx.db);
+    return rs!.rows[0]!.j as JsonText;
+  }
+
+  /** A binary field sent back as its current URL is left alone; any other plain string is refused. */
+  private async resolveKeepIfSame(ctx: ApiContext, s: CompiledSchema, id: string, enc: Encoded): Promise<void> {
+    if (enc.keepIfSame.size === 0) return;
+    const fields = [...enc.keepIfSame.keys()];
+    const rs = await ctx.db.execute({ sql: `SELECT ${fields.map(q).join(", ")} FROM ${s.table} WHERE ${q(s.pk)} = ?`, args: [id] });
+    if (rs.rows.length === 0) throw notFound();
+    for (const f of fields)
+      if (rs.rows[0]![f] !== enc.keepIfSame.get(f)) throw typeError(f, "update", new ValueTypeError("send an upload, null, or the file's current URL"));
+  }
+
+  updateStatement(s: CompiledSchema, id: string, enc: Encoded): InStatement {
     const sets: string[] = [];
     const args: InValue[] = [];
     for (const fc of s.fieldColumns) {
-      const v = values.get(fc.name);
+      const v = enc.values.get(fc.name);
       if (!v) continue;
       fc.cols.forEach((c, i) => {
         sets.push(`${q(c)} = ?`);
         args.push(v[i]!);
       });
     }
+    for (const [f, by] of enc.incs) {
+      sets.push(`${q(f)} = COALESCE(${q(f)}, 0) + ?`);
+      args.push(by);
+    }
     sets.push(`"lastmoddate" = max("lastmoddate" + 1, ?)`);
     args.push(Date.now(), id);
-    const rs = await ctx.db.execute({ sql: `UPDATE ${s.table} SET ${sets.join(", ")} WHERE ${q(s.pk)} = ? RETURNING ${s.jsonReturning} AS j`, args });
-    if (rs.rows.length === 0) throw notFound();
-    return rs.rows[0]!.j as JsonText;
+    let where = `${q(s.pk)} = ?`;
+    for (const [f, by] of enc.incs) {
+      where += ` AND abs(COALESCE(${q(f)}, 0) + ?) <= ${MAX_SAFE}`;
+      args.push(by);
+    }
+    return { sql: `UPDATE ${s.table} SET ${sets.join(", ")} WHERE ${where} RETURNING ${s.jsonReturning} AS j`, args };
   }
 
   async remove(ctx: ApiContext, name: string, id: string): Promise<void> {
@@ -184,6 +309,12 @@ export class Objects {
     if (!s) throw notFound("This object does not exist");
     const rs = await ctx.db.execute({ sql: s.sqlDelete, args: [id] });
     if (rs.rowsAffected === 0) throw notFound("This object does not exist");
+    await this.afterDelete(ctx, [s]);
+  }
+
+  /** Empty the file trash when any of the schemas a delete touched has binary fields. */
+  async afterDelete(ctx: ApiContext, touched: readonly CompiledSchema[]): Promise<void> {
+    if (touched.some((s) => s.fieldColumns.some((fc) => fc.def.type === "binary"))) await this.files.drain(ctx.env, ctx.db);
   }
 
   /** Number of objects per schema of a version (for the status API), in one round trip. */

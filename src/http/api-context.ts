@@ -15,6 +15,7 @@ export function apiContext(services: Services, request: Request): ApiContext | P
 }
 
 function resolveContext(services: Services, request: Request): ApiContext {
+  const baseUrl = () => services.config.publicUrl ?? new URL(request.url).origin;
   const version = parseAcceptVersion(request.headers.get("accept"));
   const key = request.headers.get(API_KEY_HEADER);
   if (key === null || key === "") throw new ApiError(401, "missing X-Service-API-Key header with the app's public key");
@@ -31,6 +32,7 @@ function resolveContext(services: Services, request: Request): ApiContext {
       schemas: services.catalog.development(),
       infer: services.config.infer,
       principal: { kind: "anonymous" },
+      baseUrl,
     };
   }
   if (version === 0) throw new ApiError(401, "the production API key cannot call version 0 (development); use the development key");
@@ -38,5 +40,5 @@ function resolveContext(services: Services, request: Request): ApiContext {
   if (v === null) throw new ApiError(404, "no API version is deployed to production yet");
   const schemas = services.catalog.production(v);
   if (!schemas) throw new ApiError(404, `API version ${v} is not deployed`);
-  return { env: "production", version: v, db: services.envDbs.production, schemas, infer: false, principal: { kind: "anonymous" } };
+  return { env: "production", version: v, db: services.envDbs.production, schemas, infer: false, principal: { kind: "anonymous" }, baseUrl };
 }

@@ -8,6 +8,7 @@ import { createRequestInfo, type RequestInfo } from "./request-meta.ts";
 import { errorResponse, json } from "./respond.ts";
 import { Router } from "./router.ts";
 import { adminRoutes } from "./routes/admin.ts";
+import { fileRoutes } from "./routes/files.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { objectRoutes } from "./routes/objects.ts";
 
@@ -18,7 +19,7 @@ export interface App {
 
 export function createApp(services: Services, opts: { peer?: (req: Request) => string | null } = {}): App {
   const info = createRequestInfo(opts.peer);
-  const router = new Router([healthRoutes(services), adminRoutes(services), objectRoutes(services)]);
+  const router = new Router([healthRoutes(services), adminRoutes(services), fileRoutes(services), objectRoutes(services)]);
   const limit = services.config.bodyLimit;
 
   const fail = (e: unknown): Response => {

@@ -97,7 +97,10 @@ export class Router {
   }
 }
 
-/** Depth-first: a static segment wins over a parameter, and a parameter is tried when the static path fails. */
+/**
+ * Depth-first: a static segment wins over a parameter, and a parameter is tried when the static path fails.
+ * A parameter in the first segment never matches a segment starting with "_" (reserved for /_admin, /_files, ...).
+ */
 function walk(node: Node, segs: string[], i: number, names: string[], values: string[]): Node | null {
   if (i === segs.length) return node.handlers.size ? node : null;
   const seg = segs[i]!;
@@ -106,7 +109,8 @@ function walk(node: Node, segs: string[], i: number, names: string[], values: st
     const found = walk(child, segs, i + 1, names, values);
     if (found) return found;
   }
-  if (node.param && seg !== "") {
+  // The first segment is a schema or method name, which never starts with "_": those paths are the system's.
+  if (node.param && seg !== "" && !(i === 0 && seg.startsWith("_"))) {
     names.push(node.param.name);
     values.push(seg);
     const found = walk(node.param.node, segs, i + 1, names, values);

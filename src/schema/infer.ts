@@ -4,6 +4,7 @@
 import { ApiError } from "../errors.ts";
 import { type FieldDef, type ItemType, isValidName } from "./definition.ts";
 import { isLatitude, isLongitude } from "./values.ts";
+import { looksLikeUpload } from "../files/upload.ts";
 
 const MAX_RELATIONS = 64;
 
@@ -55,6 +56,7 @@ export function inferField(field: string, value: unknown, relatedSchema?: string
     if (keys.length === 2 && isLatitude(g.lat) && isLongitude(g.lon)) return { type: "geopoint" };
     throw new ApiError(400, `field "${field}" holds an object; nested objects need the X-Service-Relations header`);
   }
+  if (typeof value === "string" && looksLikeUpload(value)) return { type: "binary" };
   const t = itemTypeOf(value);
   if (!t) throw new ApiError(400, `cannot infer the type of new field "${field}"`);
   return { type: t };

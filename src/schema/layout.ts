@@ -76,3 +76,25 @@ export function dropGeoIndexSql(schema: string, field: string): string[] {
   const name = geoTableName(schema, field);
   return [...["insert", "update", "delete"].map((w) => `DROP TRIGGER IF EXISTS ${q(`${name}$${w}`)}`), `DROP TABLE IF EXISTS ${q(name)}`];
 }
+
+/**
+ * Triggers that move the files of a deleted object, or the replaced file of a binary field, to the trash in
+ * the same transaction as the change (files.ts empties the trash from the store).
+ */
+export function createFileTriggersSql(def: SchemaDef): string[] {
+  const binaries = Object.entries(def.fields).filter(([, f]) => f.type === "binary").map(([n]) => n);
+  if (binaries.length === 0) return [];
+  const t = q(tableName(def.name));
+  const pk = q(primaryKeyOf(def));
+  const owner = `schema = '${def.name}' AND object = old.${pk}`;
+  const trash = (cond: string) =>
+    `INSERT OR IGNORE INTO _burrow_trash (key, store, since) SELECT key, store, CAST(unixepoch('subsec') * 1000 AS INTEGER) FROM _burrow_files WHERE ${cond}; DELETE FROM _burrow_files WHERE ${cond};`;
+  return [
+    `CREATE TRIGGER ${q(`f$${def.name}$delete`)} AFTER DELETE ON ${t} BEGIN ${trash(owner)} END`,
+    ...binaries.map((f) => `CREATE TRIGGER ${q(`f$${def.name}$${f}$update`)} AFTER UPDATE OF ${q(f)} ON ${t} BEGIN ${trash(`${owner} AND field = '${f}' AND url IS NOT new.${q(f)}`)} END`),
+  ];
+}
+
+export function dropFileTriggersSql(def: Pick<SchemaDef, "name" | "fields">): string[] {
+  return [`f$${def.name}$delete`, ...Object.keys(def.fields).map((f) => `f$${def.name}$${f}$update`)].map((n) => `DROP TRIGGER IF EXISTS ${q(n)}`);
+}

@@ -5,7 +5,10 @@ import type { Client, Transaction } from "@libsql/core/api";
 import { q } from "../db/sql.ts";
 import { convertValue, decodeValue, encodeValue, type Json } from "./values.ts";
 import type { FieldDef, SchemaDef } from "./definition.ts";
-import { LAYOUT_TABLE, addColumnSql, columnsOf, createGeoIndexSql, createIndexSql, createTableSql, dropGeoIndexSql, dropIndexSql, geoTableName, tableName } from "./layout.ts";
+import {
+  LAYOUT_TABLE, addColumnSql, columnsOf, createFileTriggersSql, createGeoIndexSql, createIndexSql, createTableSql,
+  dropFileTriggersSql, dropGeoIndexSql, dropIndexSql, geoTableName, tableName,
+} from "./layout.ts";
 import type { Plan } from "./plan.ts";
 
 const UPDATE_CHUNK = 500;
@@ -35,7 +38,14 @@ export async function dropSchemaTable(client: Client, name: string): Promise<voi
   const layout = (await readLayouts(client)).get(name);
   const geo = Object.entries(layout?.fields ?? {}).filter(([, d]) => d.type === "geopoint").flatMap(([f]) => dropGeoIndexSql(name, f));
   await client.batch(
-    [...geo, `DROP TABLE IF EXISTS ${q(tableName(name))}`, { sql: `DELETE FROM ${q(LAYOUT_TABLE)} WHERE name = ?`, args: [name] }],
+    [
+      ...geo,
+      // The schema's files go to the trash with it.
+      { sql: `INSERT OR IGNORE INTO _burrow_trash (key, store, since) SELECT key, store, ? FROM _burrow_files WHERE schema = ?`, args: [Date.now(), name] },
+      { sql: `DELETE FROM _burrow_files WHERE schema = ?`, args: [name] },
+      `DROP TABLE IF EXISTS ${q(tableName(name))}`,
+      { sql: `DELETE FROM ${q(LAYOUT_TABLE)} WHERE name = ?`, args: [name] },
+    ],
     "write",
   );
 }
@@ -51,6 +61,8 @@ async function applyPlan(tx: Transaction, plan: Plan, now: number): Promise<void
   // Indexes that touch a column about to be dropped, renamed or replaced go first; all are recreated at the end.
   const touched = new Set(plan.steps.flatMap((s) => ("field" in s && s.kind !== "addField" ? [s.field] : s.kind === "renameKey" ? [s.from] : [])));
   for (const ix of plan.before?.indexes ?? []) if (ix.some((f) => touched.has(f))) await run(dropIndexSql(plan.schema, ix));
+  // File triggers name the key and binary columns: they are dropped first and recreated for the new layout.
+  if (plan.before) for (const sql of dropFileTriggersSql(plan.before)) await run(sql);
   // So do the R*Tree and triggers of a geopoint field that changes (its triggers name the columns).
   for (const [f, def] of Object.entries(plan.before?.fields ?? {}))
     if (def.type === "geopoint" && touched.has(f)) for (const sql of dropGeoIndexSql(plan.schema, f)) await run(sql);
@@ -83,6 +95,7 @@ async function applyPlan(tx: Transaction, plan: Plan, now: number): Promise<void
     }
   }
   for (const ix of plan.after.indexes) await run(createIndexSql(plan.after, ix));
+  for (const sql of createFileTriggersSql(plan.after)) await run(sql);
   for (const [f, def] of Object.entries(plan.after.fields)) {
     if (def.type !== "geopoint") continue;
     const exists = await tx.execute({ sql: "SELECT 1 FROM sqlite_schema WHERE name = ?", args: [geoTableName(plan.schema, f)] });

@@ -6,7 +6,7 @@ import { ApiError } from "../errors.ts";
 import { BUMP_EPOCH } from "./system-db.ts";
 import { ENVIRONMENTS, type EnvName } from "./environments.ts";
 
-type Leaf = { type: "string" | "integer" | "boolean" | "string[]"; secret?: boolean; min?: number; max?: number; default: Record<EnvName, unknown> };
+type Leaf = { type: "string" | "integer" | "boolean" | "string[]"; secret?: boolean; min?: number; max?: number; oneOf?: readonly string[]; default: Record<EnvName, unknown> };
 type Spec = { [key: string]: Leaf | Spec };
 export type SettingsDoc = { [key: string]: unknown };
 
@@ -35,6 +35,18 @@ export const SETTINGS_SPEC: Spec = {
   },
   push: {
     clientSend: { type: "boolean", default: { development: true, production: false } },
+  },
+  files: {
+    store: { type: "string", oneOf: ["local", "s3"], default: both("local") },
+    maxBytes: { type: "integer", min: 1, max: 1024 ** 3, default: both(20 * 1024 * 1024) },
+    s3: {
+      endpoint: { type: "string", default: both("") },
+      bucket: { type: "string", default: both("") },
+      region: { type: "string", default: both("") },
+      accessKeyId: { type: "string", default: both("") },
+      secretAccessKey: { type: "string", secret: true, default: both("") },
+      prefix: { type: "string", default: both("") },
+    },
   },
 };
 
@@ -86,6 +98,7 @@ export function mergeSettings(stored: SettingsDoc, patch: unknown, spec: Spec = 
 function checkLeaf(s: Leaf, v: unknown, p: string): unknown {
   switch (s.type) {
     case "string":
+      if (s.oneOf && !(typeof v === "string" && s.oneOf.includes(v))) throw new ApiError(400, `setting "${p}" must be one of ${s.oneOf.join(", ")}`);
       if (typeof v === "string" && v.length <= 65536) return v;
       throw new ApiError(400, `setting "${p}" must be a string`);
     case "boolean":

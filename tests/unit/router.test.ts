@@ -33,6 +33,7 @@ test("unknown paths are null; a known path with another method lists the allowed
   expect(router.find("GET", "/a/b/c")).toBeNull();
   expect(router.find("GET", "/")).toBeNull();
   expect(router.find("GET", "//x")).toBeNull();
+  expect(router.find("GET", "/_anything/x")).toBeNull();
   expect(router.find("DELETE", "/todo/x")).toEqual({ allowed: ["GET", "PUT"] });
 });
 

@@ -1,7 +1,8 @@
 // Datastore routes: /<schema> and /<schema>/<id> for create (single and batch), read, list, update, delete.
 
 import { Routes } from "../router.ts";
-import { notFound } from "../../errors.ts";
+import { badRequest, notFound } from "../../errors.ts";
+import { hasNested, upsert } from "../../datastore/upsert.ts";
 import { deleteObjects, findObjects } from "../../datastore/find.ts";
 import { parseConditions, parseQuery } from "../../datastore/query/parse.ts";
 import { parseRelationsHeader } from "../../schema/infer.ts";
@@ -14,9 +15,18 @@ import { json, rawJson } from "../respond.ts";
 /** Schema names in paths are case-insensitive (clients have sent "User" for "user"). */
 const schemaParam = (s: string) => s.toLowerCase();
 
+function decodeSegment(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    throw badRequest("malformed percent-encoding in the URL path");
+  }
+}
+
 export function objectRoutes(services: Services) {
   const limit = services.config.bodyLimit;
   const objects = services.objects;
+  const subresources = services.relations;
 
   return new Routes()
     .get("/:schema", async ({ request, params }) => {
@@ -31,6 +41,10 @@ export function objectRoutes(services: Services) {
       const body = await readJsonBody(request, limit);
       const relations = parseRelationsHeader(request.headers.get("x-service-relations"));
       const name = schemaParam(params.schema);
+      if (relations.size && hasNested(body)) {
+        const r = await upsert(objects, ctx, name, body, relations);
+        return rawJson(r.body, r.status);
+      }
       if (Array.isArray(body)) return json(await objects.createMany(ctx, name, body, relations));
       return rawJson(await objects.create(ctx, name, body, relations), 201);
     })
@@ -60,6 +74,25 @@ export function objectRoutes(services: Services) {
     .delete("/:schema/:id", async ({ request, params }) => {
       const ctx = await apiContext(services, request);
       await objects.remove(ctx, schemaParam(params.schema), params.id);
+      return json({});
+    })
+    .post("/:schema/:id/:field", async ({ request, params }) => {
+      const ctx = await apiContext(services, request);
+      const body = await readJsonBody(request, limit);
+      return json(await subresources.createRelated(ctx, schemaParam(params.schema), params.id, params.field, body));
+    })
+    .put("/:schema/:id/:field", async ({ request, params }) => {
+      const ctx = await apiContext(services, request);
+      const body = await readJsonBody(request, limit);
+      return rawJson(await subresources.append(ctx, schemaParam(params.schema), params.id, params.field, body));
+    })
+    .delete("/:schema/:id/:field/:values", async ({ request, params }) => {
+      const ctx = await apiContext(services, request);
+      // Values are percent-encoded one by one and joined with commas: split the raw segment, then decode.
+      const path = new URL(request.url).pathname;
+      const values = path.slice(path.lastIndexOf("/") + 1).split(",").map(decodeSegment);
+      const cascade = (request.headers.get("x-service-cascadedelete") ?? "false").trim().toLowerCase() !== "false";
+      await subresources.pull(ctx, schemaParam(params.schema), params.id, params.field, values, cascade);
       return json({});
     });
 }

@@ -1,0 +1,200 @@
+// Array and relationship sub-resources: PUT /<schema>/<id>/<field> appends, POST /<schema>/<id>/<field>
+// creates related objects and appends their keys, DELETE /<schema>/<id>/<field>/<v1>,<v2> pulls values or
+// references (and with cascade deletes the related objects). Each runs in one write transaction.
+
+import type { InValue, Transaction } from "@libsql/core/api";
+import { q } from "../db/sql.ts";
+import { ApiError, badRequest, notFound } from "../errors.ts";
+import type { CompiledSchema } from "../schema/compiled.ts";
+import type { FieldDef } from "../schema/definition.ts";
+import { ValueTypeError, encodeValue, isKeyValue } from "../schema/values.ts";
+import type { ApiContext } from "./context.ts";
+import { type JsonText, MAX_BATCH, type Objects, type PreparedWrite, isObject } from "./objects.ts";
+
+type Json = string | number | boolean;
+
+interface Target {
+  s: CompiledSchema;
+  field: string;
+  def: FieldDef;
+  /** The related schema of a relationship field. */
+  related: CompiledSchema | null;
+}
+
+export class Relations {
+  constructor(private readonly objects: Objects) {}
+
+  private target(ctx: ApiContext, name: string, field: string, kinds: "any" | "relationship"): Target {
+    const s = this.objects.schemaForRead(ctx, name);
+    const def = s.fields.get(field);
+    if (!def) throw badRequest(`${field} does not exist in schema ${s.name}`);
+    const ok = def.type === "relationship" || (kinds === "any" && def.type === "array");
+    if (!ok) throw badRequest(`${field} is not ${kinds === "any" ? "an array or relationship" : "a relationship"} field of ${s.name}`);
+    let related: CompiledSchema | null = null;
+    if (def.type === "relationship") {
+      related = ctx.schemas.schemas.get(def.schema!) ?? null;
+      if (!related) throw badRequest(`${field} relates to schema ${def.schema}, which does not exist in this version`);
+    }
+    return { s, field, def, related };
+  }
+
+  /** Read the field inside a write transaction; 404 (with `missing`) when the object does not exist. */
+  private async current(tx: Transaction, t: Target, id: string, missing: string): Promise<Json[] | string | null> {
+    const rs = await tx.execute({ sql: `SELECT ${q(t.field)} AS v FROM ${t.s.table} WHERE ${q(t.s.pk)} = ?`, args: [id] });
+    if (rs.rows.length === 0) throw notFound(missing);
+    const v = rs.rows[0]!.v as string | null;
+    if (v === null) return null;
+    return t.def.type === "array" || t.def.many ? (JSON.parse(v) as Json[]) : v;
+  }
+
+  private async write(tx: Transaction, t: Target, id: string, value: InValue): Promise<JsonText> {
+    const rs = await tx.execute({
+      sql: `UPDATE ${t.s.table} SET ${q(t.field)} = ?, "lastmoddate" = max("lastmoddate" + 1, ?) WHERE ${q(t.s.pk)} = ? RETURNING ${t.s.jsonReturning} AS j`,
+      args: [value, Date.now(), id],
+    });
+    return rs.rows[0]!.j as JsonText;
+  }
+
+  private async existingKeys(tx: Transaction, related: CompiledSchema, keys: string[]): Promise<Set<string>> {
+    const rs = await tx.execute({ sql: `SELECT ${q(related.pk)} AS k FROM ${related.table} WHERE ${q(related.pk)} IN (SELECT value FROM json_each(?))`, args: [JSON.stringify(keys)] });
+    return new Set(rs.rows.map((r) => r.k as string));
+  }
+
+  private async inTransaction<T>(ctx: ApiContext, fn: (tx: Transaction) => Promise<T>): Promise<T> {
+    const tx = await ctx.db.transaction("write");
+    try {
+      const out = await fn(tx);
+      await tx.commit();
+      return out;
+    } finally {
+      tx.close();
+    }
+  }
+
+  /** PUT: append. Arrays keep duplicates; relationships take only keys of existing objects, deduplicated. */
+  async append(ctx: ApiContext, name: string, id: string, field: string, body: unknown): Promise<JsonText> {
+    const t = this.target(ctx, name, field, "any");
+    if (!Array.isArray(body)) throw badRequest(`send a JSON array of values to append to ${field}`);
+    if (body.length > MAX_BATCH) throw badRequest(`at most ${MAX_BATCH} values per append`);
+    if (t.def.type === "array") {
+      try {
+        encodeValue(t.def, body);
+      } catch (e) {
+        throw badRequest(`${field} has invalid type, please check your schema${e instanceof ValueTypeError && e.detail ? ` (${e.detail})` : ""}`);
+      }
+    } else if (!body.every(isKeyValue)) throw badRequest(`${field} takes keys of ${t.def.schema} objects (strings)`);
+    if (t.def.type === "relationship" && !t.def.many && body.length !== 1) throw badRequest(`${field} holds one ${t.def.schema}: send exactly one key`);
+    return this.inTransaction(ctx, async (tx) => {
+      const cur = await this.current(tx, t, id, "object instance does not exist");
+      if (t.def.type === "array") return this.write(tx, t, id, JSON.stringify([...((cur as Json[] | null) ?? []), ...(body as Json[])]));
+      const keys = [...new Set(body as string[])];
+      const found = await this.existingKeys(tx, t.related!, keys);
+      const unknown = keys.filter((k) => !found.has(k));
+      if (unknown.length) throw badRequest(`${field}: no ${t.def.schema} objects with the keys ${unknown.slice(0, 20).map((k) => JSON.stringify(k)).join(", ")}`);
+      if (!t.def.many) return this.write(tx, t, id, keys[0]!);
+      const merged = [...((cur as string[] | null) ?? [])];
+      for (const k of keys) if (!merged.includes(k)) merged.push(k);
+      return this.write(tx, t, id, JSON.stringify(merged));
+    });
+  }
+
+  /** POST: create related objects (each on its own, like a batch create) and append the created keys. */
+  async createRelated(ctx: ApiContext, name: string, id: string, field: string, body: unknown): Promise<{ succeeded: string[]; failed: string[] }> {
+    const t = this.target(ctx, name, field, "relationship");
+    const bodies = Array.isArray(body) ? body : [body];
+    if (bodies.length > MAX_BATCH) throw badRequest(`at most ${MAX_BATCH} objects per request`);
+    if (!t.def.many && bodies.length !== 1) throw badRequest(`${field} holds one ${t.def.schema}: send exactly one object`);
+    const related = await this.objects.schemaForWrite(ctx, t.related!.name, bodies.filter(isObject), new Map(), true);
+    const prepared: { label: string; write: PreparedWrite | null }[] = [];
+    for (const [i, b] of bodies.entries()) {
+      const label = isObject(b) && isKeyValue(b[related.pk]) ? (b[related.pk] as string) : String(i);
+      try {
+        prepared.push({ label, write: isObject(b) ? await this.objects.prepareCreate(ctx, related, b, "key") : null });
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        prepared.push({ label, write: null });
+      }
+    }
+    const saved = prepared.flatMap((p) => p.write?.saved ?? []);
+    try {
+      return await this.inTransaction(ctx, async (tx) => {
+        const cur = await this.current(tx, t, id, "object instance does not exist");
+        const succeeded: string[] = [];
+        const failed: string[] = [];
+        for (const p of prepared) {
+          if (!p.write) {
+            failed.push(p.label);
+            continue;
+          }
+          const [rs] = await tx.batch(p.write.stmts);
+          if (rs!.rows.length) succeeded.push(p.write.id);
+          else {
+            failed.push(p.label);
+            await this.objects.files.discard(ctx.env, p.write.saved);
+          }
+        }
+        if (succeeded.length) {
+          if (!t.def.many) await this.write(tx, t, id, succeeded[0]!);
+          else {
+            const merged = [...((cur as string[] | null) ?? [])];
+            for (const k of succeeded) if (!merged.includes(k)) merged.push(k);
+            await this.write(tx, t, id, JSON.stringify(merged));
+          }
+        }
+        return { succeeded, failed };
+      });
+    } catch (e) {
+      await this.objects.files.discard(ctx.env, saved);
+      throw e;
+    }
+  }
+
+  /**
+   * DELETE: remove values from an array, or references from a relationship (an emptied field is []). With
+   * cascade the related objects whose references were removed are deleted too.
+   */
+  async pull(ctx: ApiContext, name: string, id: string, field: string, values: string[], cascade: boolean): Promise<void> {
+    const t = this.target(ctx, name, field, "any");
+    if (values.length === 0 || values.length > MAX_BATCH) throw badRequest(`name 1 to ${MAX_BATCH} values to remove from ${field}`);
+    const wanted: Json[] = t.def.type === "array" ? values.map((v) => itemValue(t.def, v, field)) : values;
+    const removed = await this.inTransaction(ctx, async (tx) => {
+      const cur = await this.current(tx, t, id, "This object does not exist");
+      if (t.def.type === "relationship" && !t.def.many) {
+        if (cur === null || !wanted.includes(cur as string)) return [];
+        await this.write(tx, t, id, null);
+        await this.cascade(tx, t, [cur as string], cascade);
+        return [cur as string];
+      }
+      const list = (cur as Json[] | null) ?? [];
+      const keep = list.filter((v) => !wanted.includes(v));
+      const gone = [...new Set(list.filter((v) => wanted.includes(v)))];
+      await this.write(tx, t, id, JSON.stringify(keep));
+      if (t.def.type === "relationship") await this.cascade(tx, t, gone as string[], cascade);
+      return gone;
+    });
+    if (cascade && t.related && removed.length) await this.objects.afterDelete(ctx, [t.related]);
+  }
+
+  private async cascade(tx: Transaction, t: Target, keys: string[], cascade: boolean): Promise<void> {
+    if (!cascade || keys.length === 0) return;
+    await tx.execute({ sql: `DELETE FROM ${t.related!.table} WHERE ${q(t.related!.pk)} IN (SELECT value FROM json_each(?))`, args: [JSON.stringify(keys)] });
+  }
+}
+
+/** A value of an array field named in a URL (always text there), converted to the item type. */
+function itemValue(def: FieldDef, raw: string, field: string): Json {
+  switch (def.items) {
+    case "integer":
+      if (/^[-+]?\d{1,16}$/.test(raw) && Number.isSafeInteger(Number(raw))) return Number(raw);
+      break;
+    case "float":
+      if (raw.trim() !== "" && Number.isFinite(Number(raw))) return Number(raw);
+      break;
+    case "boolean":
+      if (raw === "true" || raw === "false") return raw === "true";
+      break;
+    default:
+      return raw;
+  }
+  throw badRequest(`${field}: "${raw.slice(0, 40)}" is not a ${def.items}`);
+}

@@ -1,0 +1,157 @@
+// POST /<schema> with X-Service-Relations and nested objects: every object (nested up to 3 levels, and the
+// parent) is created when its key is new and updated when it exists, in one transaction. The answer is the
+// parent with its nested objects in place.
+
+import type { InStatement } from "@libsql/core/api";
+import { q } from "../db/sql.ts";
+import { badRequest } from "../errors.ts";
+import type { CompiledSchema } from "../schema/compiled.ts";
+import { isKeyValue } from "../schema/values.ts";
+import type { ApiContext } from "./context.ts";
+import { type JsonText, MAX_BATCH, type Objects, type PreparedWrite, isObject, newObjectId } from "./objects.ts";
+
+type Obj = Record<string, unknown>;
+
+interface Node {
+  schema: string;
+  /** Path of the relationship that led here ("" for the posted objects). */
+  path: string;
+  /** The body with nested objects replaced by their keys. */
+  body: Obj;
+  id: string;
+  /** field -> nested node(s); arrays may mix nodes and plain keys. */
+  children: Map<string, Node | (Node | string)[]>;
+}
+
+/** Whether a body holds nested objects (other than geopoints, which are {lat, lon}). */
+export function hasNested(body: unknown): boolean {
+  const objs = Array.isArray(body) ? body : [body];
+  return objs.some((o) => isObject(o) && Object.values(o).some((v) => (isObject(v) && !isGeo(v)) || (Array.isArray(v) && v.some(isObject))));
+}
+
+const isGeo = (v: Obj) => Object.keys(v).every((k) => k === "lat" || k === "lon" || k === "distance") && "lat" in v;
+
+function relationsBelow(relations: ReadonlyMap<string, string>, path: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const prefix = path ? `${path}.` : "";
+  for (const [p, s] of relations) {
+    if (!p.startsWith(prefix)) continue;
+    const rest = p.slice(prefix.length);
+    if (!rest.includes(".")) out.set(rest, s);
+  }
+  return out;
+}
+
+function build(schema: string, path: string, o: Obj, pk: (schema: string) => string, relations: ReadonlyMap<string, string>, nodes: Node[]): Node {
+  const body: Obj = { ...o };
+  const children = new Map<string, Node | (Node | string)[]>();
+  const here = relationsBelow(relations, path);
+  for (const [k, v] of Object.entries(o)) {
+    const nested = (isObject(v) && !isGeo(v)) || (Array.isArray(v) && v.some(isObject));
+    if (!nested) continue;
+    const childPath = path ? `${path}.${k}` : k;
+    const target = here.get(k);
+    if (!target) throw badRequest(`${childPath} holds a nested object; list it in X-Service-Relations (${childPath}=<schema>)`);
+    if (isObject(v)) {
+      const child = build(target, childPath, v, pk, relations, nodes);
+      children.set(k, child);
+      body[k] = child.id;
+    } else {
+      const list = (v as unknown[]).map((item) => {
+        if (isObject(item)) return build(target, childPath, item, pk, relations, nodes);
+        if (isKeyValue(item)) return item;
+        throw badRequest(`${childPath} mixes objects with values that are neither objects nor keys`);
+      });
+      children.set(k, list);
+      body[k] = list.map((x) => (typeof x === "string" ? x : x.id));
+    }
+  }
+  const key = pk(schema);
+  const id = isKeyValue(body[key]) ? (body[key] as string) : newObjectId();
+  body[key] = id;
+  const node: Node = { schema, path, body, id, children };
+  nodes.push(node);
+  return node;
+}
+
+export async function upsert(objects: Objects, ctx: ApiContext, name: string, posted: unknown, relations: ReadonlyMap<string, string>): Promise<{ status: number; body: JsonText }> {
+  const list = Array.isArray(posted) ? posted : [posted];
+  if (list.length === 0 || list.length > MAX_BATCH) throw badRequest(`send 1 to ${MAX_BATCH} objects`);
+  if (!list.every(isObject)) throw badRequest("the request body must be a JSON object or an array of objects");
+  const known = new Map<string, CompiledSchema>();
+  const pk = (schema: string) => known.get(schema)?.pk ?? ctx.schemas.schemas.get(schema)?.pk ?? `${schema}_id`;
+  const nodes: Node[] = [];
+  const roots = list.map((o) => build(name, "", o, pk, relations, nodes));
+
+  // Inference and validation per schema and level, parents first (a parent's relationship field must exist
+  // before its objects are written; inference also creates missing target schemas).
+  const groups = new Map<string, Node[]>();
+  for (const n of [...nodes].sort((a, b) => a.path.split(".").length - b.path.split(".").length)) {
+    const g = `${n.schema}|${n.path}`;
+    if (!groups.has(g)) groups.set(g, []);
+    groups.get(g)!.push(n);
+  }
+  for (const group of groups.values()) {
+    const { schema, path } = group[0]!;
+    const here = relationsBelow(relations, path);
+    const s = await objects.schemaForWrite(ctx, schema, group.map((n) => n.body), here, true);
+    known.set(schema, s);
+    for (const [field, target] of here) {
+      const def = s.fields.get(field);
+      if (def && (def.type !== "relationship" || def.schema !== target))
+        throw badRequest(`X-Service-Relations names ${path ? `${path}.` : ""}${field}=${target}, but ${schema}.${field} is ${def.type === "relationship" ? `a relationship to ${def.schema}` : `a ${def.type} field`}`);
+    }
+  }
+
+  // One statement per object, children before parents, all in one transaction.
+  const now = Date.now();
+  const writes: PreparedWrite[] = [];
+  const order: Node[] = [];
+  try {
+    for (const n of nodes) {
+      const s = known.get(n.schema)!;
+      writes.push(await prepareUpsert(objects, ctx, s, n, now));
+      order.push(n);
+    }
+  } catch (e) {
+    await objects.files.discard(ctx.env, writes.flatMap((w) => w.saved));
+    throw e;
+  }
+  const results = objects.objectResults(writes, await objects.run(ctx, writes));
+  const rendered = new Map<Node, Obj>();
+  order.forEach((n, i) => rendered.set(n, JSON.parse(results[i]!.rows[0]!.j as string) as Obj));
+  const created = new Map<Node, boolean>(order.map((n, i) => [n, Number(results[i]!.rows[0]!.c) === now]));
+  const assemble = (n: Node): Obj => {
+    const o = rendered.get(n)!;
+    for (const [field, child] of n.children) o[field] = Array.isArray(child) ? child.map((c) => (typeof c === "string" ? c : assemble(c))) : assemble(child);
+    return o;
+  };
+  const out = roots.map(assemble);
+  if (!Array.isArray(posted)) return { status: created.get(roots[0]!) ? 201 : 200, body: JSON.stringify(out[0]) };
+  return { status: 200, body: JSON.stringify(out) };
+}
+
+/** INSERT ... ON CONFLICT(key) DO UPDATE of the fields the body sets (a password is only set on create). */
+async function prepareUpsert(objects: Objects, ctx: ApiContext, s: CompiledSchema, n: Node, now: number): Promise<PreparedWrite> {
+  const enc = await objects.encode(ctx, s, n.body, "create");
+  const cols = s.columns;
+  const args = [n.id];
+  for (const fc of s.fieldColumns) args.push(...((enc.values.get(fc.name) ?? fc.cols.map(() => null)) as string[]));
+  args.push(now as never, now as never, null as never);
+  const sets = s.fieldColumns.filter((fc) => enc.values.has(fc.name) && fc.def.type !== "password").flatMap((fc) => fc.cols.map((c) => `${q(c)} = excluded.${q(c)}`));
+  sets.push(`"lastmoddate" = max("lastmoddate" + 1, excluded."lastmoddate")`);
+  const stmt: InStatement = {
+    sql: `INSERT INTO ${s.table} (${cols.map(q).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})
+          ON CONFLICT(${q(s.pk)}) DO UPDATE SET ${sets.join(", ")} RETURNING ${s.jsonReturning} AS j, "createddate" AS c`,
+    args,
+  };
+  if (s.passwordField && !enc.values.get(s.passwordField)?.[0]) {
+    // A new user needs a password; an existing one keeps theirs. Refuse only when the object is new.
+    const exists = await ctx.db.execute({ sql: `SELECT 1 FROM ${s.table} WHERE ${q(s.pk)} = ?`, args: [n.id] });
+    if (exists.rows.length === 0) {
+      await objects.files.discard(ctx.env, enc.saved);
+      throw badRequest(`${s.passwordField} is required to create a ${s.name}`);
+    }
+  }
+  return { id: n.id, stmts: [stmt, ...enc.saved.map((f) => objects.files.fileRow(s.name, n.id, f))], saved: enc.saved };
+}
