@@ -8,6 +8,11 @@ import type { Config } from "./config.ts";
 import { openClient } from "./db/open-client.ts";
 import { Objects } from "./datastore/objects.ts";
 import { Relations } from "./datastore/relations.ts";
+import { Accounts, TEMP_PASSWORDS_DDL, type RateLimits } from "./auth/accounts.ts";
+import { MemoryNonceCache, type NonceCache } from "./auth/nonces.ts";
+import { MemoryRateLimiter, type RateLimiter } from "./auth/rate-limit.ts";
+import { SESSIONS_DDL, Sessions } from "./auth/sessions.ts";
+import { Mailer } from "./mail/mailer.ts";
 import { FILES_DDL, Files } from "./files/files.ts";
 import { type Logger, createLogger } from "./log.ts";
 import { Catalog } from "./schema/catalog.ts";
@@ -41,6 +46,11 @@ export interface Services {
   readonly objects: Objects;
   readonly files: Files;
   readonly relations: Relations;
+  readonly sessions: Record<EnvName, Sessions>;
+  readonly nonces: NonceCache;
+  readonly limiter: RateLimiter;
+  readonly mailer: Mailer;
+  readonly accounts: Accounts;
   keys: KeyIndex;
   /** Reload keys, settings and schemas when another process changed them; undefined when not due yet. */
   refreshIfDue(): Promise<void> | undefined;
@@ -66,7 +76,7 @@ export async function openServices(config: Config, opts: { log?: Logger; refresh
     production: openClient(join(config.dir, "production.db")),
   };
   await migrateSystemDb(system);
-  for (const env of ENVIRONMENTS) await envDbs[env].batch([LAYOUT_DDL, ...FILES_DDL], "write");
+  for (const env of ENVIRONMENTS) await envDbs[env].batch([LAYOUT_DDL, ...FILES_DDL, ...SESSIONS_DDL, TEMP_PASSWORDS_DDL], "write");
   const keys = indexKeys(await ensureKeys(system, config.keys));
   const catalog = new Catalog(system, envDbs);
   await catalog.load();
@@ -76,6 +86,17 @@ export async function openServices(config: Config, opts: { log?: Logger; refresh
   const admins = new Admins(system);
   const files = new Files(config.dir, settings, log);
   const objects = new Objects(catalog, files);
+  const sessions = { development: new Sessions(envDbs.development), production: new Sessions(envDbs.production) };
+  const limiter = new MemoryRateLimiter();
+  const mailer = new Mailer(system, settings, log);
+  await mailer.init();
+  const accounts = new Accounts({
+    sessions: (ctx) => sessions[ctx.env],
+    limiter,
+    mailer,
+    limits: (ctx) => settings.get(ctx.env).rateLimits as RateLimits,
+    appName: (ctx) => (settings.get(ctx.env).app as { name: string }).name,
+  });
   if (config.admin) {
     const what = await admins.upsert(config.admin.email, config.admin.password);
     log.info(`admin ${config.admin.email} ${what} from BURROW_ADMIN_EMAIL`);
@@ -99,6 +120,11 @@ export async function openServices(config: Config, opts: { log?: Logger; refresh
     objects,
     relations: new Relations(objects),
     files,
+    sessions,
+    nonces: new MemoryNonceCache(),
+    limiter,
+    mailer,
+    accounts,
     keys,
     refreshIfDue() {
       const now = Date.now();

@@ -8,7 +8,9 @@ import type { EnvName } from "../system/environments.ts";
 export type Principal =
   | { kind: "anonymous" }
   /** A request signed with the environment's private key (OAuth 1.0): passes every permission but "none". */
-  | { kind: "app" };
+  | { kind: "app" }
+  /** A user signed in through a user schema (OAuth 2.0 MAC token). */
+  | { kind: "user"; schema: string; username: string; family: string };
 
 export interface ApiContext {
   env: EnvName;
@@ -20,4 +22,9 @@ export interface ApiContext {
   principal: Principal;
   /** The public base URL (scheme, host, port) for links such as file URLs: --public-url or the request's own. */
   baseUrl(): string;
+}
+
+/** `sm_owner` value of a user: "<userSchema>/<key>". */
+export function ownerOf(p: Principal): string | null {
+  return p.kind === "user" ? `${p.schema}/${p.username}` : null;
 }

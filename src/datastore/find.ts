@@ -6,6 +6,7 @@ import { q } from "../db/sql.ts";
 import { ApiError } from "../errors.ts";
 import type { CompiledSchema } from "../schema/compiled.ts";
 import { objectJsonSql } from "../schema/json-sql.ts";
+import { access } from "./access.ts";
 import type { ApiContext } from "./context.ts";
 import { type SqlPart, compileConditions, compileQuery } from "./query/compile.ts";
 import { MAX_EXPAND_KEYS } from "./query/limits.ts";
@@ -19,9 +20,9 @@ export interface FindResult {
   contentRange: string | null;
 }
 
-/** Access control for reads of `schema` is ANDed into every query here (issue 5 fills it in). */
-export function readScope(_ctx: ApiContext, _schema: CompiledSchema): SqlPart | null {
-  return null;
+/** Access control for reads of `schema`: the scope ANDed into every query (and into expansion queries). */
+export function readScope(ctx: ApiContext, s: CompiledSchema): Promise<SqlPart | null> | null {
+  return s.open.read ? null : access(ctx, s, "read");
 }
 
 type Obj = Record<string, unknown>;
@@ -68,7 +69,7 @@ export function findSql(s: CompiledSchema, tree: QueryTree, scope: SqlPart | nul
 }
 
 export async function findObjects(ctx: ApiContext, s: CompiledSchema, tree: QueryTree): Promise<FindResult> {
-  const plan = findSql(s, tree, readScope(ctx, s), (name) => ctx.schemas.schemas.get(name));
+  const plan = findSql(s, tree, await readScope(ctx, s), (name) => ctx.schemas.schemas.get(name));
   const [page, count] = await Promise.all([ctx.db.execute({ sql: plan.sql, args: plan.args }), plan.count ? ctx.db.execute(plan.count) : null]);
   const texts = page.rows.map((r) => r.j as string);
   let body: string;
@@ -111,7 +112,14 @@ async function expand(ctx: ApiContext, s: CompiledSchema, objects: Obj[], depth:
     const sub = p.nested.get(field) ?? ALL;
     jobs.push(
       (async () => {
-        const scope = readScope(ctx, target);
+        let scope: SqlPart | null;
+        try {
+          scope = await readScope(ctx, target);
+        } catch (e) {
+          // A related schema the caller may not read at all is not expanded: its keys stay keys.
+          if (e instanceof ApiError) return;
+          throw e;
+        }
         const rs = await ctx.db.execute({
           sql: `SELECT ${objectJsonSql(target.pk, target.fields, "t", { only: sub.fields })} AS j FROM ${target.table} AS t
                 WHERE t.${q(target.pk)} IN (SELECT value FROM json_each(?))${scope ? ` AND (${scope.sql})` : ""}`,
@@ -136,7 +144,7 @@ export async function deleteObjects(ctx: ApiContext, s: CompiledSchema, tree: Pi
   if (tree.where.length === 0 && !tree.or) throw new ApiError(400, `DELETE /${s.name} needs at least one condition; deleting every object is refused`);
   if ([...tree.where, ...(tree.or?.flat() ?? [])].some((c) => c.op === "near"))
     throw new ApiError(400, "[near] sorts results and cannot select what to delete; use [within]");
-  const where = compileConditions(s, tree, readScope(ctx, s));
+  const where = compileConditions(s, tree, s.open.delete ? null : await access(ctx, s, "delete"));
   const rs = await ctx.db.execute({ sql: `DELETE FROM ${s.table} WHERE rowid IN (SELECT t.rowid FROM ${s.table} AS t WHERE ${where.sql})`, args: where.args });
   return rs.rowsAffected;
 }

@@ -3,6 +3,7 @@
 // and recorded in the same transaction as the object; development inference adds schemas and fields first.
 
 import type { InStatement, InValue, ResultSet } from "@libsql/core/api";
+import type { SqlPart } from "./query/compile.ts";
 import { hashPassword } from "../auth/passwords.ts";
 import { q } from "../db/sql.ts";
 import { ApiError, badRequest, notFound } from "../errors.ts";
@@ -13,7 +14,8 @@ import type { CompiledSchema } from "../schema/compiled.ts";
 import { AUTO_FIELDS, type FieldDef, isValidName } from "../schema/definition.ts";
 import { inferField, mergeInferred } from "../schema/infer.ts";
 import { ValueTypeError, encodeValue, isKeyValue } from "../schema/values.ts";
-import type { ApiContext } from "./context.ts";
+import { access } from "./access.ts";
+import { type ApiContext, ownerOf } from "./context.ts";
 
 export const MAX_BATCH = 1000;
 export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
@@ -25,6 +27,11 @@ const INC_RE = /^([a-z][a-z0-9_]{0,63})\[inc\]$/;
 
 export function newObjectId(): string {
   return crypto.randomUUID().replaceAll("-", "");
+}
+
+function foundObject(rs: ResultSet): JsonText {
+  if (rs.rows.length === 0) throw notFound();
+  return rs.rows[0]!.j as JsonText;
 }
 
 export function isObject(v: unknown): v is Record<string, unknown> {
@@ -48,6 +55,8 @@ export interface Encoded {
   saved: SavedFile[];
   /** Binary fields that were sent back as a plain string (their URL): kept only if unchanged. */
   keepIfSame: Map<string, string>;
+  /** sm_owner set by a private-key caller (others cannot set it). */
+  owner?: string;
 }
 
 /** One object's write: its statement first, then the rows of the files it saved. */
@@ -116,6 +125,12 @@ export class Objects {
         if (mode === "create" && !isKeyValue(v)) throw typeError(key, mode, new ValueTypeError("a primary key is a non-empty string of at most 256 characters"));
         continue;
       }
+      if (key === "sm_owner" && ctx.principal.kind === "app" && v !== undefined) {
+        // Only the app (private key) may set or change sm_owner; OAuth 2.0 callers' values are ignored.
+        if (v !== null && (typeof v !== "string" || !/^[a-z][a-z0-9_]{0,63}\/./.test(v) || v.length > 330)) throw badRequest(`sm_owner must be "<userSchema>/<key>"`);
+        out.owner = v === null ? "" : v;
+        continue;
+      }
       if (IGNORED_ON_WRITE.has(key)) continue;
       const fc = s.columnsByField.get(key)!;
       if (v === null || v === "NULL") {
@@ -125,7 +140,7 @@ export class Objects {
       if (fc.def.type === "relationship" && (isObject(v) || (Array.isArray(v) && v.some(isObject))))
         throw badRequest(`${key} holds a nested object; nested objects need the X-Service-Relations header`);
       if (fc.def.type === "password") {
-        if (mode === "update") throw badRequest(`${key} cannot be changed with PUT; use /${s.name}/resetPassword`);
+        if (mode === "update" && ctx.principal.kind !== "app") throw badRequest(`${key} cannot be changed with PUT; use /${s.name}/resetPassword`);
         if (typeof v !== "string" || v.length === 0 || v.length > 1024) throw typeError(key, mode, new ValueTypeError("a password is a non-empty string"));
         out.values.set(key, [await hashPassword(v)]);
         continue;
@@ -167,7 +182,7 @@ export class Objects {
     const now = Date.now();
     const args: InValue[] = [id];
     for (const fc of s.fieldColumns) args.push(...(enc.values.get(fc.name) ?? fc.cols.map(() => null)));
-    args.push(now, now, null);
+    args.push(now, now, enc.owner !== undefined ? enc.owner || null : ownerOf(ctx.principal));
     const stmt = { sql: returning === "json" ? s.sqlInsert : s.sqlInsertKey, args };
     return { id, stmts: [stmt, ...enc.saved.map((f) => this.files.fileRow(s.name, id, f))], saved: enc.saved };
   }
@@ -206,6 +221,7 @@ export class Objects {
   async create(ctx: ApiContext, name: string, body: unknown, relations: ReadonlyMap<string, string>): Promise<JsonText> {
     if (!isObject(body)) throw badRequest("the request body must be a JSON object or an array of objects");
     const s = await this.schemaForWrite(ctx, name, [body], relations, true);
+    await access(ctx, s, "create");
     const w = await this.prepareCreate(ctx, s, body);
     const [rs] = await this.run(ctx, [w]);
     if (rs!.rows.length === 0) throw new ApiError(409, `Duplicate key for schema ${s.name}: ${JSON.stringify(w.id)}`);
@@ -216,6 +232,7 @@ export class Objects {
   async createMany(ctx: ApiContext, name: string, bodies: unknown[], relations: ReadonlyMap<string, string>): Promise<{ succeeded: string[]; failed: string[] }> {
     if (bodies.length > MAX_BATCH) throw badRequest(`at most ${MAX_BATCH} objects per batch`);
     const s = await this.schemaForWrite(ctx, name, bodies.filter(isObject), relations, true);
+    await access(ctx, s, "create");
     const prepared = await Promise.all(
       bodies.map(async (b, i) => {
         const label = isObject(b) && isKeyValue(b[s.pk]) ? (b[s.pk] as string) : String(i);
@@ -237,12 +254,17 @@ export class Objects {
     return { succeeded, failed };
   }
 
-  async get(ctx: ApiContext, name: string, id: string): Promise<JsonText> {
+  /** GET by key; the common case (read permission open) goes straight to one statement, with no async frame. */
+  get(ctx: ApiContext, name: string, id: string): Promise<JsonText> {
     const s = this.schemaForRead(ctx, name);
-    return ctx.db.execute({ sql: s.sqlGet, args: [id] }).then((rs) => {
-      if (rs.rows.length === 0) throw notFound();
-      return rs.rows[0]!.j as JsonText;
-    });
+    if (s.open.read) return ctx.db.execute({ sql: s.sqlGet, args: [id] }).then(foundObject);
+    return this.getScoped(ctx, s, id);
+  }
+
+  private async getScoped(ctx: ApiContext, s: CompiledSchema, id: string): Promise<JsonText> {
+    const scope = await access(ctx, s, "read");
+    if (!scope) return foundObject(await ctx.db.execute({ sql: s.sqlGet, args: [id] }));
+    return foundObject(await ctx.db.execute({ sql: `${s.sqlGet} AND (${scope.sql})`, args: [id, ...scope.args] }));
   }
 
   /** Partial update; answers the whole object. `<field>[inc]` adds in SQL, atomically. */
@@ -250,6 +272,7 @@ export class Objects {
     if (!isObject(body)) throw badRequest("the request body must be a JSON object");
     if (!ctx.schemas.schemas.has(name)) throw notFound();
     const s = await this.schemaForWrite(ctx, name, [body], relations, false);
+    const scope = await access(ctx, s, "update");
     const enc = await this.encode(ctx, s, body, "update", id);
     try {
       await this.resolveKeepIfSame(ctx, s, id, enc);
@@ -257,11 +280,11 @@ export class Objects {
       await this.files.discard(ctx.env, enc.saved);
       throw e;
     }
-    const stmt = this.updateStatement(s, id, enc);
+    const stmt = this.updateStatement(s, id, enc, scope);
     const w: PreparedWrite = { id, stmts: [stmt, ...enc.saved.map((f) => this.files.fileRow(s.name, id, f))], saved: enc.saved };
     const [rs] = await this.run(ctx, [w]);
     if (rs!.rows.length === 0) {
-      if (enc.incs.size && (await ctx.db.execute({ sql: s.sqlGet, args: [id] })).rows.length)
+      if (enc.incs.size && (await ctx.db.execute({ sql: `${s.sqlGet}${scope ? ` AND (${scope.sql})` : ""}`, args: [id, ...(scope?.args ?? [])] })).rows.length)
         throw badRequest(`${[...enc.incs.keys()].map((f) => `${f}[inc]`).join(", ")}: the result would exceed ${MAX_SAFE}`);
       throw notFound();
     }
@@ -279,7 +302,7 @@ export class Objects {
       if (rs.rows[0]![f] !== enc.keepIfSame.get(f)) throw typeError(f, "update", new ValueTypeError("send an upload, null, or the file's current URL"));
   }
 
-  updateStatement(s: CompiledSchema, id: string, enc: Encoded): InStatement {
+  updateStatement(s: CompiledSchema, id: string, enc: Encoded, scope: SqlPart | null): InStatement {
     const sets: string[] = [];
     const args: InValue[] = [];
     for (const fc of s.fieldColumns) {
@@ -294,20 +317,31 @@ export class Objects {
       sets.push(`${q(f)} = COALESCE(${q(f)}, 0) + ?`);
       args.push(by);
     }
+    if (enc.owner !== undefined) {
+      sets.push(`"sm_owner" = ?`);
+      args.push(enc.owner || null);
+    }
     sets.push(`"lastmoddate" = max("lastmoddate" + 1, ?)`);
     args.push(Date.now(), id);
-    let where = `${q(s.pk)} = ?`;
+    let where = `t.${q(s.pk)} = ?`;
+    if (scope) {
+      where += ` AND (${scope.sql})`;
+      args.push(...scope.args);
+    }
     for (const [f, by] of enc.incs) {
-      where += ` AND abs(COALESCE(${q(f)}, 0) + ?) <= ${MAX_SAFE}`;
+      where += ` AND abs(COALESCE(t.${q(f)}, 0) + ?) <= ${MAX_SAFE}`;
       args.push(by);
     }
-    return { sql: `UPDATE ${s.table} SET ${sets.join(", ")} WHERE ${where} RETURNING ${s.jsonReturning} AS j`, args };
+    return { sql: `UPDATE ${s.table} AS t SET ${sets.join(", ")} WHERE ${where} RETURNING ${s.jsonReturning} AS j`, args };
   }
 
   async remove(ctx: ApiContext, name: string, id: string): Promise<void> {
     const s = ctx.schemas.schemas.get(name);
     if (!s) throw notFound("This object does not exist");
-    const rs = await ctx.db.execute({ sql: s.sqlDelete, args: [id] });
+    const scope = await access(ctx, s, "delete");
+    const rs = await ctx.db.execute(
+      scope ? { sql: `DELETE FROM ${s.table} AS t WHERE t.${q(s.pk)} = ? AND (${scope.sql})`, args: [id, ...scope.args] } : { sql: s.sqlDelete, args: [id] },
+    );
     if (rs.rowsAffected === 0) throw notFound("This object does not exist");
     await this.afterDelete(ctx, [s]);
   }

@@ -8,7 +8,9 @@ import { ApiError, badRequest, notFound } from "../errors.ts";
 import type { CompiledSchema } from "../schema/compiled.ts";
 import type { FieldDef } from "../schema/definition.ts";
 import { ValueTypeError, encodeValue, isKeyValue } from "../schema/values.ts";
+import { access } from "./access.ts";
 import type { ApiContext } from "./context.ts";
+import type { SqlPart } from "./query/compile.ts";
 import { type JsonText, MAX_BATCH, type Objects, type PreparedWrite, isObject } from "./objects.ts";
 
 type Json = string | number | boolean;
@@ -19,12 +21,14 @@ interface Target {
   def: FieldDef;
   /** The related schema of a relationship field. */
   related: CompiledSchema | null;
+  /** The caller's update scope on the parent (every sub-resource change is an update of the parent). */
+  scope: SqlPart | null;
 }
 
 export class Relations {
   constructor(private readonly objects: Objects) {}
 
-  private target(ctx: ApiContext, name: string, field: string, kinds: "any" | "relationship"): Target {
+  private async target(ctx: ApiContext, name: string, field: string, kinds: "any" | "relationship"): Promise<Target> {
     const s = this.objects.schemaForRead(ctx, name);
     const def = s.fields.get(field);
     if (!def) throw badRequest(`${field} does not exist in schema ${s.name}`);
@@ -35,12 +39,15 @@ export class Relations {
       related = ctx.schemas.schemas.get(def.schema!) ?? null;
       if (!related) throw badRequest(`${field} relates to schema ${def.schema}, which does not exist in this version`);
     }
-    return { s, field, def, related };
+    return { s, field, def, related, scope: await access(ctx, s, "update") };
   }
 
   /** Read the field inside a write transaction; 404 (with `missing`) when the object does not exist. */
   private async current(tx: Transaction, t: Target, id: string, missing: string): Promise<Json[] | string | null> {
-    const rs = await tx.execute({ sql: `SELECT ${q(t.field)} AS v FROM ${t.s.table} WHERE ${q(t.s.pk)} = ?`, args: [id] });
+    const rs = await tx.execute({
+      sql: `SELECT t.${q(t.field)} AS v FROM ${t.s.table} AS t WHERE t.${q(t.s.pk)} = ?${t.scope ? ` AND (${t.scope.sql})` : ""}`,
+      args: [id, ...(t.scope?.args ?? [])],
+    });
     if (rs.rows.length === 0) throw notFound(missing);
     const v = rs.rows[0]!.v as string | null;
     if (v === null) return null;
@@ -49,7 +56,7 @@ export class Relations {
 
   private async write(tx: Transaction, t: Target, id: string, value: InValue): Promise<JsonText> {
     const rs = await tx.execute({
-      sql: `UPDATE ${t.s.table} SET ${q(t.field)} = ?, "lastmoddate" = max("lastmoddate" + 1, ?) WHERE ${q(t.s.pk)} = ? RETURNING ${t.s.jsonReturning} AS j`,
+      sql: `UPDATE ${t.s.table} AS t SET ${q(t.field)} = ?, "lastmoddate" = max("lastmoddate" + 1, ?) WHERE t.${q(t.s.pk)} = ? RETURNING ${t.s.jsonReturning} AS j`,
       args: [value, Date.now(), id],
     });
     return rs.rows[0]!.j as JsonText;
@@ -73,7 +80,7 @@ export class Relations {
 
   /** PUT: append. Arrays keep duplicates; relationships take only keys of existing objects, deduplicated. */
   async append(ctx: ApiContext, name: string, id: string, field: string, body: unknown): Promise<JsonText> {
-    const t = this.target(ctx, name, field, "any");
+    const t = await this.target(ctx, name, field, "any");
     if (!Array.isArray(body)) throw badRequest(`send a JSON array of values to append to ${field}`);
     if (body.length > MAX_BATCH) throw badRequest(`at most ${MAX_BATCH} values per append`);
     if (t.def.type === "array") {
@@ -100,13 +107,19 @@ export class Relations {
 
   /** POST: create related objects (each on its own, like a batch create) and append the created keys. */
   async createRelated(ctx: ApiContext, name: string, id: string, field: string, body: unknown): Promise<{ succeeded: string[]; failed: string[] }> {
-    const t = this.target(ctx, name, field, "relationship");
+    const t = await this.target(ctx, name, field, "relationship");
     const bodies = Array.isArray(body) ? body : [body];
     if (bodies.length > MAX_BATCH) throw badRequest(`at most ${MAX_BATCH} objects per request`);
     if (!t.def.many && bodies.length !== 1) throw badRequest(`${field} holds one ${t.def.schema}: send exactly one object`);
     const related = await this.objects.schemaForWrite(ctx, t.related!.name, bodies.filter(isObject), new Map(), true);
+    // The create permission of the related schema applies to each object: when it is refused, all fail.
+    const mayCreate = await access(ctx, related, "create").then(() => true, (e) => (e instanceof ApiError ? false : Promise.reject(e)));
     const prepared: { label: string; write: PreparedWrite | null }[] = [];
     for (const [i, b] of bodies.entries()) {
+      if (!mayCreate) {
+        prepared.push({ label: isObject(b) && isKeyValue(b[related.pk]) ? (b[related.pk] as string) : String(i), write: null });
+        continue;
+      }
       const label = isObject(b) && isKeyValue(b[related.pk]) ? (b[related.pk] as string) : String(i);
       try {
         prepared.push({ label, write: isObject(b) ? await this.objects.prepareCreate(ctx, related, b, "key") : null });
@@ -154,7 +167,8 @@ export class Relations {
    * cascade the related objects whose references were removed are deleted too.
    */
   async pull(ctx: ApiContext, name: string, id: string, field: string, values: string[], cascade: boolean): Promise<void> {
-    const t = this.target(ctx, name, field, "any");
+    const t = await this.target(ctx, name, field, "any");
+    const cascadeScope = cascade && t.related ? await access(ctx, t.related, "delete") : null;
     if (values.length === 0 || values.length > MAX_BATCH) throw badRequest(`name 1 to ${MAX_BATCH} values to remove from ${field}`);
     const wanted: Json[] = t.def.type === "array" ? values.map((v) => itemValue(t.def, v, field)) : values;
     const removed = await this.inTransaction(ctx, async (tx) => {
@@ -162,22 +176,26 @@ export class Relations {
       if (t.def.type === "relationship" && !t.def.many) {
         if (cur === null || !wanted.includes(cur as string)) return [];
         await this.write(tx, t, id, null);
-        await this.cascade(tx, t, [cur as string], cascade);
+        await this.cascade(tx, t, [cur as string], cascade, cascadeScope);
         return [cur as string];
       }
       const list = (cur as Json[] | null) ?? [];
       const keep = list.filter((v) => !wanted.includes(v));
       const gone = [...new Set(list.filter((v) => wanted.includes(v)))];
       await this.write(tx, t, id, JSON.stringify(keep));
-      if (t.def.type === "relationship") await this.cascade(tx, t, gone as string[], cascade);
+      if (t.def.type === "relationship") await this.cascade(tx, t, gone as string[], cascade, cascadeScope);
       return gone;
     });
     if (cascade && t.related && removed.length) await this.objects.afterDelete(ctx, [t.related]);
   }
 
-  private async cascade(tx: Transaction, t: Target, keys: string[], cascade: boolean): Promise<void> {
+  /** Delete the related objects whose references were removed (only those the caller may delete). */
+  private async cascade(tx: Transaction, t: Target, keys: string[], cascade: boolean, scope: SqlPart | null): Promise<void> {
     if (!cascade || keys.length === 0) return;
-    await tx.execute({ sql: `DELETE FROM ${t.related!.table} WHERE ${q(t.related!.pk)} IN (SELECT value FROM json_each(?))`, args: [JSON.stringify(keys)] });
+    await tx.execute({
+      sql: `DELETE FROM ${t.related!.table} AS t WHERE t.${q(t.related!.pk)} IN (SELECT value FROM json_each(?))${scope ? ` AND (${scope.sql})` : ""}`,
+      args: [JSON.stringify(keys), ...(scope?.args ?? [])],
+    });
   }
 }
 

@@ -4,10 +4,12 @@
 
 import type { InStatement } from "@libsql/core/api";
 import { q } from "../db/sql.ts";
-import { badRequest } from "../errors.ts";
+import { ApiError, badRequest, notFound } from "../errors.ts";
 import type { CompiledSchema } from "../schema/compiled.ts";
 import { isKeyValue } from "../schema/values.ts";
-import type { ApiContext } from "./context.ts";
+import { access } from "./access.ts";
+import { type ApiContext, ownerOf } from "./context.ts";
+import type { SqlPart } from "./query/compile.ts";
 import { type JsonText, MAX_BATCH, type Objects, type PreparedWrite, isObject, newObjectId } from "./objects.ts";
 
 type Obj = Record<string, unknown>;
@@ -103,6 +105,26 @@ export async function upsert(objects: Objects, ctx: ApiContext, name: string, po
     }
   }
 
+  // Access control per schema: new objects need the create permission, existing ones the update permission
+  // and must be inside the caller's update scope (checked here, and again in the statement's DO UPDATE WHERE).
+  const scopes = new Map<string, SqlPart | null>();
+  for (const schema of new Set(nodes.map((n) => n.schema))) {
+    const s = known.get(schema)!;
+    const ids = [...new Set(nodes.filter((n) => n.schema === schema).map((n) => n.id))];
+    const inIds = `t.${q(s.pk)} IN (SELECT value FROM json_each(?))`;
+    const existing = new Set((await ctx.db.execute({ sql: `SELECT t.${q(s.pk)} AS k FROM ${s.table} AS t WHERE ${inIds}`, args: [JSON.stringify(ids)] })).rows.map((r) => r.k as string));
+    if (ids.some((id) => !existing.has(id))) await access(ctx, s, "create");
+    let scope: SqlPart | null = null;
+    if (existing.size) {
+      scope = await access(ctx, s, "update");
+      if (scope) {
+        const visible = await ctx.db.execute({ sql: `SELECT count(*) AS n FROM ${s.table} AS t WHERE ${inIds} AND (${scope.sql})`, args: [JSON.stringify([...existing]), ...scope.args] });
+        if (Number(visible.rows[0]!.n) !== existing.size) throw notFound();
+      }
+    }
+    scopes.set(schema, scope);
+  }
+
   // One statement per object, children before parents, all in one transaction.
   const now = Date.now();
   const writes: PreparedWrite[] = [];
@@ -110,7 +132,7 @@ export async function upsert(objects: Objects, ctx: ApiContext, name: string, po
   try {
     for (const n of nodes) {
       const s = known.get(n.schema)!;
-      writes.push(await prepareUpsert(objects, ctx, s, n, now));
+      writes.push(await prepareUpsert(objects, ctx, s, n, now, scopes.get(n.schema) ?? null));
       order.push(n);
     }
   } catch (e) {
@@ -119,7 +141,12 @@ export async function upsert(objects: Objects, ctx: ApiContext, name: string, po
   }
   const results = objects.objectResults(writes, await objects.run(ctx, writes));
   const rendered = new Map<Node, Obj>();
-  order.forEach((n, i) => rendered.set(n, JSON.parse(results[i]!.rows[0]!.j as string) as Obj));
+  order.forEach((n, i) => {
+    const row = results[i]!.rows[0];
+    // Only possible when an object left the caller's scope between the check above and the write.
+    if (!row) throw new ApiError(409, `${n.schema} ${JSON.stringify(n.id)} changed while it was being upserted; try again`);
+    rendered.set(n, JSON.parse(row.j as string) as Obj);
+  });
   const created = new Map<Node, boolean>(order.map((n, i) => [n, Number(results[i]!.rows[0]!.c) === now]));
   const assemble = (n: Node): Obj => {
     const o = rendered.get(n)!;
@@ -132,18 +159,19 @@ export async function upsert(objects: Objects, ctx: ApiContext, name: string, po
 }
 
 /** INSERT ... ON CONFLICT(key) DO UPDATE of the fields the body sets (a password is only set on create). */
-async function prepareUpsert(objects: Objects, ctx: ApiContext, s: CompiledSchema, n: Node, now: number): Promise<PreparedWrite> {
+async function prepareUpsert(objects: Objects, ctx: ApiContext, s: CompiledSchema, n: Node, now: number, scope: SqlPart | null): Promise<PreparedWrite> {
   const enc = await objects.encode(ctx, s, n.body, "create");
   const cols = s.columns;
   const args = [n.id];
   for (const fc of s.fieldColumns) args.push(...((enc.values.get(fc.name) ?? fc.cols.map(() => null)) as string[]));
-  args.push(now as never, now as never, null as never);
+  args.push(now as never, now as never, (enc.owner !== undefined ? enc.owner || null : ownerOf(ctx.principal)) as never);
   const sets = s.fieldColumns.filter((fc) => enc.values.has(fc.name) && fc.def.type !== "password").flatMap((fc) => fc.cols.map((c) => `${q(c)} = excluded.${q(c)}`));
+  if (enc.owner !== undefined) sets.push(`"sm_owner" = excluded."sm_owner"`);
   sets.push(`"lastmoddate" = max("lastmoddate" + 1, excluded."lastmoddate")`);
   const stmt: InStatement = {
-    sql: `INSERT INTO ${s.table} (${cols.map(q).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})
-          ON CONFLICT(${q(s.pk)}) DO UPDATE SET ${sets.join(", ")} RETURNING ${s.jsonReturning} AS j, "createddate" AS c`,
-    args,
+    sql: `INSERT INTO ${s.table} AS t (${cols.map(q).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})
+          ON CONFLICT(${q(s.pk)}) DO UPDATE SET ${sets.join(", ")}${scope ? ` WHERE ${scope.sql}` : ""} RETURNING ${s.jsonReturning} AS j, "createddate" AS c`,
+    args: scope ? [...args, ...scope.args] : args,
   };
   if (s.passwordField && !enc.values.get(s.passwordField)?.[0]) {
     // A new user needs a password; an existing one keeps theirs. Refuse only when the object is new.

@@ -1,44 +1,99 @@
-// Resolve who and what an API request addresses: the environment and version (Accept header), checked
-// against the API key (X-Service-API-Key), giving the ApiContext every datastore operation takes.
+// Resolve who and what an API request addresses: the environment and version (Accept header), the app (the
+// X-Service-API-Key, or the consumer key of an OAuth 1.0 signature) and the caller (anonymous, a user signed in
+// with a MAC token, or the app itself with its private key), giving the ApiContext every operation takes.
 
-import type { ApiContext } from "../datastore/context.ts";
+import { MAC_WINDOW_SECONDS, parseMacHeader, verifyMac } from "../auth/mac.ts";
+import { OAUTH1_WINDOW_SECONDS, baseStringUri, parseOAuthHeader, verifyOAuth1 } from "../auth/oauth1.ts";
+import type { ApiContext, Principal } from "../datastore/context.ts";
 import { ApiError } from "../errors.ts";
 import type { Services } from "../services.ts";
+import type { EnvName } from "../system/environments.ts";
 import { parseAcceptVersion } from "./accept.ts";
+import { isFormType, readText } from "./body.ts";
+import { candidatePorts, defaultPort, rawTarget, requestOrigin } from "./origin.ts";
+import type { RequestInfo } from "./request-meta.ts";
 
 export const API_KEY_HEADER = "x-service-api-key";
 
-/** The context of an API request; synchronous unless a configuration refresh is due. */
-export function apiContext(services: Services, request: Request): ApiContext | Promise<ApiContext> {
+const unauthorized = (msg: string) => new ApiError(401, msg);
+
+/** The context of an API request; synchronous for unsigned requests unless a configuration refresh is due. */
+export function apiContext(services: Services, info: RequestInfo, request: Request): ApiContext | Promise<ApiContext> {
   const due = services.refreshIfDue();
-  return due ? due.then(() => resolveContext(services, request)) : resolveContext(services, request);
+  const auth = request.headers.get("authorization");
+  if (auth !== null) return (due ?? Promise.resolve()).then(() => signedContext(services, info, request, auth));
+  return due ? due.then(() => unsignedContext(services, request)) : unsignedContext(services, request);
 }
 
-function resolveContext(services: Services, request: Request): ApiContext {
-  const baseUrl = () => services.config.publicUrl ?? new URL(request.url).origin;
-  const version = parseAcceptVersion(request.headers.get("accept"));
+function keyEnvironment(services: Services, request: Request): EnvName {
   const key = request.headers.get(API_KEY_HEADER);
-  if (key === null || key === "") throw new ApiError(401, "missing X-Service-API-Key header with the app's public key");
-  const keyEnv = services.keys.byPublic.get(key);
-  if (keyEnv === undefined) throw new ApiError(401, "invalid API key");
+  if (key === null || key === "") throw unauthorized("missing X-Service-API-Key header with the app's public key");
+  const env = services.keys.byPublic.get(key);
+  if (env === undefined) throw unauthorized("invalid API key");
+  return env;
+}
 
+function unsignedContext(services: Services, request: Request): ApiContext {
+  const version = parseAcceptVersion(request.headers.get("accept"));
+  return contextFor(services, request, keyEnvironment(services, request), version, { kind: "anonymous" });
+}
+
+/** Environment and version from the key's environment and the Accept version (product.md §4). */
+function contextFor(services: Services, request: Request, keyEnv: EnvName, version: number | null, principal: Principal): ApiContext {
+  const baseUrl = () => services.config.publicUrl ?? new URL(request.url).origin;
   if (keyEnv === "development") {
-    if (version !== null && version !== 0)
-      throw new ApiError(401, `the development API key cannot call API version ${version}; use the production key`);
-    return {
-      env: "development",
-      version: 0,
-      db: services.envDbs.development,
-      schemas: services.catalog.development(),
-      infer: services.config.infer,
-      principal: { kind: "anonymous" },
-      baseUrl,
-    };
+    if (version !== null && version !== 0) throw unauthorized(`the development API key cannot call API version ${version}; use the production key`);
+    return { env: "development", version: 0, db: services.envDbs.development, schemas: services.catalog.development(), infer: services.config.infer, principal, baseUrl };
   }
-  if (version === 0) throw new ApiError(401, "the production API key cannot call version 0 (development); use the development key");
+  if (version === 0) throw unauthorized("the production API key cannot call version 0 (development); use the development key");
   const v = version ?? services.catalog.latestVersion();
   if (v === null) throw new ApiError(404, "no API version is deployed to production yet");
   const schemas = services.catalog.production(v);
   if (!schemas) throw new ApiError(404, `API version ${v} is not deployed`);
-  return { env: "production", version: v, db: services.envDbs.production, schemas, infer: false, principal: { kind: "anonymous" }, baseUrl };
+  return { env: "production", version: v, db: services.envDbs.production, schemas, infer: false, principal, baseUrl };
+}
+
+/** Methods a signature may cover: the request line's, then the overriding one (behaviour.md §11.46). */
+function signedMethods(info: RequestInfo, request: Request): string[] {
+  const original = info.original(request).method;
+  return original === request.method ? [original] : [original, request.method];
+}
+
+async function signedContext(services: Services, info: RequestInfo, request: Request, auth: string): Promise<ApiContext> {
+  const version = parseAcceptVersion(request.headers.get("accept"));
+  const now = Date.now();
+  if (/^MAC\s/i.test(auth)) {
+    const env = keyEnvironment(services, request);
+    const header = parseMacHeader(auth);
+    if (!header) throw unauthorized("malformed MAC Authorization header");
+    const session = await services.sessions[env].lookup(header.id);
+    if (!session) throw unauthorized("the access token is unknown, expired or revoked; refresh it");
+    const origin = requestOrigin(request, info, services.config.trustedProxy);
+    const result = verifyMac({ header, key: session.macKey, methods: signedMethods(info, request), rawTarget: rawTarget(request, info), host: origin.host, ports: candidatePorts(origin), now, windowSeconds: MAC_WINDOW_SECONDS });
+    if (!result.ok) throw unauthorized(result.reason === "timestamp" ? "the MAC timestamp is outside the allowed window" : "invalid MAC signature");
+    // A replay is the same signature again; different requests that happen to share ts and nonce are not.
+    if (!services.nonces.firstUse(`mac|${env}|${header.id}|${header.ts}|${header.nonce}|${header.mac}`, now + 2 * MAC_WINDOW_SECONDS * 1000))
+      throw unauthorized("replayed request: this signature was already used");
+    return contextFor(services, request, env, version, { kind: "user", schema: session.schema, username: session.username, family: session.family });
+  }
+  if (/^OAuth\s/i.test(auth)) {
+    const params = parseOAuthHeader(auth);
+    const consumerKey = params?.oauth_consumer_key;
+    if (!params || !consumerKey) throw unauthorized("malformed OAuth Authorization header");
+    const env = services.keys.byPublic.get(consumerKey);
+    if (env === undefined) throw unauthorized("invalid OAuth consumer key");
+    const origin = requestOrigin(request, info, services.config.trustedProxy);
+    const target = rawTarget(request, info);
+    const q = target.indexOf("?");
+    const path = q < 0 ? target : target.slice(0, q);
+    const ports = candidatePorts(origin).map((p) => (p === defaultPort(origin.scheme) ? null : p));
+    const baseUris = [...new Set(ports.map((port) => baseStringUri({ scheme: origin.scheme, host: origin.host, port, path })))];
+    const formBody = isFormType(request.headers.get("content-type")) ? await readText(request, services.config.bodyLimit) : undefined;
+    const result = verifyOAuth1({ header: params, consumerSecret: services.keys.set[env].privateKey, methods: signedMethods(info, request), baseUris, query: q < 0 ? "" : target.slice(q + 1), formBody, now, windowSeconds: OAUTH1_WINDOW_SECONDS });
+    if (!result.ok) throw unauthorized(result.reason === "timestamp" ? "the OAuth timestamp is outside the allowed window" : result.reason === "signature" ? "invalid OAuth signature" : `unsupported OAuth ${result.reason}`);
+    if (!services.nonces.firstUse(`oauth1|${consumerKey}|${params.oauth_timestamp}|${params.oauth_nonce}`, now + 2 * OAUTH1_WINDOW_SECONDS * 1000))
+      throw unauthorized("replayed request: this OAuth nonce was already used");
+    return contextFor(services, request, env, version, { kind: "app" });
+  }
+  throw unauthorized("unsupported Authorization scheme; use MAC (OAuth 2.0) or OAuth (OAuth 1.0)");
 }

@@ -19,7 +19,7 @@ export interface App {
 
 export function createApp(services: Services, opts: { peer?: (req: Request) => string | null } = {}): App {
   const info = createRequestInfo(opts.peer);
-  const router = new Router([healthRoutes(services), adminRoutes(services), fileRoutes(services), objectRoutes(services)]);
+  const router = new Router([healthRoutes(services), adminRoutes(services, info), fileRoutes(services), objectRoutes(services, info)]);
   const limit = services.config.bodyLimit;
 
   const fail = (e: unknown): Response => {

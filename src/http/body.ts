@@ -3,8 +3,19 @@
 
 import { ApiError, payloadTooLarge } from "../errors.ts";
 
-/** Read the body as text, refusing more than `limit` bytes even when no Content-Length was sent. */
-export async function readText(request: Request, limit: number): Promise<string> {
+const texts = new WeakMap<Request, Promise<string>>();
+
+/**
+ * Read the body as text, refusing more than `limit` bytes even when no Content-Length was sent. Read once per
+ * request: signature checks (OAuth 1.0 form parameters) and handlers share it.
+ */
+export function readText(request: Request, limit: number): Promise<string> {
+  let text = texts.get(request);
+  if (!text) texts.set(request, (text = readOnce(request, limit)));
+  return text;
+}
+
+async function readOnce(request: Request, limit: number): Promise<string> {
   const declared = request.headers.get("content-length");
   if (declared !== null) {
     if (Number(declared) > limit) throw payloadTooLarge(limit);

@@ -34,6 +34,8 @@ export interface CompiledSchema {
   readonly sqlInsertKey: string;
   readonly sqlDelete: string;
   readonly passwordField: string | null;
+  /** Operations whose permission is "open" (no access check needed). */
+  readonly open: Record<"create" | "read" | "update" | "delete", boolean>;
   /** Every field with its physical columns, in definition order (password included). */
   readonly fieldColumns: readonly FieldColumns[];
   readonly columnsByField: ReadonlyMap<string, FieldColumns>;
@@ -74,6 +76,12 @@ export function compileSchema(def: SchemaDef): CompiledSchema {
     sqlInsertKey: `${insert} RETURNING ${q(pk)}`,
     sqlDelete: `DELETE FROM ${table} WHERE ${q(pk)} = ?`,
     passwordField: def.user?.password ?? null,
+    open: {
+      create: def.permissions.create === "open",
+      read: def.permissions.read === "open",
+      update: def.permissions.update === "open",
+      delete: def.permissions.delete === "open",
+    },
     fieldColumns,
     columnsByField: new Map(fieldColumns.map((fc) => [fc.name, fc])),
   };

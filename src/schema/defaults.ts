@@ -12,6 +12,13 @@ export const DEFAULT_SCHEMAS: SchemaDef[] = [
     indexes: [],
     user: { key: "username", password: "password", email: "email" },
   },
+  {
+    // Roles for {"role": "<name>"} permissions: the object's key is the role name, `users` its members.
+    name: "aclrole",
+    fields: { users: { type: "relationship", schema: "user", many: true } },
+    permissions: { create: "private_key", read: "private_key", update: "private_key", delete: "private_key" },
+    indexes: [],
+  },
 ];
 
 export function openSchema(name: string): SchemaDef {

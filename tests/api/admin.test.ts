@@ -43,10 +43,11 @@ describe("login", () => {
 });
 
 describe("schemas", () => {
-  test("a fresh data directory has the user schema", async () => {
+  test("a fresh data directory has the user and aclrole schemas", async () => {
     const r = await t.admin("GET", "/schemas");
-    expect(r.body.map((d: any) => d.name)).toEqual(["user"]);
-    expect(r.body[0].user.key).toBe("username");
+    expect(r.body.map((d: any) => d.name)).toEqual(["aclrole", "user"]);
+    expect(r.body[1].user.key).toBe("username");
+    expect(r.body[0].permissions.read).toBe("private_key");
   });
 
   test("invalid definitions are 400 naming the problem", async () => {

@@ -128,8 +128,10 @@ describe("no orphan files", () => {
     expect((await getFile(a.file)).status).toBe(404);
     expect((await getFile(a.thumb)).status).toBe(404);
     const b = await make("del-b");
+    const onDisk = storedFiles().length;
     await t.request("DELETE", "/doc?title=gone");
     expect((await getFile(b.file)).status).toBe(404);
+    expect(storedFiles().length).toBe(onDisk - 2);
     await t.request("POST", "/folder", { body: { folder_id: "f1" } });
     const created = await t.request("POST", "/folder/f1/docs", { body: [{ doc_id: "in-folder", file: upload(bytes(30)) }] });
     expect(created.body.succeeded).toEqual(["in-folder"]);

@@ -102,7 +102,7 @@ describe("schemas and deploy", () => {
     expect(d.code).toBe(0);
     expect(d.stdout).toContain("deployed development as production version 1");
     const v1 = await runCli(["schema", "export", "--version", "1", "--dir", data]);
-    expect(JSON.parse(v1.stdout).map((s: any) => s.name).sort()).toEqual(["author", "book", "user"]);
+    expect(JSON.parse(v1.stdout).map((s: any) => s.name).sort()).toEqual(["aclrole", "author", "book", "user"]);
     const none = await runCli(["schema", "export", "--version", "5", "--dir", data]);
     expect(none.code).toBe(1);
   });

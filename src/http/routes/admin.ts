@@ -9,6 +9,9 @@ import { ENVIRONMENTS, type EnvName, isEnvName } from "../../system/environments
 import { redactSettings } from "../../system/settings.ts";
 import { parseJson, readText } from "../body.ts";
 import { json } from "../respond.ts";
+import { requestOrigin } from "../origin.ts";
+import type { RequestInfo } from "../request-meta.ts";
+import { outboxQuery } from "../../mail/admin-outbox.ts";
 
 const ADMIN_BODY_LIMIT = 4 * 1024 * 1024;
 
@@ -43,14 +46,32 @@ function envParam(env: string): EnvName {
   return env;
 }
 
-export function adminRoutes(services: Services) {
-  const { catalog } = services;
+/** Admin logins are limited like user logins: per client IP, and per email after failures. */
+const ADMIN_LIMITS = { ipPerMinute: 60, failures: 10, failureWindowMs: 15 * 60_000 };
+
+export function adminRoutes(services: Services, info: RequestInfo) {
+  const { catalog, limiter } = services;
+  const tooMany = (retryAfter: number) => new ApiError(429, "too many requests; try again later", { headers: { "retry-after": String(retryAfter) } });
   return new Routes("/_admin/api")
     .post("/login", async ({ request }) => {
+      const ip = requestOrigin(request, info, services.config.trustedProxy).ip ?? "unknown";
+      const perIp = limiter.hit(`admin|ip|${ip}`, ADMIN_LIMITS.ipPerMinute, 60_000);
+      if (!perIp.ok) throw tooMany(perIp.retryAfter);
       const b = (await body(request)) as { email?: unknown; password?: unknown } | undefined;
+      const account = `admin|fail|${typeof b?.email === "string" ? b.email.toLowerCase().slice(0, 254) : ""}`;
+      const blocked = limiter.blocked(account, ADMIN_LIMITS.failures);
+      if (!blocked.ok) throw tooMany(blocked.retryAfter);
       const session = await services.admins.login(b?.email, b?.password);
-      if (!session) throw new ApiError(401, "invalid email or password");
+      if (!session) {
+        limiter.hit(account, ADMIN_LIMITS.failures, ADMIN_LIMITS.failureWindowMs);
+        throw new ApiError(401, "invalid email or password");
+      }
+      limiter.reset(account);
       return json(session);
+    })
+    .get("/outbox", async ({ request }) => {
+      await requireAdmin(services, request);
+      return json(await services.mailer.outbox(outboxQuery(new URL(request.url))));
     })
     .get("/keys", async ({ request }) => {
       await requireAdmin(services, request);

@@ -1,0 +1,168 @@
+// OAuth 2.0 MAC access authentication (draft-ietf-oauth-v2-http-mac-01 as the SDKs implement it): header parsing,
+// the normalized request string, HMAC-SHA1 signatures and verification against the URI forms the SDKs sign. Pure.
+
+import { createHmac, timingSafeEqual } from "node:crypto";
+
+export const MAC_WINDOW_SECONDS = 600;
+
+/** Request targets longer than this are only compared as received (bounds the decoding work per request). */
+export const MAX_DECODED_TARGET = 8192;
+
+export interface MacHeader {
+  id: string;
+  ts: string;
+  nonce: string;
+  mac: string;
+  ext?: string;
+}
+
+export type MacResult = { ok: true } | { ok: false; reason: "timestamp" | "signature" };
+
+/** Longest accepted value per attribute; anything else in the header is refused. */
+const MAC_LIMITS = { id: 256, ts: 20, nonce: 256, mac: 128, ext: 256 } as const;
+type MacAttr = keyof typeof MAC_LIMITS;
+const REQUIRED: MacAttr[] = ["id", "ts", "nonce", "mac"];
+
+const SCHEME = /^MAC[ \t]+/i;
+const ATTR = /[ \t]*([A-Za-z]+)[ \t]*=[ \t]*"([^"\\]*)"[ \t]*/y;
+
+/** `MAC id="..",ts="..",nonce="..",mac=".."[,ext=".."]` in any order; null when anything is off. */
+export function parseMacHeader(header: string): MacHeader | null {
+  const text = header.trim();
+  const scheme = SCHEME.exec(text);
+  if (!scheme) return null;
+  const attrs = new Map<MacAttr, string>();
+  let pos = scheme[0].length;
+  for (;;) {
+    ATTR.lastIndex = pos;
+    const m = ATTR.exec(text);
+    if (!m) return null;
+    const name = m[1]!;
+    const value = m[2]!;
+    if (!Object.hasOwn(MAC_LIMITS, name)) return null;
+    const attr = name as MacAttr;
+    if (attrs.has(attr) || value.length > MAC_LIMITS[attr]) return null;
+    attrs.set(attr, value);
+    pos = ATTR.lastIndex;
+    if (pos === text.length) break;
+    if (text[pos] !== ",") return null;
+    pos++;
+  }
+  if (REQUIRED.some((a) => !attrs.get(a))) return null;
+  const ext = attrs.get("ext");
+  return { id: attrs.get("id")!, ts: attrs.get("ts")!, nonce: attrs.get("nonce")!, mac: attrs.get("mac")!, ...(ext === undefined ? {} : { ext }) };
+}
+
+/** `ts\nnonce\nMETHOD\nuri\nhost\nport\next\n`; ext is empty when absent, so the string then ends in "\n\n". */
+export function normalizedString(p: { ts: string; nonce: string; method: string; uri: string; host: string; port: number | string; ext?: string }): string {
+  return `${p.ts}\n${p.nonce}\n${p.method.toUpperCase()}\n${p.uri}\n${p.host}\n${p.port}\n${p.ext ?? ""}\n`;
+}
+
+function macDigest(key: string, normalized: string): Buffer {
+  return createHmac("sha1", Buffer.from(key, "utf8")).update(normalized, "utf8").digest();
+}
+
+/** Base64(HMAC-SHA1(UTF-8 key, normalized string)). */
+export function macSignature(key: string, normalized: string): string {
+  return macDigest(key, normalized).toString("base64");
+}
+
+/** Escapes the iOS SDK leaves encoded when it signs (CFURLCreateStringByReplacingPercentEscapes' keep list). */
+const IOS_KEEP_ESCAPED = new Set(":/.?&=;+!@#$()~ ");
+const ESCAPE_RUN = /(?:%[0-9A-Fa-f]{2})+/g;
+// ignoreBOM: a leading %EF%BB%BF must decode to U+FEFF, not vanish (the client signed it).
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** Decode a run of non-ASCII escapes as UTF-8; a run that is not valid UTF-8 keeps its escapes. */
+function decodeEscapes(escapes: string[]): string {
+  if (escapes.length === 0) return "";
+  try {
+    return UTF8.decode(Uint8Array.from(escapes, (e) => parseInt(e.slice(1), 16)));
+  } catch {
+    return escapes.join("");
+  }
+}
+
+function iosForm(target: string): string {
+  return target.replace(ESCAPE_RUN, (run) => {
+    let out = "";
+    let pending: string[] = [];
+    for (let i = 0; i < run.length; i += 3) {
+      const escape = run.slice(i, i + 3);
+      const byte = parseInt(escape.slice(1), 16);
+      if (byte >= 0x80) {
+        pending.push(escape);
+        continue;
+      }
+      const char = String.fromCharCode(byte);
+      out += decodeEscapes(pending) + (IOS_KEEP_ESCAPED.has(char) ? escape : char);
+      pending = [];
+    }
+    return out + decodeEscapes(pending);
+  });
+}
+
+function fullyDecoded(target: string): string | null {
+  try {
+    return decodeURIComponent(target);
+  } catch {
+    return null;
+  }
+}
+
+/** The request-URIs a client may have signed: as received, the iOS partially decoded form, fully decoded. */
+export function uriForms(rawTarget: string): string[] {
+  if (rawTarget.length > MAX_DECODED_TARGET) return [rawTarget];
+  const full = fullyDecoded(rawTarget);
+  return [...new Set(full === null ? [rawTarget, iosForm(rawTarget)] : [rawTarget, iosForm(rawTarget), full])];
+}
+
+/** Whether a timestamp in whole seconds lies within ±windowSeconds of now (ms). */
+export function withinWindow(ts: string, nowMs: number, windowSeconds: number): boolean {
+  return /^\d{1,20}$/.test(ts) && Math.abs(Number(ts) - nowMs / 1000) <= windowSeconds;
+}
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * Compare a presented base64 digest with the expected bytes in constant time. Malformed base64 never matches
+ * (Buffer's decoder would otherwise skip junk); a length mismatch is not secret, the digest length is public.
+ */
+export function base64DigestEquals(presented: string, expected: Uint8Array): boolean {
+  if (!BASE64.test(presented)) return false;
+  const bytes = Buffer.from(presented, "base64");
+  return bytes.length === expected.length && timingSafeEqual(bytes, expected);
+}
+
+/** The first `n` distinct values: bounds the signatures computed per request. */
+export function firstDistinct<T>(values: T[], n: number): T[] {
+  return [...new Set(values)].slice(0, n);
+}
+
+/**
+ * Verify a parsed MAC header: timestamp window first, then every method × URI form × port combination
+ * (methods: request line, then an override; ports: the chosen one, then optionally the other default).
+ * Replay (id, ts, nonce) checks are the caller's, since they need storage.
+ */
+export function verifyMac(args: {
+  header: MacHeader;
+  key: string;
+  methods: string[];
+  rawTarget: string;
+  host: string;
+  ports: number[];
+  now: number;
+  windowSeconds: number;
+}): MacResult {
+  const { header } = args;
+  if (!withinWindow(header.ts, args.now, args.windowSeconds)) return { ok: false, reason: "timestamp" };
+  for (const method of firstDistinct(args.methods, 2)) {
+    for (const uri of uriForms(args.rawTarget).slice(0, 3)) {
+      for (const port of firstDistinct(args.ports, 2)) {
+        const normalized = normalizedString({ ts: header.ts, nonce: header.nonce, method, uri, host: args.host, port, ext: header.ext });
+        if (base64DigestEquals(header.mac, macDigest(args.key, normalized))) return { ok: true };
+      }
+    }
+  }
+  return { ok: false, reason: "signature" };
+}

@@ -1,0 +1,47 @@
+// Rate limits for the login, token, password and social endpoints: fixed windows per key (client IP, or
+// account for failed logins). In-process for one node; the interface lets a shared store take over.
+
+export interface RateLimiter {
+  /** Count one event for `key`; refused (with seconds until the window ends) once `limit` were counted. */
+  hit(key: string, limit: number, windowMs: number): { ok: true } | { ok: false; retryAfter: number };
+  /** Whether `key` already reached `limit` in its current window, without counting. */
+  blocked(key: string, limit: number): { ok: true } | { ok: false; retryAfter: number };
+  reset(key: string): void;
+}
+
+export class MemoryRateLimiter implements RateLimiter {
+  private readonly windows = new Map<string, { count: number; ends: number }>();
+  private nextSweep = 0;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  private current(key: string): { count: number; ends: number } | undefined {
+    const now = this.now();
+    if (now >= this.nextSweep) {
+      for (const [k, w] of this.windows) if (w.ends <= now) this.windows.delete(k);
+      this.nextSweep = now + 30_000;
+    }
+    const w = this.windows.get(key);
+    return w && w.ends > now ? w : undefined;
+  }
+
+  hit(key: string, limit: number, windowMs: number): { ok: true } | { ok: false; retryAfter: number } {
+    const w = this.current(key);
+    if (!w) {
+      this.windows.set(key, { count: 1, ends: this.now() + windowMs });
+      return { ok: true };
+    }
+    if (w.count >= limit) return { ok: false, retryAfter: Math.max(1, Math.ceil((w.ends - this.now()) / 1000)) };
+    w.count++;
+    return { ok: true };
+  }
+
+  blocked(key: string, limit: number): { ok: true } | { ok: false; retryAfter: number } {
+    const w = this.current(key);
+    return w && w.count >= limit ? { ok: false, retryAfter: Math.max(1, Math.ceil((w.ends - this.now()) / 1000)) } : { ok: true };
+  }
+
+  reset(key: string): void {
+    this.windows.delete(key);
+  }
+}

@@ -1,0 +1,65 @@
+// Where a request came from and what the client addressed: scheme, host and port as signed by MAC and OAuth 1.0
+// clients, and the client IP for rate limits. Forwarded headers count only from a --trusted-proxy peer.
+
+import type { Cidr } from "../net/ip.ts";
+import { cidrContains } from "../net/ip.ts";
+import type { RequestInfo } from "./request-meta.ts";
+
+export interface Origin {
+  scheme: "http" | "https";
+  host: string;
+  /** The port the client named explicitly, or null (then the scheme's default applies). */
+  port: number | null;
+  /** The client's address: the peer, or behind a trusted proxy the first untrusted X-Forwarded-For hop. */
+  ip: string | null;
+}
+
+const first = (v: string | null) => (v === null ? null : (v.split(",")[0]?.trim() ?? null));
+
+export function defaultPort(scheme: "http" | "https"): number {
+  return scheme === "https" ? 443 : 80;
+}
+
+export function requestOrigin(req: Request, info: RequestInfo, trusted: readonly Cidr[]): Origin {
+  const url = new URL(info.original(req).url);
+  let scheme: "http" | "https" = url.protocol === "https:" ? "https" : "http";
+  let host = url.hostname;
+  let port: number | null = url.port ? Number(url.port) : null;
+  const peer = info.peer(req);
+  let ip = peer;
+  const isTrusted = (addr: string) => trusted.some((c) => cidrContains(c, addr));
+  if (peer !== null && isTrusted(peer)) {
+    const proto = first(req.headers.get("x-forwarded-proto"))?.toLowerCase();
+    if (proto === "http" || proto === "https") scheme = proto;
+    const fwdHost = first(req.headers.get("x-forwarded-host"));
+    if (fwdHost) {
+      const m = /^(\[[^\]]+\]|[^:]+)(?::(\d{1,5}))?$/.exec(fwdHost);
+      if (m) {
+        host = m[1]!.replace(/^\[|\]$/g, "");
+        port = m[2] ? Number(m[2]) : null;
+      }
+    } else if (proto) port = null;
+    const fwdPort = first(req.headers.get("x-forwarded-port"));
+    if (fwdPort && /^\d{1,5}$/.test(fwdPort)) port = Number(fwdPort);
+    const hops = (req.headers.get("x-forwarded-for") ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+    for (let i = hops.length - 1; i >= 0; i--) {
+      ip = hops[i]!;
+      if (!isTrusted(hops[i]!)) break;
+    }
+  }
+  if (port !== null && port === defaultPort(scheme)) port = null;
+  return { scheme, host, port, ip };
+}
+
+/** Ports a signature may have used: the explicit one, or the scheme's default and then the other default. */
+export function candidatePorts(o: Origin): number[] {
+  if (o.port !== null) return [o.port];
+  return o.scheme === "https" ? [443, 80] : [80, 443];
+}
+
+/** The request-target as received (path and query), for signature checks. */
+export function rawTarget(req: Request, info: RequestInfo): string {
+  const url = info.original(req).url;
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  return start < 0 ? "/" : url.slice(start);
+}

@@ -1,0 +1,175 @@
+// Outgoing mail: sent through the environment's SMTP server (settings smtp.*) with nodemailer, or kept in the
+// system.db outbox when no SMTP host is set. Every mail, sent, failed or kept, is recorded in the outbox.
+
+import type { Client } from "@libsql/core/api";
+import nodemailer, { type SMTPSentMessageInfo, type SMTPTransportOptions, type Transporter } from "nodemailer";
+import { ApiError } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import type { EnvName } from "../system/environments.ts";
+import type { Settings } from "../system/settings.ts";
+
+export interface Mail {
+  to: string;
+  subject: string;
+  text: string;
+  html?: string;
+}
+
+export interface SentMail {
+  id: string;
+  via: "smtp" | "outbox";
+}
+
+export interface OutboxEntry {
+  id: string;
+  env: string;
+  to: string;
+  subject: string;
+  text: string;
+  html: string | null;
+  created: number;
+  via: string;
+  error: string | null;
+}
+
+interface SmtpSettings {
+  host: string;
+  port: number;
+  secure: boolean;
+  user: string;
+  password: string;
+  from: string;
+}
+
+export const OUTBOX_DDL = [
+  `CREATE TABLE IF NOT EXISTS outbox (id TEXT PRIMARY KEY, env TEXT NOT NULL, recipient TEXT NOT NULL, subject TEXT NOT NULL, text TEXT NOT NULL,
+     html TEXT, created INTEGER NOT NULL, via TEXT NOT NULL, error TEXT) STRICT`,
+  `CREATE INDEX IF NOT EXISTS outbox_created ON outbox (created)`,
+];
+
+export const OUTBOX_MAX_LIMIT = 500;
+const OUTBOX_DEFAULT_LIMIT = 100;
+const DEFAULT_FROM = "Burrow <no-reply@localhost>";
+const SMTP_TIMEOUT_MS = 10_000;
+const MAX_BODY_CHARS = 1024 * 1024;
+
+// One plain address: no display name, no list, no whitespace or control characters.
+const ADDRESS = /^[^\s\x00-\x1f\x7f@,;:<>()[\]\\"]+@[^\s\x00-\x1f\x7f@,;:<>()[\]\\"]+$/;
+const CONTROL_EXCEPT_TAB = /[\x00-\x08\x0a-\x1f\x7f]/;
+
+/** Client-safe reasons for nodemailer's error codes; the full (redacted) error goes to the outbox and log. */
+const REASONS: Record<string, string> = {
+  EAUTH: "the SMTP server rejected the login",
+  ENOAUTH: "the SMTP server requires a login",
+  ECONNECTION: "the connection to the SMTP server failed",
+  ESOCKET: "the connection to the SMTP server failed",
+  ETIMEDOUT: "the SMTP server did not answer in time",
+  EDNS: "the SMTP host name could not be resolved",
+  ETLS: "the TLS connection to the SMTP server failed",
+  EENVELOPE: "the SMTP server refused the sender or recipient",
+  EMESSAGE: "the SMTP server refused the message",
+};
+
+function checkMail(mail: Mail): void {
+  if (typeof mail.to !== "string" || mail.to.length > 254 || !ADDRESS.test(mail.to)) throw new ApiError(400, "the recipient must be one e-mail address");
+  if (typeof mail.subject !== "string" || mail.subject.length > 998 || CONTROL_EXCEPT_TAB.test(mail.subject)) throw new ApiError(400, "the subject must be one line of at most 998 characters");
+  if (typeof mail.text !== "string" || mail.text.length > MAX_BODY_CHARS) throw new ApiError(400, `the text must be a string of at most ${MAX_BODY_CHARS} characters`);
+  if (mail.html !== undefined && (typeof mail.html !== "string" || mail.html.length > MAX_BODY_CHARS)) throw new ApiError(400, `the html must be a string of at most ${MAX_BODY_CHARS} characters`);
+}
+
+/** An error's code and message with every form of the secret an SMTP exchange may echo removed. */
+function describe(error: unknown, s: SmtpSettings): string {
+  const code = (error as { code?: unknown })?.code;
+  let text = `${typeof code === "string" ? `${code}: ` : ""}${error instanceof Error ? error.message : String(error)}`;
+  if (s.password) {
+    const secrets = [s.password, Buffer.from(s.password).toString("base64"), Buffer.from(`\0${s.user}\0${s.password}`).toString("base64")];
+    for (const secret of secrets) text = text.replaceAll(secret, "[redacted]");
+  }
+  return text.slice(0, 500);
+}
+
+export class Mailer {
+  private transports = new Map<EnvName, { config: string; transport: Transporter<SMTPSentMessageInfo, SMTPTransportOptions> }>();
+
+  constructor(
+    private readonly db: Client,
+    private readonly settings: Settings,
+    private readonly log: Logger,
+  ) {}
+
+  /** Make sure the outbox table exists (idempotent). */
+  async init(): Promise<void> {
+    await this.db.batch(OUTBOX_DDL, "write");
+  }
+
+  /** Send through the environment's SMTP server when configured, else record in the outbox. */
+  async send(env: EnvName, mail: Mail): Promise<SentMail> {
+    checkMail(mail);
+    const s = this.settings.get(env).smtp as SmtpSettings;
+    const id = crypto.randomUUID();
+    if (!s.host) {
+      await this.record(id, env, mail, "outbox", null);
+      this.log.info("mail kept in the outbox (no SMTP host is set)", { env, id });
+      return { id, via: "outbox" };
+    }
+    try {
+      await this.transport(env, s).sendMail({ from: s.from || DEFAULT_FROM, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });
+    } catch (e) {
+      const error = describe(e, s);
+      await this.record(id, env, mail, "smtp-failed", error);
+      this.log.warn("mail could not be sent through SMTP; kept in the outbox", { env, id, host: s.host, port: s.port, error });
+      const code = (e as { code?: unknown })?.code;
+      throw new ApiError(502, `the mail could not be sent: ${(typeof code === "string" && REASONS[code]) || "the SMTP server returned an error"}`);
+    }
+    // The mail is out: a failed audit record must not make the caller send it again.
+    await this.record(id, env, mail, "smtp", null).catch((e) => this.log.warn("a sent mail could not be recorded in the outbox", { env, id, error: String(e) }));
+    return { id, via: "smtp" };
+  }
+
+  /** Newest first, at most `limit` (default 100, max 500), optional env filter. */
+  async outbox(opts: { env?: EnvName; limit?: number } = {}): Promise<OutboxEntry[]> {
+    const limit = Math.min(Math.max(Math.trunc(opts.limit ?? OUTBOX_DEFAULT_LIMIT), 1), OUTBOX_MAX_LIMIT);
+    const rs = await this.db.execute({
+      sql: `SELECT id, env, recipient, subject, text, html, created, via, error FROM outbox
+            ${opts.env ? "WHERE env = ?" : ""} ORDER BY created DESC, rowid DESC LIMIT ?`,
+      args: opts.env ? [opts.env, limit] : [limit],
+    });
+    return rs.rows.map((r) => ({
+      id: r.id as string,
+      env: r.env as string,
+      to: r.recipient as string,
+      subject: r.subject as string,
+      text: r.text as string,
+      html: (r.html as string | null) ?? null,
+      created: Number(r.created),
+      via: r.via as string,
+      error: (r.error as string | null) ?? null,
+    }));
+  }
+
+  private async record(id: string, env: EnvName, mail: Mail, via: string, error: string | null): Promise<void> {
+    await this.db.execute({
+      sql: `INSERT INTO outbox (id, env, recipient, subject, text, html, created, via, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      args: [id, env, mail.to, mail.subject, mail.text, mail.html ?? null, Date.now(), via, error],
+    });
+  }
+
+  /** The environment's transport, rebuilt (and the old one closed) when its SMTP settings change. */
+  private transport(env: EnvName, s: SmtpSettings): Transporter<SMTPSentMessageInfo, SMTPTransportOptions> {
+    const config = JSON.stringify(s);
+    const current = this.transports.get(env);
+    if (current?.config === config) return current.transport;
+    current?.transport.close();
+    const transport = nodemailer.createTransport({
+      host: s.host,
+      port: s.port,
+      secure: s.secure,
+      auth: s.user ? { user: s.user, pass: s.password } : undefined,
+      connectionTimeout: SMTP_TIMEOUT_MS,
+      greetingTimeout: SMTP_TIMEOUT_MS,
+      socketTimeout: SMTP_TIMEOUT_MS,
+    });
+    this.transports.set(env, { config, transport });
+    return transport;
+  }
+}
