@@ -79,7 +79,7 @@ async function signedContext(services: Services, info: RequestInfo, request: Req
   if (/^OAuth\s/i.test(auth)) {
     const params = parseOAuthHeader(auth);
     const consumerKey = params?.oauth_consumer_key;
-    if (!params || !consumerKey) throw unauthorized("malformed OAuth Authorization header");
+    if (!params || !consumerKey || !params.oauth_nonce || !params.oauth_timestamp) throw unauthorized("malformed OAuth Authorization header: consumer key, timestamp and nonce are required");
     const env = services.keys.byPublic.get(consumerKey);
     if (env === undefined) throw unauthorized("invalid OAuth consumer key");
     const origin = requestOrigin(request, info, services.config.trustedProxy);

@@ -7,6 +7,7 @@ import { readText } from "./body.ts";
 import { createRequestInfo, type RequestInfo } from "./request-meta.ts";
 import { errorResponse, json } from "./respond.ts";
 import { Router } from "./router.ts";
+import { preflight, withCors } from "./cors.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { fileRoutes } from "./routes/files.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -58,10 +59,17 @@ export function createApp(services: Services, opts: { peer?: (req: Request) => s
     }
   }
 
-  // Bodies are only read through readText, which enforces the limit (declared or streamed).
-  function handle(request: Request): Promise<Response> {
+  function dispatch(request: Request): Promise<Response> {
     if (request.method === "HEAD" || request.headers.has("x-http-method-override")) return rewriteAndRoute(request);
     return route(request);
+  }
+
+  // Bodies are only read through readText, which enforces the limit (declared or streamed).
+  function handle(request: Request): Promise<Response> {
+    const origin = request.headers.get("origin");
+    if (origin === null) return dispatch(request);
+    if (request.method === "OPTIONS" && request.headers.has("access-control-request-method")) return Promise.resolve(preflight(services, request, origin));
+    return dispatch(request).then((res) => withCors(services, request, origin, res));
   }
   return { handle, info };
 }

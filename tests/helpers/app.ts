@@ -49,7 +49,7 @@ export function tempDir(prefix = "burrow-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-export async function makeTestApp(opts: { flags?: Record<string, string | boolean>; env?: Record<string, string>; dir?: string } = {}): Promise<TestApp> {
+export async function makeTestApp(opts: { flags?: Record<string, string | boolean>; env?: Record<string, string>; dir?: string; peer?: (req: Request) => string | null } = {}): Promise<TestApp> {
   const dir = opts.dir ?? tempDir();
   const config = loadConfig(
     { "--dir": dir, ...opts.flags },
@@ -65,7 +65,7 @@ export async function makeTestApp(opts: { flags?: Record<string, string | boolea
   );
   const logs: string[] = [];
   const services = await openServices(config, { log: createLogger("warn", (l) => logs.push(l)) });
-  const app = createApp(services);
+  const app = createApp(services, { peer: opts.peer });
   let token: string | null = null;
 
   async function request(method: string, path: string, o: RequestOptions = {}): Promise<TestResponse> {
