@@ -5,7 +5,8 @@ import { parseArgs } from "node:util";
 
 const { values } = parseArgs({ options: { target: { type: "string" }, outfile: { type: "string" } } });
 const outfile = values.outfile ?? "dist/burrow";
-const args = ["build", "--compile", "--minify", "--bytecode", "--format=esm", "src/main.ts", "--outfile", outfile];
+// Worker threads are separate entrypoints in a compiled binary (Bun embeds them next to the main bundle).
+const args = ["build", "--compile", "--minify", "--bytecode", "--format=esm", "src/main.ts", "src/auth/hasher-worker.ts", "--outfile", outfile];
 if (values.target) args.push(`--target=${values.target}`);
 
 const started = performance.now();

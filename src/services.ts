@@ -142,7 +142,11 @@ export async function openServices(config: Config, opts: { log?: Logger; refresh
     },
     startMaintenance() {
       const drain = () => {
-        for (const env of ENVIRONMENTS) files.drain(env, envDbs[env]).catch((e) => log.warn("emptying the file trash failed", { env, error: String(e) }));
+        for (const env of ENVIRONMENTS) {
+          files.drain(env, envDbs[env]).catch((e) => log.warn("emptying the file trash failed", { env, error: String(e) }));
+          sessions[env].sweep().catch((e) => log.warn("removing expired sessions failed", { env, error: String(e) }));
+        }
+        mailer.prune().catch((e) => log.warn("pruning the outbox failed", { error: String(e) }));
       };
       drain();
       const timer = setInterval(drain, MAINTENANCE_INTERVAL_MS);

@@ -12,6 +12,7 @@ export interface BenchServer {
   /** Headers of a development API call. */
   headers: Record<string, string>;
   putSchema(name: string, def: unknown): Promise<void>;
+  putSettings(env: "development" | "production", patch: unknown): Promise<void>;
   /** Batch-create n objects (1000 per request); returns their keys in order. */
   seed(schema: string, n: number, make: (i: number) => Record<string, unknown>): Promise<string[]>;
   stop(): Promise<void>;
@@ -37,6 +38,10 @@ export async function startBenchServer(exe: string): Promise<BenchServer> {
     async putSchema(name, def) {
       const r = await fetch(`${server.url}/_admin/api/schemas/${name}`, { method: "PUT", headers: { authorization: `Bearer ${login.token}` }, body: JSON.stringify(def) });
       if (!r.ok) throw new Error(`schema ${name}: ${await r.text()}`);
+    },
+    async putSettings(env, patch) {
+      const r = await fetch(`${server.url}/_admin/api/settings/${env}`, { method: "PUT", headers: { authorization: `Bearer ${login.token}` }, body: JSON.stringify(patch) });
+      if (!r.ok) throw new Error(`settings: ${await r.text()}`);
     },
     async seed(schema, n, make) {
       const started = performance.now();

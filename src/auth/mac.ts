@@ -1,7 +1,7 @@
 // OAuth 2.0 MAC access authentication (draft-ietf-oauth-v2-http-mac-01 as the SDKs implement it): header parsing,
 // the normalized request string, HMAC-SHA1 signatures and verification against the URI forms the SDKs sign. Pure.
 
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 
 export const MAC_WINDOW_SECONDS = 600;
 
@@ -58,13 +58,13 @@ export function normalizedString(p: { ts: string; nonce: string; method: string;
   return `${p.ts}\n${p.nonce}\n${p.method.toUpperCase()}\n${p.uri}\n${p.host}\n${p.port}\n${p.ext ?? ""}\n`;
 }
 
-function macDigest(key: string, normalized: string): Buffer {
-  return createHmac("sha1", Buffer.from(key, "utf8")).update(normalized, "utf8").digest();
+function macDigest(key: string, normalized: string): Uint8Array {
+  return new Bun.CryptoHasher("sha1", key).update(normalized).digest();
 }
 
 /** Base64(HMAC-SHA1(UTF-8 key, normalized string)). */
 export function macSignature(key: string, normalized: string): string {
-  return macDigest(key, normalized).toString("base64");
+  return Buffer.from(macDigest(key, normalized)).toString("base64");
 }
 
 /** Escapes the iOS SDK leaves encoded when it signs (CFURLCreateStringByReplacingPercentEscapes' keep list). */
@@ -112,9 +112,17 @@ function fullyDecoded(target: string): string | null {
 
 /** The request-URIs a client may have signed: as received, the iOS partially decoded form, fully decoded. */
 export function uriForms(rawTarget: string): string[] {
-  if (rawTarget.length > MAX_DECODED_TARGET) return [rawTarget];
+  return [...lazyUriForms(rawTarget)];
+}
+
+/** The same forms, computed only as far as a verifier needs them (most clients sign the target as sent). */
+function* lazyUriForms(rawTarget: string): Generator<string> {
+  yield rawTarget;
+  if (rawTarget.length > MAX_DECODED_TARGET || !rawTarget.includes("%")) return;
+  const ios = iosForm(rawTarget);
+  if (ios !== rawTarget) yield ios;
   const full = fullyDecoded(rawTarget);
-  return [...new Set(full === null ? [rawTarget, iosForm(rawTarget)] : [rawTarget, iosForm(rawTarget), full])];
+  if (full !== null && full !== rawTarget && full !== ios) yield full;
 }
 
 /** Whether a timestamp in whole seconds lies within ±windowSeconds of now (ms). */
@@ -157,7 +165,7 @@ export function verifyMac(args: {
   const { header } = args;
   if (!withinWindow(header.ts, args.now, args.windowSeconds)) return { ok: false, reason: "timestamp" };
   for (const method of firstDistinct(args.methods, 2)) {
-    for (const uri of uriForms(args.rawTarget).slice(0, 3)) {
+    for (const uri of lazyUriForms(args.rawTarget)) {
       for (const port of firstDistinct(args.ports, 2)) {
         const normalized = normalizedString({ ts: header.ts, nonce: header.nonce, method, uri, host: args.host, port, ext: header.ext });
         if (base64DigestEquals(header.mac, macDigest(args.key, normalized))) return { ok: true };

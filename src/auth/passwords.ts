@@ -1,16 +1,79 @@
-// Password hashing: argon2id through Bun.password (runs off the main thread), and a dummy verify used so that
-// unknown accounts take as long to reject as wrong passwords.
+// Password hashing: argon2id on low-priority worker threads (hasher-worker.ts), so login storms do not slow the
+// requests the main thread serves; falls back to Bun.password's own thread pool when workers cannot start.
+// A dummy verify makes unknown accounts take as long to reject as wrong passwords.
+
+import { availableParallelism } from "node:os";
+import type { HashRequest } from "./hasher-worker.ts";
 
 const ARGON2 = { algorithm: "argon2id", memoryCost: 19456, timeCost: 2 } as const;
+/** In the compiled binary every module sits in one bundle at the root and the worker at auth/ (scripts/build.ts). */
+const WORKER_URL = import.meta.url.includes("/$bunfs/") ? new URL("./auth/hasher-worker.ts", import.meta.url).href : new URL("./hasher-worker.ts", import.meta.url).href;
+
+function direct(req: Omit<HashRequest, "id">): Promise<string | boolean> {
+  return req.op === "hash" ? Bun.password.hash(req.password, ARGON2) : Bun.password.verify(req.password, req.hash!);
+}
+
+interface Pending {
+  req: Omit<HashRequest, "id">;
+  resolve(v: string | boolean): void;
+  reject(e: Error): void;
+}
+
+class HasherPool {
+  private workers: { worker: Worker; busy: number }[] = [];
+  private pending = new Map<number, Pending>();
+  private nextId = 1;
+  private failed = false;
+
+  private start(): void {
+    const size = Math.max(1, Math.min(4, availableParallelism() - 1));
+    for (let i = 0; i < size; i++) {
+      const worker = new Worker(WORKER_URL);
+      const slot = { worker, busy: 0 };
+      worker.onmessage = (e: MessageEvent<{ id: number; result?: string | boolean; error?: string }>) => {
+        const p = this.pending.get(e.data.id);
+        if (!p) return;
+        this.pending.delete(e.data.id);
+        slot.busy--;
+        if (e.data.error !== undefined) p.reject(new Error(e.data.error));
+        else p.resolve(e.data.result!);
+      };
+      worker.onerror = () => {
+        // A worker that cannot run: hash on Bun's own pool from now on, including what was waiting.
+        this.failed = true;
+        for (const [id, p] of this.pending) {
+          this.pending.delete(id);
+          direct(p.req).then(p.resolve, p.reject);
+        }
+      };
+      worker.unref();
+      this.workers.push(slot);
+    }
+  }
+
+  run(req: Omit<HashRequest, "id">): Promise<string | boolean> {
+    if (this.failed) return direct(req);
+    if (this.workers.length === 0) this.start();
+    const slot = this.workers.reduce((a, b) => (b.busy < a.busy ? b : a));
+    const id = this.nextId++;
+    slot.busy++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { req, resolve, reject });
+      slot.worker.postMessage({ ...req, id });
+    });
+  }
+}
+
+const pool = new HasherPool();
 let dummyHash: Promise<string> | null = null;
 
-export function hashPassword(password: string): Promise<string> {
-  return Bun.password.hash(password, ARGON2);
+export async function hashPassword(password: string): Promise<string> {
+  return (await pool.run({ op: "hash", password, options: ARGON2 })) as string;
 }
 
 export async function verifyPassword(password: string, hash: string): Promise<boolean> {
   try {
-    return await Bun.password.verify(password, hash);
+    return (await pool.run({ op: "verify", password, hash })) as boolean;
   } catch {
     return false;
   }

@@ -1,19 +1,20 @@
-// OAuth 2.0 MAC sessions of an environment: access tokens (1 hour) with their MAC keys, refresh tokens that
-// rotate on every use (reusing a rotated one revokes its whole family), logout and single-session revocation.
-// Only SHA-256 digests of tokens are stored; the MAC key is stored, since verifying needs it.
+// OAuth 2.0 MAC sessions of an environment. A login starts a session ("family"): one row holding the current
+// access token, MAC key and refresh token (as SHA-256 digests, except the MAC key, which verifying needs).
+// Tokens start with the family id, so a refresh is one UPDATE; presenting any older refresh token of the
+// family (it was rotated away) revokes the family. Access tokens live an hour, refresh tokens a year.
 
-import type { Client, InStatement } from "@libsql/core/api";
+import { timingSafeEqual } from "node:crypto";
+import type { Client } from "@libsql/core/api";
 
 export const ACCESS_TTL_S = 3600;
 export const REFRESH_TTL_S = 365 * 24 * 3600;
+const FAMILY_LENGTH = 16;
+const SECRET_LENGTH = 32;
 
 export const SESSIONS_DDL = [
-  `CREATE TABLE IF NOT EXISTS _burrow_sessions (id TEXT PRIMARY KEY, mac_key TEXT NOT NULL, user_schema TEXT NOT NULL, username TEXT NOT NULL, family TEXT NOT NULL, expires INTEGER NOT NULL, created INTEGER NOT NULL) STRICT`,
+  `CREATE TABLE IF NOT EXISTS _burrow_sessions (family TEXT PRIMARY KEY, access TEXT NOT NULL, mac_key TEXT NOT NULL, refresh TEXT NOT NULL,
+     user_schema TEXT NOT NULL, username TEXT NOT NULL, expires INTEGER NOT NULL, refresh_expires INTEGER NOT NULL, created INTEGER NOT NULL) STRICT, WITHOUT ROWID`,
   `CREATE INDEX IF NOT EXISTS _burrow_sessions_user ON _burrow_sessions (user_schema, username)`,
-  `CREATE INDEX IF NOT EXISTS _burrow_sessions_family ON _burrow_sessions (family)`,
-  `CREATE TABLE IF NOT EXISTS _burrow_refresh (id TEXT PRIMARY KEY, family TEXT NOT NULL, user_schema TEXT NOT NULL, username TEXT NOT NULL, expires INTEGER NOT NULL, used INTEGER) STRICT`,
-  `CREATE INDEX IF NOT EXISTS _burrow_refresh_family ON _burrow_refresh (family)`,
-  `CREATE INDEX IF NOT EXISTS _burrow_refresh_user ON _burrow_refresh (user_schema, username)`,
 ];
 
 export interface Session {
@@ -31,105 +32,121 @@ export interface Tokens {
   expires_in: number;
 }
 
-const ALPHANUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+const ALPHANUM_CODES = [..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"].map((c) => c.charCodeAt(0));
 
-/** 32 random alphanumerics (behaviour.md §11.21), from a CSPRNG without modulo bias. */
-export function randomToken(length = 32): string {
-  let out = "";
-  while (out.length < length) {
-    for (const b of crypto.getRandomValues(new Uint8Array(length * 2))) {
-      if (b < 248 && out.length < length) out += ALPHANUM[b % 62];
-    }
+/** Random alphanumerics (behaviour.md §11.21), from a CSPRNG without modulo bias. */
+export function randomToken(length = SECRET_LENGTH): string {
+  const codes: number[] = [];
+  while (codes.length < length) {
+    const bytes = crypto.getRandomValues(new Uint8Array(length + 16));
+    for (let i = 0; i < bytes.length && codes.length < length; i++) if (bytes[i]! < 248) codes.push(ALPHANUM_CODES[bytes[i]! % 62]!);
   }
-  return out;
+  return String.fromCharCode(...codes);
 }
 
 export function digest(token: string): string {
   return new Bun.CryptoHasher("sha256").update(token).digest("hex");
 }
 
+/** Compare a token with a stored digest in constant time. */
+function matches(token: string, stored: string): boolean {
+  const a = Buffer.from(digest(token));
+  const b = Buffer.from(stored);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+const familyOf = (token: string) => (token.length === FAMILY_LENGTH + SECRET_LENGTH && /^[A-Za-z0-9]+$/.test(token) ? token.slice(0, FAMILY_LENGTH) : null);
+
+/**
+ * Live sessions are cached in memory for a few seconds so signed requests skip a lookup. Revocations made by
+ * this process apply at once; another node's revocations apply within this time.
+ */
+export const SESSION_CACHE_MS = 10_000;
+const SESSION_CACHE_MAX = 50_000;
+
 export class Sessions {
+  /** family -> the access token last verified for it, its session, and until when the entry may be used. */
+  private readonly cache = new Map<string, { token: string; session: Session; until: number }>();
+
   constructor(private readonly db: Client) {}
 
-  private issueStatements(schema: string, username: string, family: string, now: number): { tokens: Tokens; stmts: InStatement[] } {
-    const tokens: Tokens = { access_token: randomToken(), mac_key: randomToken(), refresh_token: randomToken(), expires_in: ACCESS_TTL_S };
-    return {
-      tokens,
-      stmts: [
-        { sql: `INSERT INTO _burrow_sessions (id, mac_key, user_schema, username, family, expires, created) VALUES (?, ?, ?, ?, ?, ?, ?)`, args: [digest(tokens.access_token), tokens.mac_key, schema, username, family, now + ACCESS_TTL_S * 1000, now] },
-        { sql: `INSERT INTO _burrow_refresh (id, family, user_schema, username, expires, used) VALUES (?, ?, ?, ?, ?, NULL)`, args: [digest(tokens.refresh_token), family, schema, username, now + REFRESH_TTL_S * 1000] },
-      ],
-    };
+  private forgetUser(schema: string, username: string): void {
+    for (const [family, e] of this.cache) if (e.session.schema === schema && e.session.username === username) this.cache.delete(family);
   }
 
-  /** A new session (new refresh family). `single` revokes every other session of the user first. */
+  private newTokens(family: string): Tokens {
+    return { access_token: family + randomToken(), mac_key: randomToken(), refresh_token: family + randomToken(), expires_in: ACCESS_TTL_S };
+  }
+
+  /** A new session. `single` revokes every other session of the user first. */
   async issue(schema: string, username: string, single: boolean): Promise<Tokens> {
     const now = Date.now();
-    const { tokens, stmts } = this.issueStatements(schema, username, crypto.randomUUID(), now);
-    await this.db.batch([...(single ? this.revokeUserStatements(schema, username) : []), { sql: `DELETE FROM _burrow_sessions WHERE expires < ?`, args: [now] }, ...stmts], "write");
+    const family = randomToken(FAMILY_LENGTH);
+    const tokens = this.newTokens(family);
+    await this.db.batch(
+      [
+        ...(single ? [{ sql: `DELETE FROM _burrow_sessions WHERE user_schema = ? AND username = ?`, args: [schema, username] }] : []),
+        {
+          sql: `INSERT INTO _burrow_sessions (family, access, mac_key, refresh, user_schema, username, expires, refresh_expires, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          args: [family, digest(tokens.access_token), tokens.mac_key, digest(tokens.refresh_token), schema, username, now + ACCESS_TTL_S * 1000, now + REFRESH_TTL_S * 1000, now],
+        },
+      ],
+      "write",
+    );
+    if (single) this.forgetUser(schema, username);
     return tokens;
   }
 
-  /** The live session of an access token, or null when unknown, expired or revoked. */
+  /** The live session of an access token, or null when unknown, expired, rotated away or revoked. */
   async lookup(accessToken: string): Promise<Session | null> {
-    if (accessToken.length === 0 || accessToken.length > 256) return null;
-    const rs = await this.db.execute({ sql: `SELECT mac_key, user_schema, username, family, expires FROM _burrow_sessions WHERE id = ?`, args: [digest(accessToken)] });
+    const family = familyOf(accessToken);
+    if (!family) return null;
+    const now = Date.now();
+    const hit = this.cache.get(family);
+    if (hit && hit.token === accessToken && hit.until > now) return hit.session.expires > now ? hit.session : null;
+    const rs = await this.db.execute({ sql: `SELECT access, mac_key, user_schema, username, expires FROM _burrow_sessions WHERE family = ?`, args: [family] });
     const r = rs.rows[0];
-    if (!r || Number(r.expires) <= Date.now()) return null;
-    return { macKey: r.mac_key as string, schema: r.user_schema as string, username: r.username as string, family: r.family as string, expires: Number(r.expires) };
+    if (!r || Number(r.expires) <= now || !matches(accessToken, r.access as string)) return null;
+    const session = { macKey: r.mac_key as string, schema: r.user_schema as string, username: r.username as string, family, expires: Number(r.expires) };
+    if (this.cache.size >= SESSION_CACHE_MAX) this.cache.clear();
+    this.cache.set(family, { token: accessToken, session, until: now + SESSION_CACHE_MS });
+    return session;
   }
 
   /**
-   * Exchange a refresh token for a new token set in the same family. The old refresh token and the family's
-   * access tokens stop working. Presenting a refresh token that was already used revokes the whole family.
+   * Exchange the family's current refresh token for a new token set (one UPDATE). The old access token stops
+   * working. Presenting a refresh token of the family that is no longer current revokes the whole family.
    */
   async refresh(refreshToken: string): Promise<{ tokens: Tokens; schema: string; username: string } | "reused" | null> {
-    if (refreshToken.length === 0 || refreshToken.length > 256) return null;
-    const id = digest(refreshToken);
-    const tx = await this.db.transaction("write");
-    try {
-      const rs = await tx.execute({ sql: `SELECT family, user_schema, username, expires, used FROM _burrow_refresh WHERE id = ?`, args: [id] });
-      const r = rs.rows[0];
-      const now = Date.now();
-      if (!r || Number(r.expires) <= now) return null;
-      const family = r.family as string;
-      if (r.used !== null) {
-        await tx.batch(this.revokeFamilyStatements(family));
-        await tx.commit();
-        return "reused";
-      }
-      const { tokens, stmts } = this.issueStatements(r.user_schema as string, r.username as string, family, now);
-      await tx.batch([
-        { sql: `UPDATE _burrow_refresh SET used = ? WHERE id = ?`, args: [now, id] },
-        { sql: `DELETE FROM _burrow_sessions WHERE family = ?`, args: [family] },
-        ...stmts,
-      ]);
-      await tx.commit();
-      return { tokens, schema: r.user_schema as string, username: r.username as string };
-    } finally {
-      tx.close();
-    }
+    const family = familyOf(refreshToken);
+    if (!family) return null;
+    const now = Date.now();
+    const tokens = this.newTokens(family);
+    const rs = await this.db.execute({
+      sql: `UPDATE _burrow_sessions SET access = ?, mac_key = ?, refresh = ?, expires = ? WHERE family = ? AND refresh = ? AND refresh_expires > ? RETURNING user_schema, username`,
+      args: [digest(tokens.access_token), tokens.mac_key, digest(tokens.refresh_token), now + ACCESS_TTL_S * 1000, family, digest(refreshToken), now],
+    });
+    this.cache.delete(family);
+    const r = rs.rows[0];
+    if (r) return { tokens, schema: r.user_schema as string, username: r.username as string };
+    const live = await this.db.execute({ sql: `SELECT 1 FROM _burrow_sessions WHERE family = ? AND refresh_expires > ?`, args: [family, now] });
+    if (live.rows.length === 0) return null;
+    await this.revokeFamily(family);
+    return "reused";
   }
 
-  private revokeFamilyStatements(family: string): InStatement[] {
-    return [
-      { sql: `DELETE FROM _burrow_sessions WHERE family = ?`, args: [family] },
-      { sql: `DELETE FROM _burrow_refresh WHERE family = ?`, args: [family] },
-    ];
-  }
-
-  private revokeUserStatements(schema: string, username: string): InStatement[] {
-    return [
-      { sql: `DELETE FROM _burrow_sessions WHERE user_schema = ? AND username = ?`, args: [schema, username] },
-      { sql: `DELETE FROM _burrow_refresh WHERE user_schema = ? AND username = ?`, args: [schema, username] },
-    ];
+  /** Remove sessions whose refresh token has expired (maintenance). */
+  async sweep(now = Date.now()): Promise<void> {
+    await this.db.execute({ sql: `DELETE FROM _burrow_sessions WHERE refresh_expires < ?`, args: [now] });
   }
 
   async revokeFamily(family: string): Promise<void> {
-    await this.db.batch(this.revokeFamilyStatements(family), "write");
+    await this.db.execute({ sql: `DELETE FROM _burrow_sessions WHERE family = ?`, args: [family] });
+    this.cache.delete(family);
   }
 
   async revokeUser(schema: string, username: string): Promise<void> {
-    await this.db.batch(this.revokeUserStatements(schema, username), "write");
+    await this.db.execute({ sql: `DELETE FROM _burrow_sessions WHERE user_schema = ? AND username = ?`, args: [schema, username] });
+    this.forgetUser(schema, username);
   }
 }

@@ -21,7 +21,7 @@ const unauthorized = (msg: string) => new ApiError(401, msg);
 export function apiContext(services: Services, info: RequestInfo, request: Request): ApiContext | Promise<ApiContext> {
   const due = services.refreshIfDue();
   const auth = request.headers.get("authorization");
-  if (auth !== null) return (due ?? Promise.resolve()).then(() => signedContext(services, info, request, auth));
+  if (auth !== null) return due ? due.then(() => signedContext(services, info, request, auth)) : signedContext(services, info, request, auth);
   return due ? due.then(() => unsignedContext(services, request)) : unsignedContext(services, request);
 }
 

@@ -41,6 +41,9 @@ interface SmtpSettings {
   from: string;
 }
 
+/** How long the outbox keeps mail (maintenance prunes older entries). */
+export const OUTBOX_RETENTION_MS = 30 * 24 * 3600 * 1000;
+
 export const OUTBOX_DDL = [
   `CREATE TABLE IF NOT EXISTS outbox (id TEXT PRIMARY KEY, env TEXT NOT NULL, recipient TEXT NOT NULL, subject TEXT NOT NULL, text TEXT NOT NULL,
      html TEXT, created INTEGER NOT NULL, via TEXT NOT NULL, error TEXT) STRICT`,
@@ -124,6 +127,11 @@ export class Mailer {
     // The mail is out: a failed audit record must not make the caller send it again.
     await this.record(id, env, mail, "smtp", null).catch((e) => this.log.warn("a sent mail could not be recorded in the outbox", { env, id, error: String(e) }));
     return { id, via: "smtp" };
+  }
+
+  /** Drop outbox entries older than `maxAgeMs` (default 30 days): they hold temporary passwords. */
+  async prune(maxAgeMs = OUTBOX_RETENTION_MS): Promise<void> {
+    await this.db.execute({ sql: `DELETE FROM outbox WHERE created < ?`, args: [Date.now() - maxAgeMs] });
   }
 
   /** Newest first, at most `limit` (default 100, max 500), optional env filter. */

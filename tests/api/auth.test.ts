@@ -26,9 +26,10 @@ describe("login", () => {
   test("the token response, field for field", async () => {
     const r = await login();
     expect(Object.keys(r).sort()).toEqual(["access_token", "expires_in", "mac_algorithm", "mac_key", "refresh_token", "service", "token_type"]);
-    expect(r.access_token).toMatch(/^[A-Za-z0-9]{32}$/);
+    expect(r.access_token).toMatch(/^[A-Za-z0-9]{48}$/);
     expect(r.mac_key).toMatch(/^[A-Za-z0-9]{32}$/);
-    expect(r.refresh_token).toMatch(/^[A-Za-z0-9]{32}$/);
+    expect(r.refresh_token).toMatch(/^[A-Za-z0-9]{48}$/);
+    expect(r.refresh_token.slice(0, 16)).toBe(r.access_token.slice(0, 16));
     expect(r).toMatchObject({ mac_algorithm: "hmac-sha-1", token_type: "mac", expires_in: 3600 });
     expect(r.service.user).toMatchObject({ username: "ann", email: "ann@example.com" });
     expect(JSON.stringify(r)).not.toContain("password");
@@ -178,6 +179,7 @@ describe("refresh, logout, sessions", () => {
   test("an expired access token is refused so the client refreshes", async () => {
     const c = await login();
     await t.services.envDbs.development.execute("UPDATE _burrow_sessions SET expires = 0");
+    await new Promise((r) => setTimeout(r, 0));
     const r = await t.request("GET", "/user/loggedInUser", signed(c, "GET", "/user/loggedInUser"));
     expect(r.status).toBe(401);
     expect(r.body.error).toContain("refresh");
