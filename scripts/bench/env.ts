@@ -38,3 +38,31 @@ export function writeSection(name: string, markdown: string): void {
   doc = i >= 0 && j > i ? doc.slice(0, i) + block + doc.slice(j + end.length) : `${doc.trimEnd()}\n\n${block}\n`;
   writeFileSync(file, doc);
 }
+
+/** CPU seconds a process has used so far (user + system), from /proc; null where /proc is absent. */
+export function processCpuSeconds(pid: number): number | null {
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/** Machine-wide CPU counters (jiffies) from /proc/stat, to report time the hypervisor stole during a run. */
+export function cpuCounters(): { total: number; steal: number } | null {
+  try {
+    const f = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+    return { total: f.reduce((a, b) => a + b, 0), steal: f[7] ?? 0 };
+  } catch {
+    return null;
+  }
+}
+
+/** Percentage of CPU time stolen between two cpuCounters() snapshots ("" when unknown). */
+export function stealPercent(a: ReturnType<typeof cpuCounters>, b: ReturnType<typeof cpuCounters>): string {
+  if (!a || !b || b.total === a.total) return "";
+  return `${((100 * (b.steal - a.steal)) / (b.total - a.total)).toFixed(0)}%`;
+}

@@ -1,7 +1,7 @@
 // Load generation for benchmarks, always from a second process on loopback, bounded in time:
 // wrk (preferred when installed: `apt-get install wrk`) or autocannon (from npm, always available).
 
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -43,6 +43,25 @@ function toMs(v: string, unit: string): number {
   return unit === "us" ? n / 1000 : unit === "s" ? n * 1000 : unit === "m" ? n * 60_000 : n;
 }
 
+function parseWrk(out: string, stderr: string): LoadResult {
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
+  const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? NaN);
+  const pct = (p: string) => {
+    const m = new RegExp(`\\s${p}%\\s+([\\d.]+)(us|ms|s|m)`).exec(out);
+    return m ? toMs(m[1]!, m[2]!) : NaN;
+  };
+  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
+  const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  const errors = non2xx + (sock ? sock.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
+  if (!Number.isFinite(rps)) throw new Error(`wrk failed: ${out} ${stderr}`);
+  return { tool: "wrk 4.1", requests, rps, p50: pct("50"), p99: pct("99"), errors };
+}
+
+function spawnWrk(script: string, spec: { base: string; connections: number; seconds: number }): LoadResult {
+  const proc = Bun.spawnSync(["wrk", "-t1", `-c${spec.connections}`, `-d${spec.seconds}s`, "--timeout", "5s", "--latency", "-s", script, spec.base], { stdout: "pipe", stderr: "pipe" });
+  return parseWrk(proc.stdout.toString(), proc.stderr.toString());
+}
+
 async function runWrk(spec: LoadSpec): Promise<LoadResult> {
   const dir = mkdtempSync(join(tmpdir(), "burrow-wrk-"));
   writeFileSync(join(dir, "paths.txt"), spec.paths.join("\n") + "\n");
@@ -60,19 +79,50 @@ request = function()
 end
 `;
   writeFileSync(join(dir, "script.lua"), script);
-  const proc = Bun.spawnSync(["wrk", "-t1", `-c${spec.connections}`, `-d${spec.seconds}s`, "--timeout", "5s", "--latency", "-s", join(dir, "script.lua"), spec.base], { stdout: "pipe", stderr: "pipe" });
-  const out = proc.stdout.toString();
-  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
-  const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? NaN);
-  const pct = (p: string) => {
-    const m = new RegExp(`\\s${p}%\\s+([\\d.]+)(us|ms|s|m)`).exec(out);
-    return m ? toMs(m[1]!, m[2]!) : NaN;
-  };
-  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
-  const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
-  const errors = non2xx + (sock ? sock.slice(1).reduce((a, b) => a + Number(b), 0) : 0);
-  if (!Number.isFinite(rps)) throw new Error(`wrk failed: ${out} ${proc.stderr.toString()}`);
-  return { tool: "wrk 4.1", requests, rps, p50: pct("50"), p99: pct("99"), errors };
+  try {
+    return spawnWrk(join(dir, "script.lua"), spec);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * wrk replaying complete GET requests prepared in advance, each sent once, in order (signed requests must not
+ * repeat a nonce). The Lua collector is stopped after loading, so the client never pauses mid-run; throws
+ * when the run needed more requests than were prepared.
+ */
+export function runPreparedGets(spec: { base: string; connections: number; seconds: number; requests: { path: string; headers: Record<string, string> }[] }): LoadResult {
+  const dir = mkdtempSync(join(tmpdir(), "burrow-wrk-"));
+  const host = new URL(spec.base).host;
+  // One request per line, CRLF written as a tab (header values here never hold one).
+  const lines = spec.requests.map((r) => [`GET ${r.path} HTTP/1.1`, `Host: ${host}`, ...Object.entries(r.headers).map(([k, v]) => `${k}: ${v}`), "", ""].join("\t"));
+  writeFileSync(join(dir, "requests.txt"), lines.join("\n") + "\n");
+  writeFileSync(
+    join(dir, "script.lua"),
+    `
+local reqs = {}
+local n = 0
+for line in io.lines(${JSON.stringify(join(dir, "requests.txt"))}) do
+  n = n + 1
+  reqs[n] = (line:gsub("\\t", "\\r\\n"))
+end
+collectgarbage("collect")
+collectgarbage("stop")
+local i = 0
+request = function()
+  i = i + 1
+  return reqs[((i - 1) % n) + 1]
+end
+`,
+  );
+  let result: LoadResult;
+  try {
+    result = spawnWrk(join(dir, "script.lua"), spec);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  if (result.requests > spec.requests.length) throw new Error(`wrk sent ${result.requests} requests but only ${spec.requests.length} were prepared; prepare more`);
+  return result;
 }
 
 async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {

@@ -9,6 +9,8 @@ import { startServerProcess } from "../../tests/helpers/spawn.ts";
 export interface BenchServer {
   url: string;
   dir: string;
+  /** The server's process id (for CPU accounting). */
+  pid: number;
   /** Headers of a development API call. */
   headers: Record<string, string>;
   putSchema(name: string, def: unknown): Promise<void>;
@@ -34,6 +36,7 @@ export async function startBenchServer(exe: string): Promise<BenchServer> {
   return {
     url: server.url,
     dir,
+    pid: server.proc.pid,
     headers,
     async putSchema(name, def) {
       const r = await fetch(`${server.url}/_admin/api/schemas/${name}`, { method: "PUT", headers: { authorization: `Bearer ${login.token}` }, body: JSON.stringify(def) });

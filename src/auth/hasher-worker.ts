@@ -1,5 +1,6 @@
-// The password-hashing worker thread: lowers its own scheduling priority (Linux: nice 19 on this thread only),
-// then hashes and verifies on request, so a burst of logins cannot starve the event loop that serves reads.
+// The password-hashing worker thread: lowers its own scheduling priority (Linux: SCHED_IDLE, else nice 19, on
+// this thread only), then hashes and verifies on request, so a burst of logins cannot delay the requests the
+// main thread serves.
 
 import { readlinkSync } from "node:fs";
 import { setPriority } from "node:os";
@@ -14,13 +15,30 @@ export interface HashRequest {
   options?: { algorithm: "argon2id"; memoryCost: number; timeCost: number };
 }
 
-try {
-  // /proc/thread-self -> "<pid>/task/<tid>": setpriority on a thread id affects only that thread on Linux.
-  const tid = Number(readlinkSync("/proc/thread-self").split("/").pop());
-  if (Number.isInteger(tid)) setPriority(tid, 19);
-} catch {
-  // Not Linux, or no /proc: hashing still happens off the main thread, at normal priority.
+/** Linux: SCHED_IDLE for this thread only, so any waking request handler preempts hashing at once. */
+function idlePolicy(): boolean {
+  try {
+    const { dlopen } = require("bun:ffi") as typeof import("bun:ffi");
+    const libc = dlopen("libc.so.6", { sched_setscheduler: { args: ["i32", "i32", "ptr"], returns: "i32" } });
+    // pid 0 is the calling thread; 5 is SCHED_IDLE; the priority in sched_param must be 0.
+    return libc.symbols.sched_setscheduler(0, 5, new Int32Array(1)) === 0;
+  } catch {
+    return false;
+  }
 }
+
+/** Otherwise nice 19 for this thread (setpriority on a thread id affects only that thread on Linux). */
+function lowestNice(): void {
+  try {
+    // /proc/thread-self -> "<pid>/task/<tid>"
+    const tid = Number(readlinkSync("/proc/thread-self").split("/").pop());
+    if (Number.isInteger(tid)) setPriority(tid, 19);
+  } catch {
+    // Not Linux, or no /proc: hashing still happens off the main thread, at normal priority.
+  }
+}
+
+if (process.platform === "linux" && !idlePolicy()) lowestNice();
 
 self.onmessage = (e: MessageEvent<HashRequest>) => {
   const { id, op, password, hash, options } = e.data;

@@ -20,37 +20,66 @@ export type MacResult = { ok: true } | { ok: false; reason: "timestamp" | "signa
 
 /** Longest accepted value per attribute; anything else in the header is refused. */
 const MAC_LIMITS = { id: 256, ts: 20, nonce: 256, mac: 128, ext: 256 } as const;
-type MacAttr = keyof typeof MAC_LIMITS;
-const REQUIRED: MacAttr[] = ["id", "ts", "nonce", "mac"];
 
-const SCHEME = /^MAC[ \t]+/i;
-const ATTR = /[ \t]*([A-Za-z]+)[ \t]*=[ \t]*"([^"\\]*)"[ \t]*/y;
+const isBlank = (c: number) => c === 32 || c === 9;
+const isLetter = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 
 /** `MAC id="..",ts="..",nonce="..",mac=".."[,ext=".."]` in any order; null when anything is off. */
 export function parseMacHeader(header: string): MacHeader | null {
   const text = header.trim();
-  const scheme = SCHEME.exec(text);
-  if (!scheme) return null;
-  const attrs = new Map<MacAttr, string>();
-  let pos = scheme[0].length;
+  const n = text.length;
+  // The scheme, case-insensitively, then at least one blank.
+  if (n < 4 || (text.charCodeAt(0) | 32) !== 109 || (text.charCodeAt(1) | 32) !== 97 || (text.charCodeAt(2) | 32) !== 99 || !isBlank(text.charCodeAt(3))) return null;
+  let id: string | undefined, ts: string | undefined, nonce: string | undefined, mac: string | undefined, ext: string | undefined;
+  let pos = 4;
   for (;;) {
-    ATTR.lastIndex = pos;
-    const m = ATTR.exec(text);
-    if (!m) return null;
-    const name = m[1]!;
-    const value = m[2]!;
-    if (!Object.hasOwn(MAC_LIMITS, name)) return null;
-    const attr = name as MacAttr;
-    if (attrs.has(attr) || value.length > MAC_LIMITS[attr]) return null;
-    attrs.set(attr, value);
-    pos = ATTR.lastIndex;
-    if (pos === text.length) break;
-    if (text[pos] !== ",") return null;
+    while (pos < n && isBlank(text.charCodeAt(pos))) pos++;
+    const nameStart = pos;
+    while (pos < n && isLetter(text.charCodeAt(pos))) pos++;
+    const nameEnd = pos;
+    while (pos < n && isBlank(text.charCodeAt(pos))) pos++;
+    if (text.charCodeAt(pos) !== 61 /* = */) return null;
+    pos++;
+    while (pos < n && isBlank(text.charCodeAt(pos))) pos++;
+    if (text.charCodeAt(pos) !== 34 /* " */) return null;
+    const close = text.indexOf('"', pos + 1);
+    if (close < 0) return null;
+    const value = text.slice(pos + 1, close);
+    if (value.includes("\\")) return null;
+    const name = text.slice(nameStart, nameEnd);
+    // Each attribute once, within its length limit; any other name is refused.
+    switch (name) {
+      case "id":
+        if (id !== undefined || value.length > MAC_LIMITS.id) return null;
+        id = value;
+        break;
+      case "ts":
+        if (ts !== undefined || value.length > MAC_LIMITS.ts) return null;
+        ts = value;
+        break;
+      case "nonce":
+        if (nonce !== undefined || value.length > MAC_LIMITS.nonce) return null;
+        nonce = value;
+        break;
+      case "mac":
+        if (mac !== undefined || value.length > MAC_LIMITS.mac) return null;
+        mac = value;
+        break;
+      case "ext":
+        if (ext !== undefined || value.length > MAC_LIMITS.ext) return null;
+        ext = value;
+        break;
+      default:
+        return null;
+    }
+    pos = close + 1;
+    while (pos < n && isBlank(text.charCodeAt(pos))) pos++;
+    if (pos === n) break;
+    if (text.charCodeAt(pos) !== 44 /* , */) return null;
     pos++;
   }
-  if (REQUIRED.some((a) => !attrs.get(a))) return null;
-  const ext = attrs.get("ext");
-  return { id: attrs.get("id")!, ts: attrs.get("ts")!, nonce: attrs.get("nonce")!, mac: attrs.get("mac")!, ...(ext === undefined ? {} : { ext }) };
+  if (!id || !ts || !nonce || !mac) return null;
+  return ext === undefined ? { id, ts, nonce, mac } : { id, ts, nonce, mac, ext };
 }
 
 /** `ts\nnonce\nMETHOD\nuri\nhost\nport\next\n`; ext is empty when absent, so the string then ends in "\n\n". */
@@ -58,13 +87,26 @@ export function normalizedString(p: { ts: string; nonce: string; method: string;
   return `${p.ts}\n${p.nonce}\n${p.method.toUpperCase()}\n${p.uri}\n${p.host}\n${p.port}\n${p.ext ?? ""}\n`;
 }
 
-function macDigest(key: string, normalized: string): Uint8Array {
-  return new Bun.CryptoHasher("sha1", key).update(normalized).digest();
-}
-
 /** Base64(HMAC-SHA1(UTF-8 key, normalized string)). */
 export function macSignature(key: string, normalized: string): string {
-  return Buffer.from(macDigest(key, normalized)).toString("base64");
+  return new Bun.CryptoHasher("sha1", key).update(normalized).digest("base64");
+}
+
+/** Signs normalized strings under one key. */
+export type MacSigner = (normalized: string) => string;
+
+/** A signer for a key that is used many times: the key is set up once, each signature copies that state. */
+export function macSigner(key: string): MacSigner {
+  const keyed = new Bun.CryptoHasher("sha1", key);
+  return (normalized) => keyed.copy().update(normalized).digest("base64");
+}
+
+/** Equality of two ASCII strings in time that depends only on their lengths (which are public here). */
+export function constantTimeEquals(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
 }
 
 /** Escapes the iOS SDK leaves encoded when it signs (CFURLCreateStringByReplacingPercentEscapes' keep list). */
@@ -127,7 +169,12 @@ function* lazyUriForms(rawTarget: string): Generator<string> {
 
 /** Whether a timestamp in whole seconds lies within ±windowSeconds of now (ms). */
 export function withinWindow(ts: string, nowMs: number, windowSeconds: number): boolean {
-  return /^\d{1,20}$/.test(ts) && Math.abs(Number(ts) - nowMs / 1000) <= windowSeconds;
+  if (ts.length === 0 || ts.length > 20) return false;
+  for (let i = 0; i < ts.length; i++) {
+    const c = ts.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return Math.abs(Number(ts) - nowMs / 1000) <= windowSeconds;
 }
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -154,7 +201,8 @@ export function firstDistinct<T>(values: T[], n: number): T[] {
  */
 export function verifyMac(args: {
   header: MacHeader;
-  key: string;
+  /** The MAC key, or a signer made from it by macSigner(). */
+  key: string | MacSigner;
   methods: string[];
   rawTarget: string;
   host: string;
@@ -164,12 +212,15 @@ export function verifyMac(args: {
 }): MacResult {
   const { header } = args;
   if (!withinWindow(header.ts, args.now, args.windowSeconds)) return { ok: false, reason: "timestamp" };
+  const { key } = args;
+  const sign = typeof key === "string" ? (normalized: string) => macSignature(key, normalized) : key;
+  const signed = (method: string, uri: string, port: number) =>
+    constantTimeEquals(header.mac, sign(normalizedString({ ts: header.ts, nonce: header.nonce, method, uri, host: args.host, port, ext: header.ext })));
+  // Nearly every client signs the request as sent: try that before the alternatives.
+  if (signed(args.methods[0]!, args.rawTarget, args.ports[0]!)) return { ok: true };
   for (const method of firstDistinct(args.methods, 2)) {
     for (const uri of lazyUriForms(args.rawTarget)) {
-      for (const port of firstDistinct(args.ports, 2)) {
-        const normalized = normalizedString({ ts: header.ts, nonce: header.nonce, method, uri, host: args.host, port, ext: header.ext });
-        if (base64DigestEquals(header.mac, macDigest(args.key, normalized))) return { ok: true };
-      }
+      for (const port of firstDistinct(args.ports, 2)) if (signed(method, uri, port)) return { ok: true };
     }
   }
   return { ok: false, reason: "signature" };

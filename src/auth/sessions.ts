@@ -5,6 +5,7 @@
 
 import { timingSafeEqual } from "node:crypto";
 import type { Client } from "@libsql/core/api";
+import { constantTimeEquals, type MacSigner, macSigner } from "./mac.ts";
 
 export const ACCESS_TTL_S = 3600;
 export const REFRESH_TTL_S = 365 * 24 * 3600;
@@ -18,7 +19,8 @@ export const SESSIONS_DDL = [
 ];
 
 export interface Session {
-  macKey: string;
+  /** Signs with the session's MAC key (keyed once per cached session). */
+  sign: MacSigner;
   schema: string;
   username: string;
   family: string;
@@ -98,16 +100,21 @@ export class Sessions {
   }
 
   /** The live session of an access token, or null when unknown, expired, rotated away or revoked. */
-  async lookup(accessToken: string): Promise<Session | null> {
+  lookup(accessToken: string): Session | null | Promise<Session | null> {
     const family = familyOf(accessToken);
     if (!family) return null;
     const now = Date.now();
     const hit = this.cache.get(family);
-    if (hit && hit.token === accessToken && hit.until > now) return hit.session.expires > now ? hit.session : null;
+    // Synchronous on a hit: most signed requests never wait for the store.
+    if (hit && hit.until > now && constantTimeEquals(hit.token, accessToken)) return hit.session.expires > now ? hit.session : null;
+    return this.load(family, accessToken, now);
+  }
+
+  private async load(family: string, accessToken: string, now: number): Promise<Session | null> {
     const rs = await this.db.execute({ sql: `SELECT access, mac_key, user_schema, username, expires FROM _burrow_sessions WHERE family = ?`, args: [family] });
     const r = rs.rows[0];
     if (!r || Number(r.expires) <= now || !matches(accessToken, r.access as string)) return null;
-    const session = { macKey: r.mac_key as string, schema: r.user_schema as string, username: r.username as string, family, expires: Number(r.expires) };
+    const session = { sign: macSigner(r.mac_key as string), schema: r.user_schema as string, username: r.username as string, family, expires: Number(r.expires) };
     if (this.cache.size >= SESSION_CACHE_MAX) this.cache.clear();
     this.cache.set(family, { token: accessToken, session, until: now + SESSION_CACHE_MS });
     return session;

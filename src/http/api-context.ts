@@ -2,8 +2,9 @@
 // X-Service-API-Key, or the consumer key of an OAuth 1.0 signature) and the caller (anonymous, a user signed in
 // with a MAC token, or the app itself with its private key), giving the ApiContext every operation takes.
 
-import { MAC_WINDOW_SECONDS, parseMacHeader, verifyMac } from "../auth/mac.ts";
+import { MAC_WINDOW_SECONDS, type MacHeader, parseMacHeader, verifyMac } from "../auth/mac.ts";
 import { OAUTH1_WINDOW_SECONDS, baseStringUri, parseOAuthHeader, verifyOAuth1 } from "../auth/oauth1.ts";
+import type { Session } from "../auth/sessions.ts";
 import type { ApiContext, Principal } from "../datastore/context.ts";
 import { ApiError } from "../errors.ts";
 import type { Services } from "../services.ts";
@@ -59,41 +60,48 @@ function signedMethods(info: RequestInfo, request: Request): string[] {
   return original === request.method ? [original] : [original, request.method];
 }
 
-async function signedContext(services: Services, info: RequestInfo, request: Request, auth: string): Promise<ApiContext> {
-  const version = parseAcceptVersion(request.headers.get("accept"));
-  const now = Date.now();
+function signedContext(services: Services, info: RequestInfo, request: Request, auth: string): ApiContext | Promise<ApiContext> {
   if (/^MAC\s/i.test(auth)) {
     const env = keyEnvironment(services, request);
     const header = parseMacHeader(auth);
     if (!header) throw unauthorized("malformed MAC Authorization header");
-    const session = await services.sessions[env].lookup(header.id);
-    if (!session) throw unauthorized("the access token is unknown, expired or revoked; refresh it");
-    const origin = requestOrigin(request, info, services.config.trustedProxy);
-    const result = verifyMac({ header, key: session.macKey, methods: signedMethods(info, request), rawTarget: rawTarget(request, info), host: origin.host, ports: candidatePorts(origin), now, windowSeconds: MAC_WINDOW_SECONDS });
-    if (!result.ok) throw unauthorized(result.reason === "timestamp" ? "the MAC timestamp is outside the allowed window" : "invalid MAC signature");
-    // A replay is the same signature again; different requests that happen to share ts and nonce are not.
-    if (!services.nonces.firstUse(`mac|${env}|${header.id}|${header.ts}|${header.nonce}|${header.mac}`, now + 2 * MAC_WINDOW_SECONDS * 1000))
-      throw unauthorized("replayed request: this signature was already used");
-    return contextFor(services, request, env, version, { kind: "user", schema: session.schema, username: session.username, family: session.family });
+    const session = services.sessions[env].lookup(header.id);
+    return session instanceof Promise ? session.then((s) => macContext(services, info, request, env, header, s)) : macContext(services, info, request, env, header, session);
   }
-  if (/^OAuth\s/i.test(auth)) {
-    const params = parseOAuthHeader(auth);
-    const consumerKey = params?.oauth_consumer_key;
-    if (!params || !consumerKey || !params.oauth_nonce || !params.oauth_timestamp) throw unauthorized("malformed OAuth Authorization header: consumer key, timestamp and nonce are required");
-    const env = services.keys.byPublic.get(consumerKey);
-    if (env === undefined) throw unauthorized("invalid OAuth consumer key");
-    const origin = requestOrigin(request, info, services.config.trustedProxy);
-    const target = rawTarget(request, info);
-    const q = target.indexOf("?");
-    const path = q < 0 ? target : target.slice(0, q);
-    const ports = candidatePorts(origin).map((p) => (p === defaultPort(origin.scheme) ? null : p));
-    const baseUris = [...new Set(ports.map((port) => baseStringUri({ scheme: origin.scheme, host: origin.host, port, path })))];
-    const formBody = isFormType(request.headers.get("content-type")) ? await readText(request, services.config.bodyLimit) : undefined;
-    const result = verifyOAuth1({ header: params, consumerSecret: services.keys.set[env].privateKey, methods: signedMethods(info, request), baseUris, query: q < 0 ? "" : target.slice(q + 1), formBody, now, windowSeconds: OAUTH1_WINDOW_SECONDS });
-    if (!result.ok) throw unauthorized(result.reason === "timestamp" ? "the OAuth timestamp is outside the allowed window" : result.reason === "signature" ? "invalid OAuth signature" : `unsupported OAuth ${result.reason}`);
-    if (!services.nonces.firstUse(`oauth1|${consumerKey}|${params.oauth_timestamp}|${params.oauth_nonce}`, now + 2 * OAUTH1_WINDOW_SECONDS * 1000))
-      throw unauthorized("replayed request: this OAuth nonce was already used");
-    return contextFor(services, request, env, version, { kind: "app" });
-  }
+  if (/^OAuth\s/i.test(auth)) return oauthContext(services, info, request, auth);
   throw unauthorized("unsupported Authorization scheme; use MAC (OAuth 2.0) or OAuth (OAuth 1.0)");
+}
+
+function macContext(services: Services, info: RequestInfo, request: Request, env: EnvName, header: MacHeader, session: Session | null): ApiContext {
+  if (!session) throw unauthorized("the access token is unknown, expired or revoked; refresh it");
+  const now = Date.now();
+  const origin = requestOrigin(request, info, services.config.trustedProxy);
+  const result = verifyMac({ header, key: session.sign, methods: signedMethods(info, request), rawTarget: rawTarget(request, info), host: origin.host, ports: candidatePorts(origin), now, windowSeconds: MAC_WINDOW_SECONDS });
+  if (!result.ok) throw unauthorized(result.reason === "timestamp" ? "the MAC timestamp is outside the allowed window" : "invalid MAC signature");
+  // A replay is the same signature again. It covers ts, nonce, method, URI, host and port under the session's
+  // own key, so it alone names the request (two sessions never share one); requests sharing ts and nonce differ.
+  if (!services.nonces.firstUse(`mac|${header.mac}`, (Number(header.ts) + MAC_WINDOW_SECONDS + 1) * 1000)) throw unauthorized("replayed request: this signature was already used");
+  return contextFor(services, request, env, parseAcceptVersion(request.headers.get("accept")), { kind: "user", schema: session.schema, username: session.username, family: session.family });
+}
+
+async function oauthContext(services: Services, info: RequestInfo, request: Request, auth: string): Promise<ApiContext> {
+  const version = parseAcceptVersion(request.headers.get("accept"));
+  const now = Date.now();
+  const params = parseOAuthHeader(auth);
+  const consumerKey = params?.oauth_consumer_key;
+  if (!params || !consumerKey || !params.oauth_nonce || !params.oauth_timestamp) throw unauthorized("malformed OAuth Authorization header: consumer key, timestamp and nonce are required");
+  const env = services.keys.byPublic.get(consumerKey);
+  if (env === undefined) throw unauthorized("invalid OAuth consumer key");
+  const origin = requestOrigin(request, info, services.config.trustedProxy);
+  const target = rawTarget(request, info);
+  const q = target.indexOf("?");
+  const path = q < 0 ? target : target.slice(0, q);
+  const ports = candidatePorts(origin).map((p) => (p === defaultPort(origin.scheme) ? null : p));
+  const baseUris = [...new Set(ports.map((port) => baseStringUri({ scheme: origin.scheme, host: origin.host, port, path })))];
+  const formBody = isFormType(request.headers.get("content-type")) ? await readText(request, services.config.bodyLimit) : undefined;
+  const result = verifyOAuth1({ header: params, consumerSecret: services.keys.set[env].privateKey, methods: signedMethods(info, request), baseUris, query: q < 0 ? "" : target.slice(q + 1), formBody, now, windowSeconds: OAUTH1_WINDOW_SECONDS });
+  if (!result.ok) throw unauthorized(result.reason === "timestamp" ? "the OAuth timestamp is outside the allowed window" : result.reason === "signature" ? "invalid OAuth signature" : `unsupported OAuth ${result.reason}`);
+  if (!services.nonces.firstUse(`oauth1|${consumerKey}|${params.oauth_timestamp}|${params.oauth_nonce}`, (Number(params.oauth_timestamp) + OAUTH1_WINDOW_SECONDS + 1) * 1000))
+    throw unauthorized("replayed request: this OAuth nonce was already used");
+  return contextFor(services, request, env, version, { kind: "app" });
 }

@@ -10,8 +10,6 @@ export interface Origin {
   host: string;
   /** The port the client named explicitly, or null (then the scheme's default applies). */
   port: number | null;
-  /** The client's address: the peer, or behind a trusted proxy the first untrusted X-Forwarded-For hop. */
-  ip: string | null;
 }
 
 const first = (v: string | null) => (v === null ? null : (v.split(",")[0]?.trim() ?? null));
@@ -22,18 +20,35 @@ export function defaultPort(scheme: "http" | "https"): number {
 
 const HOST_RE = /^(\[[^\]]+\]|[^:\/]+)(?::(\d{1,5}))?$/;
 
+const authorities = new Map<string, { host: string; port: number | null }>();
+
+/** Host (lower case, IPv6 without brackets) and explicit port of an authority; memoized, clients repeat theirs. */
+function parseAuthority(authority: string): { host: string; port: number | null } {
+  let parsed = authorities.get(authority);
+  if (!parsed) {
+    const hm = HOST_RE.exec(authority);
+    parsed = { host: (hm?.[1] ?? authority).toLowerCase().replace(/^\[|\]$/g, ""), port: hm?.[2] ? Number(hm[2]) : null };
+    if (authorities.size >= 256) authorities.clear();
+    authorities.set(authority, parsed);
+  }
+  return parsed;
+}
+
+/** Whether the connection comes from a --trusted-proxy (the peer is only asked when proxies are configured). */
+function fromTrustedProxy(req: Request, info: RequestInfo, trusted: readonly Cidr[]): boolean {
+  if (trusted.length === 0) return false;
+  const peer = info.peer(req);
+  return peer !== null && trusted.some((c) => cidrContains(c, peer));
+}
+
+/** Scheme, host and port the client addressed: from the request, or from X-Forwarded-* behind a trusted proxy. */
 export function requestOrigin(req: Request, info: RequestInfo, trusted: readonly Cidr[]): Origin {
   const url = info.original(req).url;
   let scheme: "http" | "https" = url.startsWith("https:") ? "https" : "http";
   // The authority of the URL Bun built from the Host header (cheaper than a full URL parse per request).
   const authority = url.slice(url.indexOf("//") + 2, url.indexOf("/", url.indexOf("//") + 2) >>> 0);
-  const hm = HOST_RE.exec(authority);
-  let host = (hm?.[1] ?? authority).toLowerCase().replace(/^\[|\]$/g, "");
-  let port: number | null = hm?.[2] ? Number(hm[2]) : null;
-  const peer = info.peer(req);
-  let ip = peer;
-  const isTrusted = (addr: string) => trusted.some((c) => cidrContains(c, addr));
-  if (peer !== null && isTrusted(peer)) {
+  let { host, port } = parseAuthority(authority);
+  if (fromTrustedProxy(req, info, trusted)) {
     const proto = first(req.headers.get("x-forwarded-proto"))?.toLowerCase();
     if (proto === "http" || proto === "https") scheme = proto;
     const fwdHost = first(req.headers.get("x-forwarded-host"));
@@ -46,14 +61,22 @@ export function requestOrigin(req: Request, info: RequestInfo, trusted: readonly
     } else if (proto) port = null;
     const fwdPort = first(req.headers.get("x-forwarded-port"));
     if (fwdPort && /^\d{1,5}$/.test(fwdPort)) port = Number(fwdPort);
-    const hops = (req.headers.get("x-forwarded-for") ?? "").split(",").map((s) => s.trim()).filter(Boolean);
-    for (let i = hops.length - 1; i >= 0; i--) {
-      ip = hops[i]!;
-      if (!isTrusted(hops[i]!)) break;
-    }
   }
   if (port !== null && port === defaultPort(scheme)) port = null;
-  return { scheme, host, port, ip };
+  return { scheme, host, port };
+}
+
+/** The client's address: the peer, or behind a trusted proxy the last X-Forwarded-For hop that is not trusted. */
+export function clientIp(req: Request, info: RequestInfo, trusted: readonly Cidr[]): string | null {
+  const peer = info.peer(req);
+  if (!fromTrustedProxy(req, info, trusted)) return peer;
+  const hops = (req.headers.get("x-forwarded-for") ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  let ip = peer;
+  for (let i = hops.length - 1; i >= 0; i--) {
+    ip = hops[i]!;
+    if (!trusted.some((c) => cidrContains(c, hops[i]!))) break;
+  }
+  return ip;
 }
 
 /** Ports a signature may have used: the explicit one, or the scheme's default and then the other default. */

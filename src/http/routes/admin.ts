@@ -9,7 +9,7 @@ import { ENVIRONMENTS, type EnvName, isEnvName } from "../../system/environments
 import { redactSettings } from "../../system/settings.ts";
 import { parseJson, readText } from "../body.ts";
 import { json } from "../respond.ts";
-import { requestOrigin } from "../origin.ts";
+import { clientIp } from "../origin.ts";
 import type { RequestInfo } from "../request-meta.ts";
 import { outboxQuery } from "../../mail/admin-outbox.ts";
 
@@ -54,7 +54,7 @@ export function adminRoutes(services: Services, info: RequestInfo) {
   const tooMany = (retryAfter: number) => new ApiError(429, "too many requests; try again later", { headers: { "retry-after": String(retryAfter) } });
   return new Routes("/_admin/api")
     .post("/login", async ({ request }) => {
-      const ip = requestOrigin(request, info, services.config.trustedProxy).ip ?? "unknown";
+      const ip = clientIp(request, info, services.config.trustedProxy) ?? "unknown";
       const perIp = limiter.hit(`admin|ip|${ip}`, ADMIN_LIMITS.ipPerMinute, 60_000);
       if (!perIp.ok) throw tooMany(perIp.retryAfter);
       const b = (await body(request)) as { email?: unknown; password?: unknown } | undefined;

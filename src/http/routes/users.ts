@@ -5,7 +5,7 @@ import type { ApiContext } from "../../datastore/context.ts";
 import { ApiError } from "../../errors.ts";
 import type { Services } from "../../services.ts";
 import { objectBody, requestParams } from "../params.ts";
-import { requestOrigin } from "../origin.ts";
+import { clientIp } from "../origin.ts";
 import type { RequestInfo } from "../request-meta.ts";
 import { json, rawJson } from "../respond.ts";
 
@@ -17,7 +17,7 @@ export const USER_POST_ENDPOINTS = new Set(["accessToken", "refreshToken", "forg
 export function userEndpoints(services: Services, info: RequestInfo): { get: Map<string, Endpoint>; post: Map<string, Endpoint> } {
   const { accounts } = services;
   const limit = services.config.bodyLimit;
-  const ip = (request: Request) => requestOrigin(request, info, services.config.trustedProxy).ip;
+  const ip = (request: Request) => clientIp(request, info, services.config.trustedProxy);
   const login: Endpoint = async (ctx, schema, request) => rawJson(await accounts.login(ctx, accounts.userSchema(ctx, schema), await requestParams(request, limit), ip(request)));
   return {
     get: new Map<string, Endpoint>([
