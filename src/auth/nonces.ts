@@ -10,22 +10,82 @@ export interface NonceCache {
 }
 
 const SLICE_MS = 30_000;
-/** Most entries kept at once (about 16 bytes each); past it the slice that expires first is dropped early. */
+/** Most entries kept at once (8 bytes each, tables at most half full); past it the earliest slice goes. */
 export const MAX_NONCES = 4_000_000;
 
-/** 52 bits of a key: 32 of CRC-32 and 20 of xxHash32, two cheap hashes that return numbers (no BigInt). */
+// A per-process seed: nobody can prepare keys that collide with another client's without knowing it.
+const SEED = crypto.getRandomValues(new Uint32Array(2));
+
+/**
+ * 52 bits of a key as a number (no BigInt): two seeded 32-bit multiply-xor lanes over the UTF-16 code units,
+ * each finished with murmur3's mixer, 32 bits of one and 20 of the other. Plain JavaScript, so no call into
+ * native code and no UTF-8 copy of the key.
+ */
 export function nonceHash(key: string): number {
-  return Bun.hash.crc32(key) * 0x100000 + (Bun.hash.xxHash32(key) & 0xfffff);
+  let a = SEED[0]! ^ key.length;
+  let b = SEED[1]! ^ Math.imul(key.length, 0x9e3779b1);
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x9e3779b1);
+    a = (a << 13) | (a >>> 19);
+    b = Math.imul(b ^ c, 0x85ebca77);
+    b = (b << 17) | (b >>> 15);
+  }
+  return (fmix32(a) >>> 0) * 0x100000 + (fmix32(b) & 0xfffff);
+}
+
+function fmix32(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return h ^ (h >>> 16);
+}
+
+/** An open-addressing set of 52-bit hashes in one Float64Array (0 marks a free cell, so a hash of 0 is stored as 2^52). */
+class HashTable {
+  private cells = new Float64Array(1024);
+  size = 0;
+
+  /** Adds `h`; false when it was already there. */
+  add(h: number): boolean {
+    const v = h === 0 ? 2 ** 52 : h;
+    const mask = this.cells.length - 1;
+    // Probe from the low bits of the 20-bit lane mixed with the high part, so both lanes spread the cells.
+    let i = (v % 0x100000 ^ Math.floor(v / 0x100000)) & mask;
+    let cell = this.cells[i]!;
+    while (cell !== 0) {
+      if (cell === v) return false;
+      i = (i + 1) & mask;
+      cell = this.cells[i]!;
+    }
+    this.cells[i] = v;
+    if (++this.size * 2 > this.cells.length) this.grow();
+    return true;
+  }
+
+  private grow(): void {
+    const old = this.cells;
+    const cells = new Float64Array(old.length * 2);
+    const mask = cells.length - 1;
+    for (const v of old) {
+      if (v === 0) continue;
+      let i = (v % 0x100000 ^ Math.floor(v / 0x100000)) & mask;
+      while (cells[i] !== 0) i = (i + 1) & mask;
+      cells[i] = v;
+    }
+    this.cells = cells;
+  }
 }
 
 /**
- * Keys are kept as 52-bit hashes in one Set per 30-second slice of expiry time: no object per entry for the
- * garbage collector to walk, a lookup touches the one slice its expiry names, and expiry drops whole slices.
- * A false "replayed" needs two live keys of the same slice to share 52 bits: about 1 in 10^4 with a million
- * keys in one slice, and the client then just signs again.
+ * Keys are kept as 52-bit hashes in one flat table per 30-second slice of expiry time: nothing per entry for
+ * the garbage collector to walk, a lookup touches the one slice its expiry names, and expiry drops whole
+ * slices. A false "replayed" needs two live keys of the same slice to share 52 bits: about 1 in 10^4 with a
+ * million keys in one slice, and the client then just signs again.
  */
 export class MemoryNonceCache implements NonceCache {
-  private readonly slices = new Map<number, Set<number>>();
+  private readonly slices = new Map<number, HashTable>();
   private count = 0;
   private sweptAt = 0;
 
@@ -40,11 +100,9 @@ export class MemoryNonceCache implements NonceCache {
     if (expiresAt <= now) return false;
     if (now - this.sweptAt >= 1000) this.sweep(now);
     const slice = Math.floor(expiresAt / SLICE_MS);
-    let set = this.slices.get(slice);
-    if (!set) this.slices.set(slice, (set = new Set()));
-    const h = nonceHash(key);
-    if (set.has(h)) return false;
-    set.add(h);
+    let table = this.slices.get(slice);
+    if (!table) this.slices.set(slice, (table = new HashTable()));
+    if (!table.add(nonceHash(key))) return false;
     if (++this.count > this.maxEntries) this.dropSlice(Math.min(...this.slices.keys()));
     return true;
   }

@@ -80,7 +80,8 @@ function macContext(services: Services, info: RequestInfo, request: Request, env
   if (!result.ok) throw unauthorized(result.reason === "timestamp" ? "the MAC timestamp is outside the allowed window" : "invalid MAC signature");
   // A replay is the same signature again. It covers ts, nonce, method, URI, host and port under the session's
   // own key, so it alone names the request (two sessions never share one); requests sharing ts and nonce differ.
-  if (!services.nonces.firstUse(`mac|${header.mac}`, (Number(header.ts) + MAC_WINDOW_SECONDS + 1) * 1000)) throw unauthorized("replayed request: this signature was already used");
+  // Base64 has no '|', so it never equals an OAuth 1.0 key below.
+  if (!services.nonces.firstUse(header.mac, (Number(header.ts) + MAC_WINDOW_SECONDS + 1) * 1000)) throw unauthorized("replayed request: this signature was already used");
   return contextFor(services, request, env, parseAcceptVersion(request.headers.get("accept")), { kind: "user", schema: session.schema, username: session.username, family: session.family });
 }
 

@@ -50,6 +50,14 @@ function nonceCacheContract(name: string, make: Factory) {
       expect(c.firstUse("late599", t0 + 600_000)).toBe(false);
     });
 
+    test("one slice holds many keys: each accepted once, every one refused afterwards", () => {
+      const c = make(() => t0);
+      const keys = Array.from({ length: 50_000 }, (_, i) => `sig${i}`);
+      expect(keys.filter((k) => c.firstUse(k, t0 + 600_000)).length).toBe(50_000);
+      expect(keys.filter((k) => c.firstUse(k, t0 + 600_000)).length).toBe(0);
+      expect(c.size).toBe(50_000);
+    });
+
     test("hostile keys: __proto__, empty, very long and non-ASCII keys are plain values", () => {
       const c = make(() => t0);
       for (const k of ["__proto__", "constructor", "", "x".repeat(100_000), "ключ|🔑"]) {
