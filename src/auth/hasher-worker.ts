@@ -1,9 +1,9 @@
-// The password-hashing worker thread: lowers its own scheduling priority (Linux: SCHED_IDLE, else nice 19, on
-// this thread only), then hashes and verifies on request, so a burst of logins cannot delay the requests the
-// main thread serves.
+// The password-hashing worker thread: lowers its own scheduling priority (Linux: SCHED_IDLE with two or more
+// CPUs, else nice 19, on this thread only), then hashes and verifies on request, so a burst of logins cannot
+// delay the requests the main thread serves.
 
 import { readlinkSync } from "node:fs";
-import { setPriority } from "node:os";
+import { availableParallelism, setPriority } from "node:os";
 
 declare const self: Worker;
 
@@ -38,7 +38,9 @@ function lowestNice(): void {
   }
 }
 
-if (process.platform === "linux" && !idlePolicy()) lowestNice();
+// With one CPU an idle-class thread would starve for as long as requests keep the CPU busy; nice 19 still
+// gives it a small share, so a login completes (slowly) even under full load.
+if (process.platform === "linux" && !(availableParallelism() > 1 && idlePolicy())) lowestNice();
 
 self.onmessage = (e: MessageEvent<HashRequest>) => {
   const { id, op, password, hash, options } = e.data;

@@ -34,7 +34,7 @@ class HasherPool {
         const p = this.pending.get(e.data.id);
         if (!p) return;
         this.pending.delete(e.data.id);
-        slot.busy--;
+        if (--slot.busy === 0) worker.unref();
         if (e.data.error !== undefined) p.reject(new Error(e.data.error));
         else p.resolve(e.data.result!);
       };
@@ -56,7 +56,9 @@ class HasherPool {
     if (this.workers.length === 0) this.start();
     const slot = this.workers.reduce((a, b) => (b.busy < a.busy ? b : a));
     const id = this.nextId++;
-    slot.busy++;
+    // Referenced only while it has work: an idle worker never keeps the process alive, and a busy one must
+    // (Bun's event loop spins instead of sleeping while it awaits an unreferenced worker).
+    if (slot.busy++ === 0) slot.worker.ref();
     return new Promise((resolve, reject) => {
       this.pending.set(id, { req, resolve, reject });
       slot.worker.postMessage({ ...req, id });
