@@ -78,3 +78,24 @@ test("the binary's CLI answers --help and refuses bad config with exit code 2", 
   expect(bad.code).toBe(2);
   expect(bad.stderr.trim().split("\n")).toHaveLength(1);
 });
+
+test("over real HTTP: a MAC-signed request works once, a replay is refused, and every answer carries Date", async () => {
+  const { macSignature, normalizedString } = await import("../../src/auth/mac.ts");
+  const httpDate = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+  const created = await fetch(`${server.url}/user`, { method: "POST", headers, body: JSON.stringify({ username: "e2e-user", password: "e2e-user-password" }) });
+  expect(created.status).toBe(201);
+  const login = await fetch(`${server.url}/user/accessToken`, { method: "POST", headers, body: JSON.stringify({ username: "e2e-user", password: "e2e-user-password" }) });
+  expect(login.status).toBe(200);
+  const token = (await login.json()) as { access_token: string; mac_key: string };
+  const url = new URL(server.url);
+  const ts = String(Math.floor(Date.now() / 1000));
+  const mac = macSignature(token.mac_key, normalizedString({ ts, nonce: "e2e-nonce", method: "GET", uri: "/user/loggedInUser", host: url.hostname, port: Number(url.port) }));
+  const signed = { ...headers, authorization: `MAC id="${token.access_token}",ts="${ts}",nonce="e2e-nonce",mac="${mac}"` };
+  const me = await fetch(`${server.url}/user/loggedInUser`, { headers: signed });
+  expect(me.status).toBe(200);
+  expect(((await me.json()) as any).username).toBe("e2e-user");
+  const replay = await fetch(`${server.url}/user/loggedInUser`, { headers: signed });
+  expect(replay.status).toBe(401);
+  const preflight = await fetch(`${server.url}/user`, { method: "OPTIONS", headers: { origin: "http://app.example", "access-control-request-method": "GET" } });
+  for (const r of [created, login, me, replay, preflight]) expect(r.headers.get("date")).toMatch(httpDate);
+});
