@@ -194,34 +194,39 @@ export function firstDistinct<T>(values: T[], n: number): T[] {
   return [...new Set(values)].slice(0, n);
 }
 
+const VALID: MacResult = Object.freeze({ ok: true });
+const BAD_TIMESTAMP: MacResult = Object.freeze({ ok: false, reason: "timestamp" });
+const BAD_SIGNATURE: MacResult = Object.freeze({ ok: false, reason: "signature" });
+
 /**
  * Verify a parsed MAC header: timestamp window first, then every method × URI form × port combination
- * (methods: request line, then an override; ports: the chosen one, then optionally the other default).
- * Replay (id, ts, nonce) checks are the caller's, since they need storage.
+ * (methods: request line, then an override, upper case as requests carry them; ports: the chosen one, then
+ * optionally the other default). Replay (id, ts, nonce) checks are the caller's, since they need storage.
  */
 export function verifyMac(args: {
   header: MacHeader;
   /** The MAC key, or a signer made from it by macSigner(). */
   key: string | MacSigner;
-  methods: string[];
+  methods: readonly string[];
   rawTarget: string;
   host: string;
-  ports: number[];
+  ports: readonly number[];
   now: number;
   windowSeconds: number;
 }): MacResult {
-  const { header } = args;
-  if (!withinWindow(header.ts, args.now, args.windowSeconds)) return { ok: false, reason: "timestamp" };
-  const { key } = args;
-  const sign = typeof key === "string" ? (normalized: string) => macSignature(key, normalized) : key;
-  const signed = (method: string, uri: string, port: number) =>
-    constantTimeEquals(header.mac, sign(normalizedString({ ts: header.ts, nonce: header.nonce, method, uri, host: args.host, port, ext: header.ext })));
+  const { header, key } = args;
+  if (!withinWindow(header.ts, args.now, args.windowSeconds)) return BAD_TIMESTAMP;
+  const sign = typeof key === "string" ? macSigner(key) : key;
+  // The normalized string around the varying method, URI and port (see normalizedString).
+  const head = `${header.ts}\n${header.nonce}\n`;
+  const hostLine = `\n${args.host}\n`;
+  const tail = `\n${header.ext ?? ""}\n`;
   // Nearly every client signs the request as sent: try that before the alternatives.
-  if (signed(args.methods[0]!, args.rawTarget, args.ports[0]!)) return { ok: true };
-  for (const method of firstDistinct(args.methods, 2)) {
+  if (constantTimeEquals(header.mac, sign(head + args.methods[0] + "\n" + args.rawTarget + hostLine + args.ports[0] + tail))) return VALID;
+  for (const method of firstDistinct(args.methods as string[], 2)) {
     for (const uri of lazyUriForms(args.rawTarget)) {
-      for (const port of firstDistinct(args.ports, 2)) if (signed(method, uri, port)) return { ok: true };
+      for (const port of firstDistinct(args.ports as number[], 2)) if (constantTimeEquals(header.mac, sign(head + method + "\n" + uri + hostLine + port + tail))) return VALID;
     }
   }
-  return { ok: false, reason: "signature" };
+  return BAD_SIGNATURE;
 }
