@@ -190,7 +190,7 @@ export function base64DigestEquals(presented: string, expected: Uint8Array): boo
 }
 
 /** The first `n` distinct values: bounds the signatures computed per request. */
-export function firstDistinct<T>(values: T[], n: number): T[] {
+export function firstDistinct<T>(values: readonly T[], n: number): T[] {
   return [...new Set(values)].slice(0, n);
 }
 
@@ -200,7 +200,7 @@ const BAD_SIGNATURE: MacResult = Object.freeze({ ok: false, reason: "signature" 
 
 /**
  * Verify a parsed MAC header: timestamp window first, then every method × URI form × port combination
- * (methods: request line, then an override, upper case as requests carry them; ports: the chosen one, then
+ * (methods: request line, then an override; ports: the chosen one, then
  * optionally the other default). Replay (id, ts, nonce) checks are the caller's, since they need storage.
  */
 export function verifyMac(args: {
@@ -217,15 +217,13 @@ export function verifyMac(args: {
   const { header, key } = args;
   if (!withinWindow(header.ts, args.now, args.windowSeconds)) return BAD_TIMESTAMP;
   const sign = typeof key === "string" ? macSigner(key) : key;
-  // The normalized string around the varying method, URI and port (see normalizedString).
-  const head = `${header.ts}\n${header.nonce}\n`;
-  const hostLine = `\n${args.host}\n`;
-  const tail = `\n${header.ext ?? ""}\n`;
+  const signs = (method: string, uri: string, port: number) =>
+    constantTimeEquals(header.mac, sign(normalizedString({ ts: header.ts, nonce: header.nonce, method, uri, host: args.host, port, ext: header.ext })));
   // Nearly every client signs the request as sent: try that before the alternatives.
-  if (constantTimeEquals(header.mac, sign(head + args.methods[0] + "\n" + args.rawTarget + hostLine + args.ports[0] + tail))) return VALID;
-  for (const method of firstDistinct(args.methods as string[], 2)) {
+  if (signs(args.methods[0]!, args.rawTarget, args.ports[0]!)) return VALID;
+  for (const method of firstDistinct(args.methods, 2)) {
     for (const uri of lazyUriForms(args.rawTarget)) {
-      for (const port of firstDistinct(args.ports as number[], 2)) if (constantTimeEquals(header.mac, sign(head + method + "\n" + uri + hostLine + port + tail))) return VALID;
+      for (const port of firstDistinct(args.ports, 2)) if (signs(method, uri, port)) return VALID;
     }
   }
   return BAD_SIGNATURE;

@@ -42,6 +42,9 @@ function fmix32(h: number): number {
   return h ^ (h >>> 16);
 }
 
+/** Where probing for `v` starts: its 20-bit lane mixed with its 32-bit one, so both spread the cells. */
+const firstCell = (v: number, mask: number) => ((v % 0x100000) ^ Math.floor(v / 0x100000)) & mask;
+
 /** An open-addressing set of 52-bit hashes in one Float64Array (0 marks a free cell, so a hash of 0 is stored as 2^52). */
 class HashTable {
   private cells = new Float64Array(1024);
@@ -51,8 +54,7 @@ class HashTable {
   add(h: number): boolean {
     const v = h === 0 ? 2 ** 52 : h;
     const mask = this.cells.length - 1;
-    // Probe from the low bits of the 20-bit lane mixed with the high part, so both lanes spread the cells.
-    let i = (v % 0x100000 ^ Math.floor(v / 0x100000)) & mask;
+    let i = firstCell(v, mask);
     let cell = this.cells[i]!;
     while (cell !== 0) {
       if (cell === v) return false;
@@ -70,7 +72,7 @@ class HashTable {
     const mask = cells.length - 1;
     for (const v of old) {
       if (v === 0) continue;
-      let i = (v % 0x100000 ^ Math.floor(v / 0x100000)) & mask;
+      let i = firstCell(v, mask);
       while (cells[i] !== 0) i = (i + 1) & mask;
       cells[i] = v;
     }
