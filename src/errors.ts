@@ -28,7 +28,10 @@ export class ApiError extends Error {
 export const badRequest = (message: string) => new ApiError(400, message);
 export const unauthorized = (message = "Insufficient authorization") => new ApiError(401, message);
 export const notFound = (message = "object instance does not exist") => new ApiError(404, message);
-export const methodNotAllowed = (message = "Invalid HTTP method") => new ApiError(405, message);
+export const methodNotAllowed = (message = "Invalid HTTP method", allowed?: readonly string[]) =>
+  new ApiError(405, message, allowed ? { headers: { allow: allowed.join(", ") } } : {});
 export const conflict = (message: string) => new ApiError(409, message);
+export const tooManyRequests = (retryAfterSeconds: number) =>
+  new ApiError(429, "too many requests; try again later", { headers: { "retry-after": String(retryAfterSeconds) } });
 export const payloadTooLarge = (limit: number) =>
   new ApiError(413, `request body is larger than the limit of ${limit} bytes`);

@@ -4,7 +4,7 @@
 
 import { hashPassword, verifyNothing, verifyPassword } from "./passwords.ts";
 import type { ApiContext } from "../datastore/context.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError, tooManyRequests } from "../errors.ts";
 import type { Mailer } from "../mail/mailer.ts";
 import type { CompiledSchema } from "../schema/compiled.ts";
 import { q } from "../db/sql.ts";
@@ -24,7 +24,6 @@ export interface RateLimits {
 }
 
 const denied = (description = "Invalid username or password") => new ApiError(401, "access_denied", { description });
-const tooMany = (retryAfter: number) => new ApiError(429, "too many requests; try again later", { headers: { "retry-after": String(retryAfter) } });
 
 export interface AccountDeps {
   sessions(ctx: ApiContext): Sessions;
@@ -47,7 +46,7 @@ export class Accounts {
   /** Per-IP limit shared by every login, token, password and social endpoint. */
   limitIp(ctx: ApiContext, ip: string | null): void {
     const r = this.deps.limiter.hit(`${ctx.env}|ip|${ip ?? "unknown"}`, this.deps.limits(ctx).ipPerMinute, 60_000);
-    if (!r.ok) throw tooMany(r.retryAfter);
+    if (!r.ok) throw tooManyRequests(r.retryAfter);
   }
 
   private accountKey(ctx: ApiContext, s: CompiledSchema, username: string): string {
@@ -88,7 +87,7 @@ export class Accounts {
     const key = this.accountKey(ctx, s, username);
     const limits = this.deps.limits(ctx);
     const blocked = this.deps.limiter.blocked(key, limits.failedLoginsPerAccount);
-    if (!blocked.ok) throw tooMany(blocked.retryAfter);
+    if (!blocked.ok) throw tooManyRequests(blocked.retryAfter);
 
     const rs = await ctx.db.execute({ sql: `SELECT ${q(s.passwordField!)} AS h FROM ${s.table} WHERE ${q(s.pk)} = ?`, args: [username] });
     const hash = rs.rows[0]?.h as string | null | undefined;
@@ -180,7 +179,7 @@ export class Accounts {
     const key = this.accountKey(ctx, s, username);
     const limits = this.deps.limits(ctx);
     const blocked = this.deps.limiter.blocked(key, limits.failedLoginsPerAccount);
-    if (!blocked.ok) throw tooMany(blocked.retryAfter);
+    if (!blocked.ok) throw tooManyRequests(blocked.retryAfter);
     const rs = await ctx.db.execute({ sql: `SELECT ${q(s.passwordField!)} AS h FROM ${s.table} WHERE ${q(s.pk)} = ?`, args: [username] });
     const hash = rs.rows[0]?.h as string | undefined;
     if (!hash || !(await verifyPassword(old, hash))) {

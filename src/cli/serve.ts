@@ -12,15 +12,15 @@ export interface RunningServer {
 
 export async function startServer(config: Config): Promise<RunningServer> {
   const services = await openServices(config);
-  let server: ReturnType<typeof Bun.serve> | undefined = undefined;
-  const app = createApp(services, { peer: (req) => server?.requestIP(req)?.address ?? null });
-  server = Bun.serve({
+  const app = createApp(services);
+  // Elysia hands its routes to Bun's native router; what no route matches goes through app.fetch.
+  app.listen({
     hostname: config.http.host,
     port: config.http.port,
     // Bun's own limit sits above ours so that oversized bodies get our JSON 413.
     maxRequestBodySize: config.bodyLimit + 1024 * 1024,
-    fetch: (req) => app.handle(req),
   });
+  const server = app.server!;
   const stopMaintenance = services.startMaintenance();
   const host = config.http.host.includes(":") ? `[${config.http.host}]` : config.http.host;
   const url = `http://${host}:${server.port}`;

@@ -2,6 +2,7 @@
 // X-Service-API-Key, or the consumer key of an OAuth 1.0 signature) and the caller (anonymous, a user signed in
 // with a MAC token, or the app itself with its private key), giving the ApiContext every operation takes.
 
+import { NotFoundError } from "elysia";
 import { MAC_WINDOW_SECONDS, type MacHeader, parseMacHeader, verifyMac } from "../auth/mac.ts";
 import { OAUTH1_WINDOW_SECONDS, baseStringUri, parseOAuthHeader, verifyOAuth1 } from "../auth/oauth1.ts";
 import type { Session } from "../auth/sessions.ts";
@@ -15,6 +16,25 @@ import { candidatePorts, defaultPort, rawTarget, requestOrigin } from "./origin.
 import type { RequestInfo } from "./request-meta.ts";
 
 export const API_KEY_HEADER = "x-service-api-key";
+
+/**
+ * The derive step of the API route groups, declared once per group: the path's parameters are checked (a
+ * malformed percent-encoding is a 400; a first segment starting with "_" is the system's, never a schema) and
+ * the request's ApiContext is resolved. It is a plain value for unsigned requests (the hot path) and a Promise
+ * when a signature check or a configuration refresh has to wait.
+ */
+export function apiContextStep(services: Services, info: RequestInfo) {
+  return ({ request, params }: { request: Request; params: Record<string, string | null> }): { api: ApiContext | Promise<ApiContext> } => {
+    checkParams(params);
+    return { api: apiContext(services, info, request) };
+  };
+}
+
+function checkParams(params: Record<string, string | null>): void {
+  for (const k in params) if (params[k] === null) throw new ApiError(400, "malformed percent-encoding in the URL path");
+  // Not a route at all: the edge answers 404, or 405 where another method has a route at this path.
+  if (params.schema!.charCodeAt(0) === 95) throw new NotFoundError();
+}
 
 const unauthorized = (msg: string) => new ApiError(401, msg);
 

@@ -48,13 +48,9 @@ export function preflight(services: Services, request: Request, origin: string):
   return new Response(null, { status: 204, headers });
 }
 
-/** Add CORS headers to an actual response when its origin is allowed. */
-export function withCors(services: Services, request: Request, origin: string, res: Response): Response {
+/** CORS headers for the actual response to a request from `origin` (Vary always; the rest when it is allowed). */
+export function corsHeaders(services: Services, request: Request, origin: string): Record<string, string> {
   const allow = allowOrigin(services, environmentOf(services, request, []), origin);
-  res.headers.append("vary", "Origin");
-  if (allow !== null) {
-    res.headers.set("access-control-allow-origin", allow);
-    res.headers.set("access-control-expose-headers", EXPOSE);
-  }
-  return res;
+  if (allow === null) return { vary: "Origin" };
+  return { vary: "Origin", "access-control-allow-origin": allow, "access-control-expose-headers": EXPOSE };
 }

@@ -1,5 +1,5 @@
 // Facts about a request that routing would otherwise lose: the request as it arrived before
-// X-HTTP-Method-Override or HEAD rewrote it (MAC signatures cover the original method), and the client
+// X-HTTP-Method-Override rewrote it (MAC signatures cover the original method), and the client
 // address, looked up lazily from the server that accepted the connection.
 
 export interface RequestInfo {
@@ -9,7 +9,14 @@ export interface RequestInfo {
   peer(req: Request): string | null;
 }
 
-export function createRequestInfo(peer: (req: Request) => string | null = () => null): RequestInfo & { rewrote(next: Request, from: Request): void } {
+export interface RequestInfoWriter extends RequestInfo {
+  /** Record that `next` was made from `from` (method override). */
+  rewrote(next: Request, from: Request): void;
+  /** Whether this request was made by a rewrite (it is not rewritten again). */
+  isRewritten(req: Request): boolean;
+}
+
+export function createRequestInfo(peer: (req: Request) => string | null = () => null): RequestInfoWriter {
   const originals = new WeakMap<Request, Request>();
   const original = (req: Request) => originals.get(req) ?? req;
   return {
@@ -18,5 +25,6 @@ export function createRequestInfo(peer: (req: Request) => string | null = () => 
     rewrote(next, from) {
       originals.set(next, original(from));
     },
+    isRewritten: (req) => originals.has(req),
   };
 }

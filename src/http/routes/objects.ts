@@ -1,6 +1,7 @@
-// Datastore routes: /<schema> and /<schema>/<id> for create (single and batch), read, list, update, delete.
+// Datastore routes: /<schema> and /<schema>/<id> for create (single and batch), read, list, update, delete,
+// and the relationship sub-resources /<schema>/<id>/<field>[/<values>].
 
-import { Routes } from "../router.ts";
+import { Elysia } from "elysia";
 import { badRequest, notFound } from "../../errors.ts";
 import { hasNested, upsert } from "../../datastore/upsert.ts";
 import { deleteObjects, findObjects } from "../../datastore/find.ts";
@@ -8,14 +9,13 @@ import { parseConditions, parseQuery } from "../../datastore/query/parse.ts";
 import { parseRelationsHeader } from "../../schema/infer.ts";
 import type { Services } from "../../services.ts";
 import type { ApiContext } from "../../datastore/context.ts";
-import { apiContext } from "../api-context.ts";
+import { apiContextStep } from "../api-context.ts";
+import type { BodyParsers } from "../parsers.ts";
 import type { RequestInfo } from "../request-meta.ts";
-import { notAnEndpoint, userEndpoints } from "./users.ts";
-import { readJsonBody } from "../body.ts";
 import { json, rawJson } from "../respond.ts";
 
 /** Schema names in paths are case-insensitive (clients have sent "User" for "user"). */
-const schemaParam = (s: string) => s.toLowerCase();
+export const schemaParam = (s: string) => s.toLowerCase();
 
 function decodeSegment(s: string): string {
   try {
@@ -25,35 +25,37 @@ function decodeSegment(s: string): string {
   }
 }
 
-export function objectRoutes(services: Services, info: RequestInfo) {
-  const limit = services.config.bodyLimit;
+export function objectRoutes(services: Services, info: RequestInfo, parsers: BodyParsers) {
   const objects = services.objects;
   const subresources = services.relations;
-  const users = userEndpoints(services, info);
-  const context = (request: Request) => apiContext(services, info, request);
 
-  return new Routes()
-    .get("/:schema", async ({ request, params }) => {
-      const ctx = await context(request);
+  return new Elysia({ name: "objects" })
+    .use(parsers)
+    .derive(apiContextStep(services, info))
+    .get("/:schema", async ({ api, request, params }) => {
+      const ctx = await api;
       const s = objects.schemaForRead(ctx, schemaParam(params.schema));
       const tree = parseQuery(new URL(request.url).searchParams, request.headers);
       const found = await findObjects(ctx, s, tree);
       return found.contentRange === null ? rawJson(found.body) : rawJson(found.body, 206, { "content-range": found.contentRange });
     })
-    .post("/:schema", async ({ request, params }) => {
-      const ctx = await context(request);
-      const body = await readJsonBody(request, limit);
-      const relations = parseRelationsHeader(request.headers.get("x-service-relations"));
-      const name = schemaParam(params.schema);
-      if (relations.size && hasNested(body)) {
-        const r = await upsert(objects, ctx, name, body, relations);
-        return rawJson(r.body, r.status);
-      }
-      if (Array.isArray(body)) return json(await objects.createMany(ctx, name, body, relations));
-      return rawJson(await objects.create(ctx, name, body, relations), 201);
-    })
-    .delete("/:schema", async ({ request, params }) => {
-      const ctx = await context(request);
+    .post(
+      "/:schema",
+      async ({ api, request, params, body }) => {
+        const ctx = await api;
+        const relations = parseRelationsHeader(request.headers.get("x-service-relations"));
+        const name = schemaParam(params.schema);
+        if (relations.size && hasNested(body)) {
+          const r = await upsert(objects, ctx, name, body, relations);
+          return rawJson(r.body, r.status);
+        }
+        if (Array.isArray(body)) return json(await objects.createMany(ctx, name, body, relations));
+        return rawJson(await objects.create(ctx, name, body, relations), 201);
+      },
+      { parse: "datastore" },
+    )
+    .delete("/:schema", async ({ api, request, params }) => {
+      const ctx = await api;
       const s = ctx.schemas.schemas.get(schemaParam(params.schema));
       if (!s) throw notFound("This object does not exist");
       const tree = parseConditions(new URL(request.url).searchParams);
@@ -64,47 +66,36 @@ export function objectRoutes(services: Services, info: RequestInfo) {
       if (single && deleted === 0) throw notFound("This object does not exist");
       return json({});
     })
-    // The hottest route: written without async frames (the context is synchronous unless a refresh is due
-    // or the request is signed). User endpoints (loggedInUser, logout, accessToken) come first on user schemas.
-    .get("/:schema/:id", ({ request, params }) => {
-      const name = schemaParam(params.schema);
-      const read = (ctx: ApiContext) => {
-        const endpoint = users.get.get(params.id);
-        if (endpoint && ctx.schemas.schemas.get(name)?.def.user) return endpoint(ctx, name, request);
-        return objects.get(ctx, name, params.id).then(rawJson);
-      };
-      const ctx = context(request);
-      return ctx instanceof Promise ? ctx.then(read) : read(ctx);
+    // The hottest route: no async frame when the context is ready (unsigned requests).
+    .get("/:schema/:id", ({ api, params }) => {
+      const read = (ctx: ApiContext) => objects.get(ctx, schemaParam(params.schema), params.id).then(rawJson);
+      return api instanceof Promise ? api.then(read) : read(api);
     })
-    .post("/:schema/:id", async ({ request, params }) => {
-      const ctx = await context(request);
-      const endpoint = users.post.get(params.id);
-      if (!endpoint) throw notAnEndpoint();
-      return endpoint(ctx, schemaParam(params.schema), request);
-    })
-    .put("/:schema/:id", async ({ request, params }) => {
-      const ctx = await context(request);
-      const body = await readJsonBody(request, limit);
-      const relations = parseRelationsHeader(request.headers.get("x-service-relations"));
-      return rawJson(await objects.update(ctx, schemaParam(params.schema), params.id, body, relations));
-    })
-    .delete("/:schema/:id", async ({ request, params }) => {
-      const ctx = await context(request);
-      await objects.remove(ctx, schemaParam(params.schema), params.id);
+    .put(
+      "/:schema/:id",
+      async ({ api, request, params, body }) => {
+        const ctx = await api;
+        const relations = parseRelationsHeader(request.headers.get("x-service-relations"));
+        return rawJson(await objects.update(ctx, schemaParam(params.schema), params.id, body, relations));
+      },
+      { parse: "datastore" },
+    )
+    .delete("/:schema/:id", async ({ api, params }) => {
+      await objects.remove(await api, schemaParam(params.schema), params.id);
       return json({});
     })
-    .post("/:schema/:id/:field", async ({ request, params }) => {
-      const ctx = await context(request);
-      const body = await readJsonBody(request, limit);
-      return json(await subresources.createRelated(ctx, schemaParam(params.schema), params.id, params.field, body));
-    })
-    .put("/:schema/:id/:field", async ({ request, params }) => {
-      const ctx = await context(request);
-      const body = await readJsonBody(request, limit);
-      return rawJson(await subresources.append(ctx, schemaParam(params.schema), params.id, params.field, body));
-    })
-    .delete("/:schema/:id/:field/:values", async ({ request, params }) => {
-      const ctx = await context(request);
+    .post(
+      "/:schema/:id/:field",
+      async ({ api, params, body }) => json(await subresources.createRelated(await api, schemaParam(params.schema), params.id, params.field, body)),
+      { parse: "datastore" },
+    )
+    .put(
+      "/:schema/:id/:field",
+      async ({ api, params, body }) => rawJson(await subresources.append(await api, schemaParam(params.schema), params.id, params.field, body)),
+      { parse: "datastore" },
+    )
+    .delete("/:schema/:id/:field/:values", async ({ api, request, params }) => {
+      const ctx = await api;
       // Values are percent-encoded one by one and joined with commas: split the raw segment, then decode.
       const path = new URL(request.url).pathname;
       const values = path.slice(path.lastIndexOf("/") + 1).split(",").map(decodeSegment);

@@ -1,49 +1,59 @@
 // User-schema endpoints under /<userSchema>/<name>: accessToken (form, JSON or GET), refreshToken, logout,
-// loggedInUser, forgotPassword, resetPassword. These names take precedence over object keys on user schemas.
+// loggedInUser, forgotPassword, resetPassword. On a schema without a user block, a GET of these names is an
+// ordinary read by key and a POST answers the 404 of a schema that is not a user schema.
 
+import { Elysia } from "elysia";
 import type { ApiContext } from "../../datastore/context.ts";
-import { ApiError } from "../../errors.ts";
 import type { Services } from "../../services.ts";
-import { objectBody, requestParams } from "../params.ts";
+import { apiContextStep } from "../api-context.ts";
+import { requestParams } from "../params.ts";
 import { clientIp } from "../origin.ts";
+import type { BodyParsers } from "../parsers.ts";
 import type { RequestInfo } from "../request-meta.ts";
 import { json, rawJson } from "../respond.ts";
+import { schemaParam } from "./objects.ts";
 
-type Endpoint = (ctx: ApiContext, schema: string, request: Request) => Promise<Response>;
-
-export const USER_GET_ENDPOINTS = new Set(["accessToken", "logout", "loggedInUser"]);
-export const USER_POST_ENDPOINTS = new Set(["accessToken", "refreshToken", "forgotPassword", "resetPassword"]);
-
-export function userEndpoints(services: Services, info: RequestInfo): { get: Map<string, Endpoint>; post: Map<string, Endpoint> } {
-  const { accounts } = services;
+export function userRoutes(services: Services, info: RequestInfo, parsers: BodyParsers) {
+  const { accounts, objects } = services;
   const limit = services.config.bodyLimit;
   const ip = (request: Request) => clientIp(request, info, services.config.trustedProxy);
-  const login: Endpoint = async (ctx, schema, request) => rawJson(await accounts.login(ctx, accounts.userSchema(ctx, schema), await requestParams(request, limit), ip(request)));
-  return {
-    get: new Map<string, Endpoint>([
-      ["accessToken", login],
-      ["logout", async (ctx, schema) => {
-        await accounts.logout(ctx, accounts.userSchema(ctx, schema));
-        return json({});
-      }],
-      ["loggedInUser", async (ctx, schema) => rawJson(await accounts.loggedInUser(ctx, accounts.userSchema(ctx, schema)))],
-    ]),
-    post: new Map<string, Endpoint>([
-      ["accessToken", login],
-      ["refreshToken", async (ctx, schema, request) => rawJson(await accounts.refresh(ctx, accounts.userSchema(ctx, schema), await requestParams(request, limit), ip(request)))],
-      ["forgotPassword", async (ctx, schema, request) => {
-        await accounts.forgotPassword(ctx, accounts.userSchema(ctx, schema), await objectBody(request, limit), ip(request));
-        return json({});
-      }],
-      ["resetPassword", async (ctx, schema, request) => {
-        await accounts.resetPassword(ctx, accounts.userSchema(ctx, schema), await objectBody(request, limit), ip(request));
-        return json({});
-      }],
-    ]),
-  };
-}
+  const isUserSchema = (ctx: ApiContext, name: string) => !!ctx.schemas.schemas.get(name)?.def.user;
+  const postSchema = (ctx: ApiContext, name: string) => accounts.userSchema(ctx, name);
+  /** A GET endpoint, or the object of that key when the schema has no user block. */
+  const getEndpoint = (run: (ctx: ApiContext, schema: string, request: Request) => Promise<Response>) =>
+    async ({ api, params, request }: { api: ApiContext | Promise<ApiContext>; params: { schema: string }; request: Request }) => {
+      const ctx = await api;
+      const name = schemaParam(params.schema);
+      if (isUserSchema(ctx, name)) return run(ctx, name, request);
+      const key = new URL(request.url).pathname.split("/")[2]!;
+      return rawJson(await objects.get(ctx, name, key));
+    };
 
-/** A POST to /<schema>/<id> that is not a user endpoint. */
-export function notAnEndpoint(): ApiError {
-  return new ApiError(405, "POST is not allowed here", { headers: { allow: "GET, PUT, DELETE" } });
+  return new Elysia({ name: "users" })
+    .use(parsers)
+    .derive(apiContextStep(services, info))
+    .get("/:schema/accessToken", getEndpoint(async (ctx, schema, request) => rawJson(await accounts.login(ctx, accounts.userSchema(ctx, schema), await requestParams(request, limit), ip(request)))))
+    .get("/:schema/logout", getEndpoint(async (ctx, schema) => {
+      await accounts.logout(ctx, accounts.userSchema(ctx, schema));
+      return json({});
+    }))
+    .get("/:schema/loggedInUser", getEndpoint(async (ctx, schema) => rawJson(await accounts.loggedInUser(ctx, accounts.userSchema(ctx, schema)))))
+    .post("/:schema/accessToken", async ({ api, params, body, request }) => {
+      const ctx = await api;
+      return rawJson(await accounts.login(ctx, postSchema(ctx, schemaParam(params.schema)), body as Record<string, string>, ip(request)));
+    }, { parse: "params" })
+    .post("/:schema/refreshToken", async ({ api, params, body, request }) => {
+      const ctx = await api;
+      return rawJson(await accounts.refresh(ctx, postSchema(ctx, schemaParam(params.schema)), body as Record<string, string>, ip(request)));
+    }, { parse: "params" })
+    .post("/:schema/forgotPassword", async ({ api, params, body, request }) => {
+      const ctx = await api;
+      await accounts.forgotPassword(ctx, postSchema(ctx, schemaParam(params.schema)), body as Record<string, unknown>, ip(request));
+      return json({});
+    }, { parse: "object" })
+    .post("/:schema/resetPassword", async ({ api, params, body, request }) => {
+      const ctx = await api;
+      await accounts.resetPassword(ctx, postSchema(ctx, schemaParam(params.schema)), body as Record<string, unknown>, ip(request));
+      return json({});
+    }, { parse: "object" });
 }

@@ -1,0 +1,112 @@
+// The edge lifecycle of the Elysia app: what happens to every request before routing (CORS preflights,
+// CORS headers, X-HTTP-Method-Override) and how every failure is rendered ({"error": ...} with its status,
+// 405 with Allow for a known path and another method). Installed by app.ts as onRequest and onError.
+
+import { ApiError, methodNotAllowed } from "../errors.ts";
+import type { Services } from "../services.ts";
+import { readText } from "./body.ts";
+import { corsHeaders, preflight } from "./cors.ts";
+import type { RequestInfoWriter } from "./request-meta.ts";
+import { errorResponse, json } from "./respond.ts";
+
+/** The part of Elysia's context the edge reads and writes. */
+interface EdgeContext {
+  request: Request;
+  set: { headers: Record<string, string | number> };
+}
+
+/**
+ * onRequest: answer CORS preflights, put CORS headers on the response of a cross-origin request (Elysia merges
+ * `set.headers` into whatever the route or the error handler returns), and re-dispatch a request whose method is
+ * overridden. Everything else falls through to routing untouched.
+ */
+export function edgeRequest(services: Services, info: RequestInfoWriter, dispatch: (r: Request) => Promise<Response>) {
+  return (c: EdgeContext): Response | Promise<Response> | undefined => {
+    const request = c.request;
+    const origin = request.headers.get("origin");
+    if (origin !== null) {
+      if (request.method === "OPTIONS" && request.headers.has("access-control-request-method")) return preflight(services, request, origin);
+      Object.assign(c.set.headers, corsHeaders(services, request, origin));
+    }
+    if (!request.headers.has("x-http-method-override") || info.isRewritten(request)) return undefined;
+    const overridden = override(request, services.config.bodyLimit);
+    return overridden.then((next) => {
+      info.rewrote(next, request);
+      return dispatch(next);
+    });
+  };
+}
+
+/**
+ * The seed's rule: only GET and POST can be overridden; GET may become DELETE or HEAD (no payload),
+ * POST may become PUT. Anything else is a 400 rather than a silent surprise.
+ */
+async function override(request: Request, limit: number): Promise<Request> {
+  const from = request.method;
+  const to = request.headers.get("x-http-method-override")!.trim().toUpperCase();
+  if (to === from) return new Request(request.url, { method: from, headers: request.headers, body: from === "GET" || from === "HEAD" ? undefined : await readText(request, limit) });
+  if (from === "GET" && (to === "DELETE" || to === "HEAD")) return new Request(request.url, { method: to, headers: request.headers });
+  if (from === "POST" && to === "PUT") return new Request(request.url, { method: "PUT", headers: request.headers, body: await readText(request, limit) });
+  throw new ApiError(400, `X-HTTP-Method-Override cannot turn ${from} into ${to.slice(0, 16)}: GET may become DELETE or HEAD, POST may become PUT`);
+}
+
+/** Methods served at a path, from the app's route table (only asked when routing found nothing). */
+export function methodTable(routes: readonly { method: string; path: string }[]) {
+  const patterns = new Map<string, { re: RegExp; methods: Set<string> }>();
+  for (const r of routes) {
+    let p = patterns.get(r.path);
+    if (!p) {
+      // A parameter never matches an empty segment, nor (first segment) a name starting with "_": those are the system's.
+      const source = r.path.split("/").map((seg, i) => (seg.startsWith(":") ? (i === 1 ? "(?!_)[^/]+" : "[^/]+") : seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))).join("/");
+      patterns.set(r.path, (p = { re: new RegExp(`^${source}/?$`), methods: new Set() }));
+    }
+    p.methods.add(r.method);
+  }
+  return (path: string): string[] => {
+    const allowed = new Set<string>();
+    for (const { re, methods } of patterns.values()) if (re.test(path)) for (const m of methods) allowed.add(m);
+    if (allowed.has("GET")) allowed.add("HEAD");
+    return [...allowed];
+  };
+}
+
+interface ErrorContext {
+  code: unknown;
+  error: unknown;
+  request: Request;
+  set: { headers: Record<string, string | number> };
+}
+
+/** onError: the one rendering of failures. ApiError carries its status; Elysia's own errors are mapped here. */
+export function edgeError(services: Services, allowedAt: (path: string) => string[]) {
+  return ({ code, error, request }: ErrorContext): Response => {
+    if (error instanceof ApiError) return errorResponse(error);
+    // A body parser's ApiError (413, malformed JSON) reaches us wrapped in Elysia's ParseError.
+    const cause = (error as { cause?: unknown })?.cause;
+    if (cause instanceof ApiError) return errorResponse(cause);
+    switch (code) {
+      case "NOT_FOUND": {
+        const url = request.url;
+        const start = url.indexOf("/", url.indexOf("//") + 2);
+        const q = url.indexOf("?", start);
+        const allowed = allowedAt(q < 0 ? url.slice(start) : url.slice(start, q));
+        if (allowed.length === 0) return json({ error: "not found" }, 404);
+        return errorResponse(methodNotAllowed(`${request.method} is not allowed here`, allowed));
+      }
+      case "PARSE":
+        return json({ error: "malformed request body" }, 400);
+      case "VALIDATION":
+        return json({ error: validationMessage(error) }, 400);
+    }
+    services.log.error("request failed", { message: (error as Error)?.message, stack: (error as Error)?.stack });
+    return json({ error: "internal error" }, 500);
+  };
+}
+
+/** "email: Expected string" from Elysia's ValidationError, without its JSON dump of the whole value. */
+function validationMessage(error: unknown): string {
+  const e = error as { type?: string; all?: { path?: string; summary?: string; message?: string }[] };
+  const first = e.all?.[0];
+  const where = first?.path ? first.path.replace(/^\//, "").replaceAll("/", ".") : (e.type ?? "request");
+  return `${where || e.type}: ${first?.summary ?? first?.message ?? "invalid value"}`;
+}
