@@ -3,7 +3,7 @@
 
 import type { InValue } from "@libsql/core/api";
 import { q } from "../db/sql.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError, notFound } from "../errors.ts";
 import type { CompiledSchema } from "../schema/compiled.ts";
 import { objectJsonSql } from "../schema/json-sql.ts";
 import { access } from "./access.ts";
@@ -11,6 +11,7 @@ import type { ApiContext } from "./context.ts";
 import { type SqlPart, compileConditions, compileQuery } from "./query/compile.ts";
 import { MAX_EXPAND_KEYS } from "./query/limits.ts";
 import { ALL, type Projection, buildProjection } from "./query/select.ts";
+import type { ReadShape } from "./query/parse.ts";
 import type { QueryTree } from "./query/tree.ts";
 
 export interface FindResult {
@@ -137,6 +138,17 @@ async function expand(ctx: ApiContext, s: CompiledSchema, objects: Obj[], depth:
     );
   }
   await Promise.all(jobs);
+}
+
+/**
+ * One object by key with a select and/or expansion: the list query restricted to the key, so projection,
+ * expansion and the read scope of every schema it touches are exactly those of lists. 404 when not visible.
+ */
+export async function findOne(ctx: ApiContext, s: CompiledSchema, id: string, shape: ReadShape): Promise<string> {
+  const tree: QueryTree = { where: [{ field: s.pk, op: "eq", value: id, key: s.pk }], or: null, select: shape.select, expand: shape.expand, orderBy: [], range: null };
+  const found = await findObjects(ctx, s, tree);
+  if (found.body === "[]") throw notFound();
+  return found.body.slice(1, -1);
 }
 
 /** DELETE /<schema>?<conditions>: delete every match. Returns how many were deleted. */

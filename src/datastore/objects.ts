@@ -15,6 +15,8 @@ import { AUTO_FIELDS, type FieldDef, isValidName } from "../schema/definition.ts
 import { inferField, mergeInferred } from "../schema/infer.ts";
 import { ValueTypeError, encodeValue, isKeyValue } from "../schema/values.ts";
 import { access } from "./access.ts";
+import { findOne } from "./find.ts";
+import type { ReadShape } from "./query/parse.ts";
 import { type ApiContext, ownerOf } from "./context.ts";
 
 export const MAX_BATCH = 1000;
@@ -254,9 +256,13 @@ export class Objects {
     return { succeeded, failed };
   }
 
-  /** GET by key; the common case (read permission open) goes straight to one statement, with no async frame. */
-  get(ctx: ApiContext, name: string, id: string): Promise<JsonText> {
+  /**
+   * GET by key; the common case (read permission open, no select or expansion) goes straight to one statement,
+   * with no async frame. A shape (select, expand) reads through the list query restricted to the key.
+   */
+  get(ctx: ApiContext, name: string, id: string, shape: ReadShape | null = null): Promise<JsonText> {
     const s = this.schemaForRead(ctx, name);
+    if (shape !== null) return findOne(ctx, s, id, shape);
     if (s.open.read) return ctx.db.execute({ sql: s.sqlGet, args: [id] }).then(foundObject);
     return this.getScoped(ctx, s, id);
   }

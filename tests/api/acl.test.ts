@@ -143,6 +143,23 @@ describe("relations, expand, upsert and cascade respect every schema's permissio
     expect(expandedApp.secret.text).toBe("ann's");
   });
 
+  test("expand on a read by key checks every expanded schema as lists do", async () => {
+    const a = await annsObject("owner");
+    const p = await annsObject("private");
+    await t.request("POST", "/board", { body: { board_id: "k1", items: [a], secret: p } });
+    const read = (who: string) => t.request("GET", "/board/k1", { headers: { "x-service-expand": "1", authorization: macAuth(creds[who]!, "GET", "/board/k1") } });
+    const ann = (await read("ann")).body;
+    expect([ann.items[0].text, ann.secret]).toEqual(["ann's", p]);
+    expect((await read("bob")).body.items).toEqual([a]);
+    const asApp = await t.request("GET", "/board/k1", { key: null, headers: { "x-service-expand": "1", authorization: oauthAuth(KEYS.devPublic, KEYS.devPrivate, "GET", "http://localhost/board/k1") } });
+    expect(asApp.body.secret.text).toBe("ann's");
+    // An object outside the caller's read scope is not found, with or without a shape.
+    const hidden = (who: string, headers: Record<string, string>) => t.request("GET", `/owner/${a}`, { headers: { ...headers, authorization: macAuth(creds[who]!, "GET", `/owner/${a}`) } });
+    expect((await hidden("bob", {})).status).toBe(404);
+    expect((await hidden("bob", { "x-service-select": "text" })).status).toBe(404);
+    expect((await hidden("ann", { "x-service-select": "text" })).body).toEqual({ owner_id: a, text: "ann's" });
+  });
+
   test("sub-resources update the parent under its update permission; cascade deletes only what the caller may delete", async () => {
     const a = await annsObject("owner");
     expect((await as("unrelated", "owner", "PUT", `/owner/${a}/collaborators`, ["bob"])).status).toBe(404);

@@ -120,3 +120,17 @@ export function parseQuery(params: URLSearchParams, headers: QueryHeaders): Quer
   }
   return tree;
 }
+
+/** What a read by key asks for beyond the object itself: X-Service-Select and X-Service-Expand (or `_expand`). */
+export type ReadShape = Pick<QueryTree, "select" | "expand">;
+
+/** The shape of a GET /<schema>/<id>, or null when it asks for the plain object (the common case). */
+export function parseReadShape(search: string, headers: QueryHeaders): ReadShape | null {
+  const selectHeader = headers.get("x-service-select");
+  const expandHeader = headers.get("x-service-expand");
+  const expandParams = search.includes("_expand") ? new URLSearchParams(search).getAll("_expand") : [];
+  if (selectHeader === null && expandHeader === null && expandParams.length === 0) return null;
+  if (expandParams.length > 1) throw bad("_expand is given more than once");
+  const shape = { select: parseSelect(selectHeader), expand: parseExpand(expandHeader, expandParams[0] ?? null) };
+  return shape.select === null && shape.expand === 0 ? null : shape;
+}

@@ -5,7 +5,7 @@ import { Elysia } from "elysia";
 import { badRequest, notFound } from "../../errors.ts";
 import { hasNested, upsert } from "../../datastore/upsert.ts";
 import { deleteObjects, findObjects } from "../../datastore/find.ts";
-import { parseConditions, parseQuery } from "../../datastore/query/parse.ts";
+import { type ReadShape, parseConditions, parseQuery, parseReadShape } from "../../datastore/query/parse.ts";
 import { parseRelationsHeader } from "../../schema/infer.ts";
 import type { Services } from "../../services.ts";
 import type { ApiContext } from "../../datastore/context.ts";
@@ -23,6 +23,13 @@ function decodeSegment(s: string): string {
   } catch {
     throw badRequest("malformed percent-encoding in the URL path");
   }
+}
+
+/** X-Service-Select / X-Service-Expand / `_expand` of a read by key (null for the plain object). */
+export function readShape(request: Request): ReadShape | null {
+  const url = request.url;
+  const qi = url.indexOf("?");
+  return parseReadShape(qi < 0 ? "" : url.slice(qi + 1), request.headers);
 }
 
 export function objectRoutes(services: Services, info: RequestInfo, parsers: BodyParsers) {
@@ -67,8 +74,9 @@ export function objectRoutes(services: Services, info: RequestInfo, parsers: Bod
       return json({});
     })
     // The hottest route: no async frame when the context is ready (unsigned requests).
-    .get("/:schema/:id", ({ api, params }) => {
-      const read = (ctx: ApiContext) => objects.get(ctx, schemaParam(params.schema), params.id).then(rawJson);
+    .get("/:schema/:id", ({ api, params, request }) => {
+      const shape = readShape(request);
+      const read = (ctx: ApiContext) => objects.get(ctx, schemaParam(params.schema), params.id, shape).then(rawJson);
       return api instanceof Promise ? api.then(read) : read(api);
     })
     .put(

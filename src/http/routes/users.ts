@@ -11,7 +11,7 @@ import { clientIp } from "../origin.ts";
 import type { BodyParsers } from "../parsers.ts";
 import type { RequestInfo } from "../request-meta.ts";
 import { json, rawJson } from "../respond.ts";
-import { schemaParam } from "./objects.ts";
+import { readShape, schemaParam } from "./objects.ts";
 
 export function userRoutes(services: Services, info: RequestInfo, parsers: BodyParsers) {
   const { accounts, objects } = services;
@@ -26,7 +26,7 @@ export function userRoutes(services: Services, info: RequestInfo, parsers: BodyP
       const name = schemaParam(params.schema);
       if (isUserSchema(ctx, name)) return run(ctx, name, request);
       const key = new URL(request.url).pathname.split("/")[2]!;
-      return rawJson(await objects.get(ctx, name, key));
+      return rawJson(await objects.get(ctx, name, key, readShape(request)));
     };
 
   return new Elysia({ name: "users" })
