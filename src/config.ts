@@ -6,7 +6,7 @@ import { parseCidr, type Cidr } from "./net/ip.ts";
 
 export class ConfigError extends Error {}
 
-export interface ListenAddress {
+interface ListenAddress {
   host: string;
   port: number;
 }
@@ -37,7 +37,7 @@ interface Option {
 }
 
 /** Every option Burrow reads at boot. Flags win over environment variables, which win over defaults. */
-export const OPTIONS: readonly Option[] = [
+const OPTIONS: readonly Option[] = [
   { key: "dir", flag: "--dir", env: "BURROW_DIR", default: "./burrow_data", help: "data directory (system.db, development.db, production.db, files/)" },
   { key: "http", flag: "--http", env: "BURROW_HTTP", default: "127.0.0.1:8080", help: "listen address host:port (port 0 picks a free port)" },
   { key: "publicUrl", flag: "--public-url", env: "BURROW_PUBLIC_URL", default: "", help: "external base URL used in file links (default: from the request's Host)" },

@@ -6,9 +6,9 @@ import { join } from "node:path";
 import type { Client } from "@libsql/core/api";
 import type { Config } from "./config.ts";
 import { openClient } from "./db/open-client.ts";
-import { Objects } from "./datastore/objects.ts";
-import { Relations } from "./datastore/relations.ts";
-import { Accounts, TEMP_PASSWORDS_DDL, type RateLimits } from "./auth/accounts.ts";
+import { Datastore } from "./datastore/datastore.ts";
+import { TEMP_PASSWORDS_DDL, userRows } from "./datastore/user-rows.ts";
+import { Accounts, type RateLimits } from "./auth/accounts.ts";
 import { MemoryNonceCache, type NonceCache } from "./auth/nonces.ts";
 import { MemoryRateLimiter, type RateLimiter } from "./auth/rate-limit.ts";
 import { SESSIONS_DDL, Sessions } from "./auth/sessions.ts";
@@ -21,13 +21,13 @@ import { Admins } from "./system/admins.ts";
 import { ENVIRONMENTS, type EnvName } from "./system/environments.ts";
 import { type KeySet, ensureKeys, readKeys } from "./system/keys.ts";
 import { Settings } from "./system/settings.ts";
-import { migrateSystemDb, readEpoch } from "./system/system-db.ts";
+import { BUMP_EPOCH, migrateSystemDb, readEpoch } from "./system/system-db.ts";
 import { VERSION } from "./version.ts";
 
 /** How often a process looks for configuration changes made by another process (CLI, second node). */
-export const REFRESH_INTERVAL_MS = 1000;
+const REFRESH_INTERVAL_MS = 1000;
 
-export interface KeyIndex {
+interface KeyIndex {
   set: KeySet;
   /** public key -> environment */
   byPublic: Map<string, EnvName>;
@@ -43,9 +43,9 @@ export interface Services {
   readonly catalog: Catalog;
   readonly admins: Admins;
   readonly settings: Settings;
-  readonly objects: Objects;
+  /** The datastore: every object operation, with its access checks (routes and custom code call only this). */
+  readonly data: Datastore;
   readonly files: Files;
-  readonly relations: Relations;
   readonly sessions: Record<EnvName, Sessions>;
   readonly nonces: NonceCache;
   readonly limiter: RateLimiter;
@@ -61,7 +61,7 @@ export interface Services {
 }
 
 /** How often the file trash is emptied in the background (writes also empty it as they go). */
-export const MAINTENANCE_INTERVAL_MS = 60_000;
+const MAINTENANCE_INTERVAL_MS = 60_000;
 
 function indexKeys(set: KeySet): KeyIndex {
   return { set, byPublic: new Map(ENVIRONMENTS.map((e) => [set[e].publicKey, e])) };
@@ -78,14 +78,14 @@ export async function openServices(config: Config, opts: { log?: Logger; refresh
   await migrateSystemDb(system);
   for (const env of ENVIRONMENTS) await envDbs[env].batch([LAYOUT_DDL, ...FILES_DDL, ...SESSIONS_DDL, TEMP_PASSWORDS_DDL], "write");
   const keys = indexKeys(await ensureKeys(system, config.keys));
-  const catalog = new Catalog(system, envDbs);
+  const catalog = new Catalog(system, envDbs, BUMP_EPOCH);
   await catalog.load();
   await catalog.installDefaults();
   const settings = new Settings(system);
   await settings.load();
   const admins = new Admins(system);
   const files = new Files(config.dir, settings, log);
-  const objects = new Objects(catalog, files);
+  const data = new Datastore(catalog, files);
   const sessions = { development: new Sessions(envDbs.development), production: new Sessions(envDbs.production) };
   const limiter = new MemoryRateLimiter();
   const mailer = new Mailer(system, settings, log);
@@ -93,6 +93,7 @@ export async function openServices(config: Config, opts: { log?: Logger; refresh
   const accounts = new Accounts({
     sessions: (ctx) => sessions[ctx.env],
     limiter,
+    users: userRows,
     mailer,
     limits: (ctx) => settings.get(ctx.env).rateLimits as RateLimits,
     appName: (ctx) => (settings.get(ctx.env).app as { name: string }).name,
@@ -117,8 +118,7 @@ export async function openServices(config: Config, opts: { log?: Logger; refresh
     catalog,
     admins,
     settings,
-    objects,
-    relations: new Relations(objects),
+    data,
     files,
     sessions,
     nonces: new MemoryNonceCache(),

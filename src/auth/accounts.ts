@@ -1,19 +1,18 @@
 // User accounts over any user schema: token login (also with a temporary password and new_password),
 // refresh, logout, the logged-in user, forgot/reset password. Answers and errors follow the original service
 // (behaviour.md §6, §11.22-28): token responses, 401 access_denied, the temporary-password message.
+// The account logic only: user rows are read and written through the UserRows port (the datastore's
+// src/datastore/user-rows.ts) and mail leaves through the MailSender port (src/mail/mailer.ts), both declared here.
 
 import { hashPassword, verifyNothing, verifyPassword } from "./passwords.ts";
-import type { ApiContext } from "../datastore/context.ts";
-import { ApiError, tooManyRequests } from "../errors.ts";
-import type { Mailer } from "../mail/mailer.ts";
+import { ApiError, notFound, tooManyRequests, unauthorized } from "../errors.ts";
+import type { ApiContext, EnvName } from "../request-context.ts";
 import type { CompiledSchema } from "../schema/compiled.ts";
-import { q } from "../db/sql.ts";
 import type { Sessions, Tokens } from "./sessions.ts";
 import { randomToken } from "./sessions.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 
 export const TEMP_PASSWORD_TTL_MS = 24 * 3600 * 1000;
-export const TEMP_PASSWORDS_DDL = `CREATE TABLE IF NOT EXISTS _burrow_temp_passwords (user_schema TEXT NOT NULL, username TEXT NOT NULL, hash TEXT NOT NULL, expires INTEGER NOT NULL, PRIMARY KEY (user_schema, username)) STRICT`;
 const TEMP_REQUIRED = "Temporary password reset required.";
 const MAX_FIELD = 1024;
 
@@ -25,10 +24,34 @@ export interface RateLimits {
 
 const denied = (description = "Invalid username or password") => new ApiError(401, "access_denied", { description });
 
+/** The rows of a user schema (and its temporary passwords) that accounts read and write. */
+export interface UserRows {
+  /** The user's JSON (never the password) and password hash in one read; null when there is no such user. */
+  forLogin(ctx: ApiContext, s: CompiledSchema, username: string): Promise<{ json: string; hash: string | null } | null>;
+  /** The user's JSON, as GET /<schema>/<key> answers it; null when there is no such user. */
+  json(ctx: ApiContext, s: CompiledSchema, username: string): Promise<string | null>;
+  /** The stored password hash; null when there is no such user or no password. */
+  passwordHash(ctx: ApiContext, s: CompiledSchema, username: string): Promise<string | null>;
+  /** The user's email field; null when there is no such user. */
+  email(ctx: ApiContext, s: CompiledSchema, username: string): Promise<{ email: string | null } | null>;
+  /** Store a new password hash and drop any temporary password; the updated user's JSON, null when there is no such user. */
+  setPasswordHash(ctx: ApiContext, s: CompiledSchema, username: string, hash: string): Promise<string | null>;
+  /** The hash of the user's temporary password still valid at `now`, or null. */
+  tempPasswordHash(ctx: ApiContext, s: CompiledSchema, username: string, now: number): Promise<string | null>;
+  /** Store (or replace) the user's temporary password. */
+  setTempPasswordHash(ctx: ApiContext, s: CompiledSchema, username: string, hash: string, expires: number): Promise<void>;
+}
+
+/** Outgoing mail as accounts send it (the Mailer satisfies it). */
+export interface MailSender {
+  send(env: EnvName, mail: { to: string; subject: string; text: string }): Promise<unknown>;
+}
+
 export interface AccountDeps {
   sessions(ctx: ApiContext): Sessions;
   limiter: RateLimiter;
-  mailer: Mailer;
+  users: UserRows;
+  mailer: MailSender;
   limits(ctx: ApiContext): RateLimits;
   appName(ctx: ApiContext): string;
 }
@@ -39,7 +62,7 @@ export class Accounts {
   /** The user schema an endpoint is called on; 404 when the schema is not one. */
   userSchema(ctx: ApiContext, name: string): CompiledSchema {
     const s = ctx.schemas.schemas.get(name);
-    if (!s?.def.user) throw new ApiError(404, `${name} is not a user schema`);
+    if (!s?.def.user) throw notFound(`${name} is not a user schema`);
     return s;
   }
 
@@ -53,27 +76,15 @@ export class Accounts {
     return `${ctx.env}|fail|${s.name}|${username}`;
   }
 
-  /** The user's JSON (never the password), as GET /<schema>/<key> would answer it. */
-  private async userJson(ctx: ApiContext, s: CompiledSchema, username: string): Promise<string> {
-    const rs = await ctx.db.execute({ sql: s.sqlGet, args: [username] });
-    if (!rs.rows.length) throw denied();
-    return rs.rows[0]!.j as string;
-  }
-
-  private async tokenResponse(ctx: ApiContext, s: CompiledSchema, username: string, tokens: Tokens): Promise<string> {
-    const user = await this.userJson(ctx, s, username);
+  /** The token answer: the tokens, and the user's JSON (never the password) as GET /<schema>/<key> answers it. */
+  private tokenResponse(user: string, tokens: Tokens): string {
     const head = JSON.stringify({ ...tokens, mac_algorithm: "hmac-sha-1", token_type: "mac" });
     return `${head.slice(0, -1)},"service":{"user":${user}}}`;
   }
 
-  private async setPassword(ctx: ApiContext, s: CompiledSchema, username: string, password: string): Promise<void> {
-    await ctx.db.batch(
-      [
-        { sql: `UPDATE ${s.table} SET ${q(s.passwordField!)} = ?, "lastmoddate" = max("lastmoddate" + 1, ?) WHERE ${q(s.pk)} = ?`, args: [await hashPassword(password), Date.now(), username] },
-        { sql: `DELETE FROM _burrow_temp_passwords WHERE user_schema = ? AND username = ?`, args: [s.name, username] },
-      ],
-      "write",
-    );
+  /** Set a new password (dropping any temporary one); the updated user's JSON, null when the user is gone. */
+  private async setPassword(ctx: ApiContext, s: CompiledSchema, username: string, password: string): Promise<string | null> {
+    return this.deps.users.setPasswordHash(ctx, s, username, await hashPassword(password));
   }
 
   /** POST (or GET) /<userSchema>/accessToken. */
@@ -89,26 +100,27 @@ export class Accounts {
     const blocked = this.deps.limiter.blocked(key, limits.failedLoginsPerAccount);
     if (!blocked.ok) throw tooManyRequests(blocked.retryAfter);
 
-    const rs = await ctx.db.execute({ sql: `SELECT ${q(s.passwordField!)} AS h FROM ${s.table} WHERE ${q(s.pk)} = ?`, args: [username] });
-    const hash = rs.rows[0]?.h as string | null | undefined;
-    let ok = hash ? await verifyPassword(password, hash) : await verifyNothing(password);
-    if (!ok && rs.rows.length) {
-      const temp = await ctx.db.execute({ sql: `SELECT hash FROM _burrow_temp_passwords WHERE user_schema = ? AND username = ? AND expires > ?`, args: [s.name, username, Date.now()] });
-      if (temp.rows.length && (await verifyPassword(password, temp.rows[0]!.hash as string))) {
+    // The one read of the user row: its JSON for the answer and the hash to check.
+    const row = await this.deps.users.forLogin(ctx, s, username);
+    const ok = row?.hash ? await verifyPassword(password, row.hash) : await verifyNothing(password);
+    let user = ok && row ? row.json : null;
+    if (user === null && row) {
+      const temp = await this.deps.users.tempPasswordHash(ctx, s, username, Date.now());
+      if (temp !== null && (await verifyPassword(password, temp))) {
         const next = params.new_password;
         if (!next) throw new ApiError(401, TEMP_REQUIRED, { description: TEMP_REQUIRED });
         if (next.length > MAX_FIELD) throw new ApiError(400, "invalid_request", { description: "new_password is too long" });
-        await this.setPassword(ctx, s, username, next);
-        ok = true;
+        user = await this.setPassword(ctx, s, username, next);
+        if (user === null) throw denied();
       }
     }
-    if (!ok) {
+    if (user === null) {
       this.deps.limiter.hit(key, limits.failedLoginsPerAccount, limits.failedLoginWindowMinutes * 60_000);
       throw denied();
     }
     this.deps.limiter.reset(key);
     const tokens = await this.deps.sessions(ctx).issue(s.name, username, s.def.user?.singleSession === true);
-    return this.tokenResponse(ctx, s, username, tokens);
+    return this.tokenResponse(user, tokens);
   }
 
   /** POST /<userSchema>/refreshToken. */
@@ -121,12 +133,14 @@ export class Accounts {
     if (r === null) throw new ApiError(401, "invalid_grant", { description: "the refresh token is unknown or expired" });
     if (r === "reused") throw new ApiError(401, "invalid_grant", { description: "the refresh token was already used; every token of this login is revoked" });
     if (r.schema !== s.name) throw new ApiError(401, "invalid_grant", { description: `the refresh token does not belong to ${s.name}` });
-    return this.tokenResponse(ctx, s, r.username, r.tokens);
+    const user = await this.deps.users.json(ctx, s, r.username);
+    if (user === null) throw denied();
+    return this.tokenResponse(user, r.tokens);
   }
 
   private signedIn(ctx: ApiContext, s: CompiledSchema): { username: string; family: string } {
     const p = ctx.principal;
-    if (p.kind !== "user" || p.schema !== s.name) throw new ApiError(401, "Insufficient authorization");
+    if (p.kind !== "user" || p.schema !== s.name) throw unauthorized();
     return p;
   }
 
@@ -138,28 +152,24 @@ export class Accounts {
   /** GET /<userSchema>/loggedInUser. */
   async loggedInUser(ctx: ApiContext, s: CompiledSchema): Promise<string> {
     const { username } = this.signedIn(ctx, s);
-    const rs = await ctx.db.execute({ sql: s.sqlGet, args: [username] });
-    if (!rs.rows.length) throw new ApiError(404, "object instance does not exist");
-    return rs.rows[0]!.j as string;
+    const user = await this.deps.users.json(ctx, s, username);
+    if (user === null) throw notFound();
+    return user;
   }
 
   /** POST /<userSchema>/forgotPassword: a temporary password, valid 24 hours, mailed to the user's email field. */
   async forgotPassword(ctx: ApiContext, s: CompiledSchema, body: Record<string, unknown>, ip: string | null): Promise<void> {
     this.limitIp(ctx, ip);
     const u = s.def.user!;
-    if (!u.forgotPassword || !u.email) throw new ApiError(401, `the forgot password method is not enabled for ${s.name}`);
+    if (!u.forgotPassword || !u.email) throw unauthorized(`the forgot password method is not enabled for ${s.name}`);
     const username = body.username ?? body[s.pk];
-    if (typeof username !== "string" || username.length === 0 || username.length > 256) throw new ApiError(401, "send {\"username\": <key>}");
-    const rs = await ctx.db.execute({ sql: `SELECT ${q(u.email)} AS email FROM ${s.table} WHERE ${q(s.pk)} = ?`, args: [username] });
-    if (!rs.rows.length) throw new ApiError(401, "no such user");
-    const email = rs.rows[0]!.email as string | null;
-    if (!email) throw new ApiError(401, "the user has no email address");
+    if (typeof username !== "string" || username.length === 0 || username.length > 256) throw unauthorized("send {\"username\": <key>}");
+    const row = await this.deps.users.email(ctx, s, username);
+    if (!row) throw unauthorized("no such user");
+    const email = row.email;
+    if (!email) throw unauthorized("the user has no email address");
     const temp = randomToken(12);
-    await ctx.db.execute({
-      sql: `INSERT INTO _burrow_temp_passwords (user_schema, username, hash, expires) VALUES (?, ?, ?, ?)
-            ON CONFLICT(user_schema, username) DO UPDATE SET hash = excluded.hash, expires = excluded.expires`,
-      args: [s.name, username, await hashPassword(temp), Date.now() + TEMP_PASSWORD_TTL_MS],
-    });
+    await this.deps.users.setTempPasswordHash(ctx, s, username, await hashPassword(temp), Date.now() + TEMP_PASSWORD_TTL_MS);
     const app = this.deps.appName(ctx);
     await this.deps.mailer.send(ctx.env, {
       to: email,
@@ -175,16 +185,15 @@ export class Accounts {
     const old = (body.old as Record<string, unknown> | undefined)?.password;
     const next = (body.new as Record<string, unknown> | undefined)?.password;
     if (typeof old !== "string" || typeof next !== "string" || next.length === 0 || next.length > MAX_FIELD || old.length > MAX_FIELD)
-      throw new ApiError(401, "send {\"old\": {\"password\": ...}, \"new\": {\"password\": ...}}");
+      throw unauthorized("send {\"old\": {\"password\": ...}, \"new\": {\"password\": ...}}");
     const key = this.accountKey(ctx, s, username);
     const limits = this.deps.limits(ctx);
     const blocked = this.deps.limiter.blocked(key, limits.failedLoginsPerAccount);
     if (!blocked.ok) throw tooManyRequests(blocked.retryAfter);
-    const rs = await ctx.db.execute({ sql: `SELECT ${q(s.passwordField!)} AS h FROM ${s.table} WHERE ${q(s.pk)} = ?`, args: [username] });
-    const hash = rs.rows[0]?.h as string | undefined;
+    const hash = await this.deps.users.passwordHash(ctx, s, username);
     if (!hash || !(await verifyPassword(old, hash))) {
       this.deps.limiter.hit(key, limits.failedLoginsPerAccount, limits.failedLoginWindowMinutes * 60_000);
-      throw new ApiError(401, "the old password is wrong");
+      throw unauthorized("the old password is wrong");
     }
     await this.setPassword(ctx, s, username, next);
   }

@@ -2,8 +2,8 @@
 // caller, decide allow, deny (with the exact status and message of the original service), a role check, or a
 // row scope that the query ANDs in. Pure.
 
-import type { Principal } from "../datastore/context.ts";
-import { ApiError } from "../errors.ts";
+import { type ApiError, methodNotAllowed, unauthorized } from "../errors.ts";
+import { type Principal, ownerOf } from "../request-context.ts";
 import type { Operation, Permission } from "../schema/definition.ts";
 
 export type RowScope =
@@ -20,19 +20,17 @@ export type Decision =
   | { kind: "role"; role: string; schema: string; username: string }
   | { kind: "scope"; scope: RowScope };
 
-export const insufficient = () => new ApiError(401, "Insufficient authorization");
-export const notAllowed = () => new ApiError(405, "Invalid HTTP method");
-
 export function decide(permission: Permission, op: Operation, p: Principal): Decision {
-  if (permission === "none") return { kind: "deny", error: notAllowed() };
+  if (p.kind === "system") return { kind: "allow" };
+  if (permission === "none") return { kind: "deny", error: methodNotAllowed() };
   if (permission === "open" || p.kind === "app") return { kind: "allow" };
-  if (permission === "private_key" || p.kind === "anonymous") return { kind: "deny", error: insufficient() };
+  if (permission === "private_key" || p.kind === "anonymous") return { kind: "deny", error: unauthorized() };
   // A logged-in user from here on.
   if (permission === "logged_in") return { kind: "allow" };
   if (typeof permission === "object" && "role" in permission) return { kind: "role", role: permission.role, schema: p.schema, username: p.username };
   // Owner and relationship rules cannot be checked before an object exists: creating needs a login only.
   if (op === "create") return { kind: "allow" };
-  if (permission === "owner") return { kind: "scope", scope: { kind: "owner", owner: `${p.schema}/${p.username}` } };
+  if (permission === "owner") return { kind: "scope", scope: { kind: "owner", owner: ownerOf(p)! } };
   if ("relationship" in permission) return { kind: "scope", scope: { kind: "relationship", field: permission.relationship, schema: p.schema, username: p.username } };
   return { kind: "scope", scope: { kind: "ownerRelationship", field: permission.ownerRelationship, schema: p.schema, username: p.username } };
 }

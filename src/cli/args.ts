@@ -3,7 +3,7 @@
 
 import { BOOLEAN_FLAGS, CONFIG_FLAGS, ConfigError } from "../config.ts";
 
-export interface ParsedArgs {
+interface ParsedArgs {
   positionals: string[];
   flags: Record<string, string | boolean>;
 }

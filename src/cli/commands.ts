@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Config, ConfigError, isEmail } from "../config.ts";
-import { ApiError } from "../errors.ts";
+import { notFound } from "../errors.ts";
 import { openServices } from "../services.ts";
 
 const out = (s: string) => process.stdout.write(s + "\n");
@@ -38,7 +38,7 @@ export async function keys(config: Config, flags: Record<string, string | boolea
 }
 
 /** Definitions from a .json file (one definition or an array) or a directory of them. */
-export function readDefinitions(path: string): unknown[] {
+function readDefinitions(path: string): unknown[] {
   let files: string[];
   try {
     files = statSync(path).isDirectory()
@@ -80,7 +80,7 @@ export async function schemaExport(config: Config, flags: Record<string, string 
   if (!Number.isSafeInteger(version) || version < 0) throw new ConfigError(`invalid --version "${raw}"`);
   await withServices(config, async (s) => {
     const defs = s.catalog.definitions(version);
-    if (!defs) throw new ApiError(404, `API version ${version} is not deployed`);
+    if (!defs) throw notFound(`API version ${version} is not deployed`);
     const dir = flags["--out"];
     if (typeof dir === "string") {
       mkdirSync(dir, { recursive: true });

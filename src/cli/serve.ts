@@ -4,13 +4,13 @@ import type { Config } from "../config.ts";
 import { createApp } from "../http/app.ts";
 import { openServices, type Services } from "../services.ts";
 
-export interface RunningServer {
+interface RunningServer {
   url: string;
   services: Services;
   stop(): Promise<void>;
 }
 
-export async function startServer(config: Config): Promise<RunningServer> {
+async function startServer(config: Config): Promise<RunningServer> {
   const services = await openServices(config);
   const app = createApp(services);
   // Elysia hands its routes to Bun's native router; what no route matches goes through app.fetch.

@@ -1,12 +1,15 @@
 // Access control applied: the decision for an operation on a schema becomes nothing (allowed), an error, a
 // role-membership check against the built-in `aclrole` schema, or an SQL scope over the alias `t` that every
-// read, update and delete ANDs in, so lists, counts and Content-Range only ever cover what the caller may see.
+// read, update and delete ANDs in (through andScope, the one place that writes `AND (<scope>)`), so lists,
+// counts and Content-Range only ever cover what the caller may see.
 
-import { type RowScope, decide, insufficient } from "../auth/acl.ts";
+import type { InValue } from "@libsql/core/api";
+import { type RowScope, decide } from "../auth/acl.ts";
 import { q } from "../db/sql.ts";
+import { unauthorized } from "../errors.ts";
+import type { ApiContext } from "../request-context.ts";
 import type { CompiledSchema } from "../schema/compiled.ts";
 import type { Operation } from "../schema/definition.ts";
-import type { ApiContext } from "./context.ts";
 import type { SqlPart } from "./query/compile.ts";
 
 const NOTHING: SqlPart = { sql: "0", args: [] };
@@ -20,11 +23,16 @@ export async function access(ctx: ApiContext, s: CompiledSchema, op: Operation):
     case "deny":
       throw d.error;
     case "role":
-      if (!(await isRoleMember(ctx, d.role, d.schema, d.username))) throw insufficient();
+      if (!(await isRoleMember(ctx, d.role, d.schema, d.username))) throw unauthorized();
       return null;
     case "scope":
       return scopeSql(ctx, s, d.scope);
   }
+}
+
+/** `where AND (scope)` with the scope's arguments after `args`; `where` and `args` alone without a scope. Pure. */
+export function andScope(where: string, args: readonly InValue[], scope: SqlPart | null): SqlPart {
+  return scope ? { sql: `${where} AND (${scope.sql})`, args: [...args, ...scope.args] } : { sql: where, args: [...args] };
 }
 
 /** Whether a user is in a role: the aclrole object named after the role lists the user in `users`. */

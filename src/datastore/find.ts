@@ -1,13 +1,14 @@
-// Queries on one schema: GET /<schema> with conditions, select, expand, order and Range, and DELETE by query.
-// The access-control scope of later issues is ANDed in at readScope(); everything else is compiled SQL.
+// Queries on one schema: GET /<schema> with conditions, select, expand, order and Range, DELETE by query, and
+// object counts. The read scope (readScope) is ANDed into every query; the rest is compiled SQL. An internal of
+// the Datastore (datastore.ts).
 
 import type { InValue } from "@libsql/core/api";
 import { q } from "../db/sql.ts";
-import { ApiError, notFound } from "../errors.ts";
+import { ApiError, badRequest, notFound } from "../errors.ts";
 import type { CompiledSchema } from "../schema/compiled.ts";
 import { objectJsonSql } from "../schema/json-sql.ts";
-import { access } from "./access.ts";
-import type { ApiContext } from "./context.ts";
+import type { ApiContext } from "../request-context.ts";
+import { access, andScope } from "./access.ts";
 import { type SqlPart, compileConditions, compileQuery } from "./query/compile.ts";
 import { MAX_EXPAND_KEYS } from "./query/limits.ts";
 import { ALL, type Projection, buildProjection } from "./query/select.ts";
@@ -109,7 +110,7 @@ async function expand(ctx: ApiContext, s: CompiledSchema, objects: Obj[], depth:
       else if (Array.isArray(v)) for (const k of v) if (typeof k === "string") keys.add(k);
     }
     if (keys.size === 0) continue;
-    if (keys.size > MAX_EXPAND_KEYS) throw new ApiError(400, `too many related objects to expand in "${field}" (${keys.size}); narrow the query with Range`);
+    if (keys.size > MAX_EXPAND_KEYS) throw badRequest(`too many related objects to expand in "${field}" (${keys.size}); narrow the query with Range`);
     const sub = p.nested.get(field) ?? ALL;
     jobs.push(
       (async () => {
@@ -121,10 +122,10 @@ async function expand(ctx: ApiContext, s: CompiledSchema, objects: Obj[], depth:
           if (e instanceof ApiError) return;
           throw e;
         }
+        const where = andScope(`t.${q(target.pk)} IN (SELECT value FROM json_each(?))`, [JSON.stringify([...keys])], scope);
         const rs = await ctx.db.execute({
-          sql: `SELECT ${objectJsonSql(target.pk, target.fields, "t", { only: sub.fields })} AS j FROM ${target.table} AS t
-                WHERE t.${q(target.pk)} IN (SELECT value FROM json_each(?))${scope ? ` AND (${scope.sql})` : ""}`,
-          args: [JSON.stringify([...keys]), ...(scope?.args ?? [])],
+          sql: `SELECT ${objectJsonSql(target.pk, target.fields, "t", { only: sub.fields })} AS j FROM ${target.table} AS t WHERE ${where.sql}`,
+          args: where.args,
         });
         const related = rs.rows.map((r) => JSON.parse(r.j as string) as Obj);
         if (depth > 1 && related.length) await expand(ctx, target, related, depth - 1, sub);
@@ -153,10 +154,32 @@ export async function findOne(ctx: ApiContext, s: CompiledSchema, id: string, sh
 
 /** DELETE /<schema>?<conditions>: delete every match. Returns how many were deleted. */
 export async function deleteObjects(ctx: ApiContext, s: CompiledSchema, tree: Pick<QueryTree, "where" | "or">): Promise<number> {
-  if (tree.where.length === 0 && !tree.or) throw new ApiError(400, `DELETE /${s.name} needs at least one condition; deleting every object is refused`);
+  if (tree.where.length === 0 && !tree.or) throw badRequest(`DELETE /${s.name} needs at least one condition; deleting every object is refused`);
   if ([...tree.where, ...(tree.or?.flat() ?? [])].some((c) => c.op === "near"))
-    throw new ApiError(400, "[near] sorts results and cannot select what to delete; use [within]");
+    throw badRequest("[near] sorts results and cannot select what to delete; use [within]");
   const where = compileConditions(s, tree, s.open.delete ? null : await access(ctx, s, "delete"));
   const rs = await ctx.db.execute({ sql: `DELETE FROM ${s.table} WHERE rowid IN (SELECT t.rowid FROM ${s.table} AS t WHERE ${where.sql})`, args: where.args });
   return rs.rowsAffected;
+}
+
+/**
+ * Number of objects per schema the caller may read, each within its read scope, in one round trip. Schemas the
+ * caller may not read at all are left out (the system principal of the status API reads every schema).
+ */
+export async function countObjects(ctx: ApiContext): Promise<Record<string, number>> {
+  const counted: { name: string; sql: string; args: InValue[] }[] = [];
+  for (const s of ctx.schemas.schemas.values()) {
+    let scope: SqlPart | null;
+    try {
+      scope = await readScope(ctx, s);
+    } catch (e) {
+      if (e instanceof ApiError) continue;
+      throw e;
+    }
+    const sql = `SELECT count(*) AS n FROM ${s.table}`;
+    counted.push(scope ? { name: s.name, sql: `${sql} AS t WHERE ${scope.sql}`, args: scope.args } : { name: s.name, sql, args: [] });
+  }
+  if (counted.length === 0) return {};
+  const rs = await ctx.db.batch(counted.map(({ sql, args }) => ({ sql, args })), "read");
+  return Object.fromEntries(counted.map((c, i) => [c.name, Number(rs[i]!.rows[0]!.n)]));
 }

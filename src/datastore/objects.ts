@@ -1,12 +1,13 @@
 // Datastore CRUD on one schema: create (single and batch), read by key, partial update with atomic [inc]
 // counters, delete. Values are type-checked against the schema; binary uploads are saved to the file store
 // and recorded in the same transaction as the object; development inference adds schemas and fields first.
+// An internal of the Datastore (datastore.ts), which is what routes and custom code call.
 
 import type { InStatement, InValue, ResultSet } from "@libsql/core/api";
 import type { SqlPart } from "./query/compile.ts";
 import { hashPassword } from "../auth/passwords.ts";
 import { q } from "../db/sql.ts";
-import { ApiError, badRequest, notFound } from "../errors.ts";
+import { ApiError, badRequest, conflict, notFound } from "../errors.ts";
 import type { Files, SavedFile } from "../files/files.ts";
 import { looksLikeUpload, parseUpload, type Upload } from "../files/upload.ts";
 import type { Catalog } from "../schema/catalog.ts";
@@ -14,10 +15,10 @@ import type { CompiledSchema } from "../schema/compiled.ts";
 import { AUTO_FIELDS, type FieldDef, isValidName } from "../schema/definition.ts";
 import { inferField, mergeInferred } from "../schema/infer.ts";
 import { ValueTypeError, encodeValue, isKeyValue } from "../schema/values.ts";
-import { access } from "./access.ts";
+import { type ApiContext, ownerOf } from "../request-context.ts";
+import { access, andScope } from "./access.ts";
 import { findOne } from "./find.ts";
 import type { ReadShape } from "./query/parse.ts";
-import { type ApiContext, ownerOf } from "./context.ts";
 
 export const MAX_BATCH = 1000;
 export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
@@ -226,7 +227,7 @@ export class Objects {
     await access(ctx, s, "create");
     const w = await this.prepareCreate(ctx, s, body);
     const [rs] = await this.run(ctx, [w]);
-    if (rs!.rows.length === 0) throw new ApiError(409, `Duplicate key for schema ${s.name}: ${JSON.stringify(w.id)}`);
+    if (rs!.rows.length === 0) throw conflict(`Duplicate key for schema ${s.name}: ${JSON.stringify(w.id)}`);
     return rs!.rows[0]!.j as JsonText;
   }
 
@@ -268,9 +269,7 @@ export class Objects {
   }
 
   private async getScoped(ctx: ApiContext, s: CompiledSchema, id: string): Promise<JsonText> {
-    const scope = await access(ctx, s, "read");
-    if (!scope) return foundObject(await ctx.db.execute({ sql: s.sqlGet, args: [id] }));
-    return foundObject(await ctx.db.execute({ sql: `${s.sqlGet} AND (${scope.sql})`, args: [id, ...scope.args] }));
+    return foundObject(await ctx.db.execute(andScope(s.sqlGet, [id], await access(ctx, s, "read"))));
   }
 
   /** Partial update; answers the whole object. `<field>[inc]` adds in SQL, atomically. */
@@ -290,7 +289,7 @@ export class Objects {
     const w: PreparedWrite = { id, stmts: [stmt, ...enc.saved.map((f) => this.files.fileRow(s.name, id, f))], saved: enc.saved };
     const [rs] = await this.run(ctx, [w]);
     if (rs!.rows.length === 0) {
-      if (enc.incs.size && (await ctx.db.execute({ sql: `${s.sqlGet}${scope ? ` AND (${scope.sql})` : ""}`, args: [id, ...(scope?.args ?? [])] })).rows.length)
+      if (enc.incs.size && (await ctx.db.execute(andScope(s.sqlGet, [id], scope))).rows.length)
         throw badRequest(`${[...enc.incs.keys()].map((f) => `${f}[inc]`).join(", ")}: the result would exceed ${MAX_SAFE}`);
       throw notFound();
     }
@@ -328,12 +327,10 @@ export class Objects {
       args.push(enc.owner || null);
     }
     sets.push(`"lastmoddate" = max("lastmoddate" + 1, ?)`);
-    args.push(Date.now(), id);
-    let where = `t.${q(s.pk)} = ?`;
-    if (scope) {
-      where += ` AND (${scope.sql})`;
-      args.push(...scope.args);
-    }
+    args.push(Date.now());
+    const scoped = andScope(`t.${q(s.pk)} = ?`, [id], scope);
+    let where = scoped.sql;
+    args.push(...scoped.args);
     for (const [f, by] of enc.incs) {
       where += ` AND abs(COALESCE(t.${q(f)}, 0) + ?) <= ${MAX_SAFE}`;
       args.push(by);
@@ -345,9 +342,8 @@ export class Objects {
     const s = ctx.schemas.schemas.get(name);
     if (!s) throw notFound("This object does not exist");
     const scope = await access(ctx, s, "delete");
-    const rs = await ctx.db.execute(
-      scope ? { sql: `DELETE FROM ${s.table} AS t WHERE t.${q(s.pk)} = ? AND (${scope.sql})`, args: [id, ...scope.args] } : { sql: s.sqlDelete, args: [id] },
-    );
+    const where = andScope(`t.${q(s.pk)} = ?`, [id], scope);
+    const rs = await ctx.db.execute(scope ? { sql: `DELETE FROM ${s.table} AS t WHERE ${where.sql}`, args: where.args } : { sql: s.sqlDelete, args: [id] });
     if (rs.rowsAffected === 0) throw notFound("This object does not exist");
     await this.afterDelete(ctx, [s]);
   }
@@ -355,13 +351,5 @@ export class Objects {
   /** Empty the file trash when any of the schemas a delete touched has binary fields. */
   async afterDelete(ctx: ApiContext, touched: readonly CompiledSchema[]): Promise<void> {
     if (touched.some((s) => s.fieldColumns.some((fc) => fc.def.type === "binary"))) await this.files.drain(ctx.env, ctx.db);
-  }
-
-  /** Number of objects per schema of a version (for the status API), in one round trip. */
-  async counts(ctx: Pick<ApiContext, "db" | "schemas">): Promise<Record<string, number>> {
-    const list = [...ctx.schemas.schemas.values()];
-    if (list.length === 0) return {};
-    const rs = await ctx.db.batch(list.map((s) => `SELECT count(*) AS n FROM ${s.table}`), "read");
-    return Object.fromEntries(list.map((s, i) => [s.name, Number(rs[i]!.rows[0]!.n)]));
   }
 }

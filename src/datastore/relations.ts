@@ -1,6 +1,7 @@
 // Array and relationship sub-resources: PUT /<schema>/<id>/<field> appends, POST /<schema>/<id>/<field>
 // creates related objects and appends their keys, DELETE /<schema>/<id>/<field>/<v1>,<v2> pulls values or
 // references (and with cascade deletes the related objects). Each runs in one write transaction.
+// An internal of the Datastore (datastore.ts).
 
 import type { InValue, Transaction } from "@libsql/core/api";
 import { q } from "../db/sql.ts";
@@ -8,8 +9,8 @@ import { ApiError, badRequest, notFound } from "../errors.ts";
 import type { CompiledSchema } from "../schema/compiled.ts";
 import type { FieldDef } from "../schema/definition.ts";
 import { ValueTypeError, encodeValue, isKeyValue } from "../schema/values.ts";
-import { access } from "./access.ts";
-import type { ApiContext } from "./context.ts";
+import type { ApiContext } from "../request-context.ts";
+import { access, andScope } from "./access.ts";
 import type { SqlPart } from "./query/compile.ts";
 import { type JsonText, MAX_BATCH, type Objects, type PreparedWrite, isObject } from "./objects.ts";
 
@@ -44,10 +45,8 @@ export class Relations {
 
   /** Read the field inside a write transaction; 404 (with `missing`) when the object does not exist. */
   private async current(tx: Transaction, t: Target, id: string, missing: string): Promise<Json[] | string | null> {
-    const rs = await tx.execute({
-      sql: `SELECT t.${q(t.field)} AS v FROM ${t.s.table} AS t WHERE t.${q(t.s.pk)} = ?${t.scope ? ` AND (${t.scope.sql})` : ""}`,
-      args: [id, ...(t.scope?.args ?? [])],
-    });
+    const where = andScope(`t.${q(t.s.pk)} = ?`, [id], t.scope);
+    const rs = await tx.execute({ sql: `SELECT t.${q(t.field)} AS v FROM ${t.s.table} AS t WHERE ${where.sql}`, args: where.args });
     if (rs.rows.length === 0) throw notFound(missing);
     const v = rs.rows[0]!.v as string | null;
     if (v === null) return null;
@@ -192,10 +191,8 @@ export class Relations {
   /** Delete the related objects whose references were removed (only those the caller may delete). */
   private async cascade(tx: Transaction, t: Target, keys: string[], cascade: boolean, scope: SqlPart | null): Promise<void> {
     if (!cascade || keys.length === 0) return;
-    await tx.execute({
-      sql: `DELETE FROM ${t.related!.table} AS t WHERE t.${q(t.related!.pk)} IN (SELECT value FROM json_each(?))${scope ? ` AND (${scope.sql})` : ""}`,
-      args: [JSON.stringify(keys), ...(scope?.args ?? [])],
-    });
+    const where = andScope(`t.${q(t.related!.pk)} IN (SELECT value FROM json_each(?))`, [JSON.stringify(keys)], scope);
+    await tx.execute({ sql: `DELETE FROM ${t.related!.table} AS t WHERE ${where.sql}`, args: where.args });
   }
 }
 

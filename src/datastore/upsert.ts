@@ -1,14 +1,14 @@
 // POST /<schema> with X-Service-Relations and nested objects: every object (nested up to 3 levels, and the
 // parent) is created when its key is new and updated when it exists, in one transaction. The answer is the
-// parent with its nested objects in place.
+// parent with its nested objects in place. An internal of the Datastore (datastore.ts).
 
 import type { InStatement } from "@libsql/core/api";
 import { q } from "../db/sql.ts";
-import { ApiError, badRequest, notFound } from "../errors.ts";
+import { badRequest, conflict, notFound } from "../errors.ts";
 import type { CompiledSchema } from "../schema/compiled.ts";
 import { isKeyValue } from "../schema/values.ts";
-import { access } from "./access.ts";
-import { type ApiContext, ownerOf } from "./context.ts";
+import { type ApiContext, ownerOf } from "../request-context.ts";
+import { access, andScope } from "./access.ts";
 import type { SqlPart } from "./query/compile.ts";
 import { type JsonText, MAX_BATCH, type Objects, type PreparedWrite, isObject, newObjectId } from "./objects.ts";
 
@@ -118,7 +118,8 @@ export async function upsert(objects: Objects, ctx: ApiContext, name: string, po
     if (existing.size) {
       scope = await access(ctx, s, "update");
       if (scope) {
-        const visible = await ctx.db.execute({ sql: `SELECT count(*) AS n FROM ${s.table} AS t WHERE ${inIds} AND (${scope.sql})`, args: [JSON.stringify([...existing]), ...scope.args] });
+        const where = andScope(inIds, [JSON.stringify([...existing])], scope);
+        const visible = await ctx.db.execute({ sql: `SELECT count(*) AS n FROM ${s.table} AS t WHERE ${where.sql}`, args: where.args });
         if (Number(visible.rows[0]!.n) !== existing.size) throw notFound();
       }
     }
@@ -144,7 +145,7 @@ export async function upsert(objects: Objects, ctx: ApiContext, name: string, po
   order.forEach((n, i) => {
     const row = results[i]!.rows[0];
     // Only possible when an object left the caller's scope between the check above and the write.
-    if (!row) throw new ApiError(409, `${n.schema} ${JSON.stringify(n.id)} changed while it was being upserted; try again`);
+    if (!row) throw conflict(`${n.schema} ${JSON.stringify(n.id)} changed while it was being upserted; try again`);
     rendered.set(n, JSON.parse(row.j as string) as Obj);
   });
   const created = new Map<Node, boolean>(order.map((n, i) => [n, Number(results[i]!.rows[0]!.c) === now]));

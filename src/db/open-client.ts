@@ -5,7 +5,7 @@ import { createClient } from "@libsql/client/http";
 import type { Client, IntMode } from "@libsql/core/api";
 import { openBunSqliteClient } from "./bun-sqlite-client";
 
-export type OpenClientOptions = {
+type OpenClientOptions = {
   intMode?: IntMode;
   /** Embedded mode only: how long a write waits for a lock held by another process. */
   busyTimeoutMs?: number;

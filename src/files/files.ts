@@ -5,7 +5,7 @@
 
 import type { Client, InStatement } from "@libsql/core/api";
 import { join } from "node:path";
-import { ApiError } from "../errors.ts";
+import { ApiError, notFound } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { EnvName } from "../system/environments.ts";
 import type { Settings } from "../system/settings.ts";
@@ -21,10 +21,9 @@ export const FILES_DDL = [
   `CREATE TABLE IF NOT EXISTS _burrow_trash (key TEXT PRIMARY KEY, store TEXT NOT NULL, since INTEGER NOT NULL) STRICT`,
 ];
 
-export const DEFAULT_MAX_FILE_BYTES = 20 * 1024 * 1024;
 const DRAIN_BATCH = 100;
 
-export type StoreKind = "local" | "s3";
+type StoreKind = "local" | "s3";
 
 export interface SavedFile {
   key: string;
@@ -133,7 +132,7 @@ export class Files {
   async serve(env: EnvName, db: Client, key: string, request: Request): Promise<Response> {
     const rs = await db.execute({ sql: `SELECT store, content_type, filename, size, etag, created FROM _burrow_files WHERE key = ?`, args: [key] });
     const r = rs.rows[0];
-    if (!r) throw new ApiError(404, "file not found");
+    if (!r) throw notFound("file not found");
     const meta: FileMeta = { contentType: r.content_type as string, filename: r.filename as string, size: Number(r.size), etag: r.etag as string, created: Number(r.created) };
     return this.store(r.store as StoreKind, env).serve(key, meta, request);
   }

@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { mkdir, open, rename, rm, rmdir, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { JSON_TYPE, json } from "../http/respond.ts";
+import { JSON_TYPE, jsonResponse } from "../net/json-response.ts";
 import { assertValidKey, contentDisposition, etagMatches, sha256Etag, type FileMeta, type FileStore } from "./store.ts";
 
 /** Keys are unique per upload, so a served file never changes. */
@@ -69,7 +69,7 @@ export class LocalFileStore implements FileStore {
     const head = request.method === "HEAD";
     const size = await fileSize(path);
     if (size === null) {
-      return head ? new Response(null, { status: 404, headers: { "content-type": JSON_TYPE } }) : json({ error: "file not found" }, 404);
+      return head ? new Response(null, { status: 404, headers: { "content-type": JSON_TYPE } }) : jsonResponse({ error: "file not found" }, 404);
     }
     if (etagMatches(request.headers.get("if-none-match"), meta.etag)) {
       return new Response(null, { status: 304, headers: { ETag: meta.etag, "Cache-Control": CACHE_CONTROL } });

@@ -29,7 +29,7 @@ const MAX_SEGMENT_BYTES = 255;
 const SEGMENT = /^(?:[A-Za-z0-9._ -]|(?![\x00-\x7f])[\p{L}\p{M}\p{N}\p{S}\p{P}])+$/u;
 
 /** Keys look like `<env>/<32 lowercase hex>/<filename>`: at most 3 non-empty segments, none `.` or `..`, ≤ 300 chars. */
-export function isValidKey(key: string): boolean {
+function isValidKey(key: string): boolean {
   if (key.length === 0 || key.length > MAX_KEY_LENGTH) return false;
   const segments = key.split("/");
   if (segments.length > MAX_SEGMENTS) return false;

@@ -2,17 +2,15 @@
 //   Content-Type: image/png\nContent-Disposition: attachment; filename=photo.png\n
 //   Content-Transfer-Encoding: base64\n\n<base64 text, possibly on several lines>
 
-import { ApiError } from "../errors.ts";
+import { ApiError, badRequest } from "../errors.ts";
+
+/** Recognizing an upload is a value check that schema inference needs too, so it lives with the field values. */
+export { looksLikeUpload } from "../schema/values.ts";
 
 export interface Upload {
   contentType: string;
   filename: string;
   bytes: Uint8Array;
-}
-
-/** Whether a string value is meant as an upload (it starts with a Content-Type header line). */
-export function looksLikeUpload(v: string): boolean {
-  return /^\s*content-type\s*:/i.test(v.slice(0, 64));
 }
 
 const MIME_RE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}(\s*;\s*[a-z0-9_.-]+=("[^"]*"|[^\s;"]+))*$/i;
@@ -21,7 +19,7 @@ const MIME_RE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,
  * A file name safe as the last segment of a key and URL: no path, ASCII limited to letters, digits, `.`, `_`,
  * `-` and space (anything else becomes `_`), other scripts kept, at most 200 bytes of UTF-8.
  */
-export function sanitizeFilename(name: string): string {
+function sanitizeFilename(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? "";
   let out = "";
   let bytes = 0;
@@ -38,26 +36,26 @@ export function sanitizeFilename(name: string): string {
 
 /** Parse an upload for `field`; 400 when malformed, 413 when the decoded bytes exceed `maxBytes`. */
 export function parseUpload(field: string, value: string, maxBytes: number): Upload {
-  const bad = (why: string) => new ApiError(400, `${field}: malformed binary upload (${why}); expected Content-Type, Content-Disposition with a filename, Content-Transfer-Encoding: base64, a blank line, then base64`);
+  const malformed = (why: string) => badRequest(`${field}: malformed binary upload (${why}); expected Content-Type, Content-Disposition with a filename, Content-Transfer-Encoding: base64, a blank line, then base64`);
   const text = value.replace(/\r\n/g, "\n");
   const blank = text.indexOf("\n\n");
-  if (blank < 0) throw bad("no blank line after the headers");
+  if (blank < 0) throw malformed("no blank line after the headers");
   const headers = new Map<string, string>();
   for (const line of text.slice(0, blank).split("\n")) {
     if (line.trim() === "") continue;
     const colon = line.indexOf(":");
-    if (colon <= 0) throw bad(`header line "${line.slice(0, 40)}" has no name`);
+    if (colon <= 0) throw malformed(`header line "${line.slice(0, 40)}" has no name`);
     headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
   }
   const contentType = headers.get("content-type") ?? "";
-  if (!MIME_RE.test(contentType)) throw bad("Content-Type is missing or not a media type");
+  if (!MIME_RE.test(contentType)) throw malformed("Content-Type is missing or not a media type");
   const disposition = headers.get("content-disposition") ?? "";
   const m = /filename\s*=\s*(?:"([^"]*)"|([^;]+))/i.exec(disposition);
   const rawName = (m?.[1] ?? m?.[2] ?? "").trim();
-  if (!rawName) throw bad("Content-Disposition has no filename");
-  if ((headers.get("content-transfer-encoding") ?? "").toLowerCase() !== "base64") throw bad("Content-Transfer-Encoding must be base64");
+  if (!rawName) throw malformed("Content-Disposition has no filename");
+  if ((headers.get("content-transfer-encoding") ?? "").toLowerCase() !== "base64") throw malformed("Content-Transfer-Encoding must be base64");
   const b64 = text.slice(blank + 2).replace(/\s+/g, "");
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length % 4 === 1) throw bad("the data is not base64");
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length % 4 === 1) throw malformed("the data is not base64");
   const size = Math.floor((b64.length * 3) / 4) - (b64.endsWith("==") ? 2 : b64.endsWith("=") ? 1 : 0);
   if (size > maxBytes) throw new ApiError(413, `${field}: the file is ${size} bytes, more than the limit of ${maxBytes}`);
   const bytes = new Uint8Array(Buffer.from(b64, "base64"));

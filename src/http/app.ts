@@ -1,10 +1,11 @@
-// The HTTP application: one Elysia app composed of route groups (health, admin, files, user endpoints,
+// The HTTP application: one Elysia app composed of route groups (OpenAPI, health, admin, files, user endpoints,
 // datastore). The edge lifecycle (CORS, method override, error rendering) is installed as onRequest/onError,
 // bodies are read by named parsers with the size limit, and `app.handle(request)` is what tests call.
 
 import { Elysia } from "elysia";
 import type { Services } from "../services.ts";
 import { edgeError, edgeRequest, methodTable } from "./edge.ts";
+import { openapiPlugin } from "./openapi.ts";
 import { bodyParsers } from "./parsers.ts";
 import { createRequestInfo } from "./request-meta.ts";
 import { adminRoutes } from "./routes/admin.ts";
@@ -25,9 +26,12 @@ export function createApp(services: Services, opts: AppOptions = {}) {
   let allowedAt: (path: string) => string[] = () => [];
   let dispatch: (r: Request) => Promise<Response> = () => Promise.reject(new Error("not started"));
 
-  const app = new Elysia({ handler: { standardHostname: false } })
+  // normalize: false, so a `t` schema with additionalProperties: false refuses unknown members instead of
+  // silently dropping them.
+  const app = new Elysia({ handler: { standardHostname: false }, normalize: false })
     .onRequest(edgeRequest(services, info, (r) => dispatch(r)))
     .onError(edgeError(services, (path) => allowedAt(path)))
+    .use(openapiPlugin(services.version))
     .use(healthRoutes(services))
     .use(adminRoutes(services, info, parsers))
     .use(fileRoutes(services))

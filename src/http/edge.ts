@@ -103,10 +103,55 @@ export function edgeError(services: Services, allowedAt: (path: string) => strin
   };
 }
 
-/** "email: Expected string" from Elysia's ValidationError, without its JSON dump of the whole value. */
+interface SchemaLike {
+  type?: string;
+  anyOf?: SchemaLike[];
+  enum?: unknown[];
+  minimum?: number;
+  maximum?: number;
+  multipleOf?: number;
+  pattern?: string;
+  properties?: Record<string, unknown>;
+}
+
+/** What a schema accepts, in words: "an integer from 1 to 1000000", "a string matching ^\d+$". */
+function expected(s: SchemaLike | undefined): string {
+  if (!s) return "a valid value";
+  if (s.anyOf) return s.anyOf.map(expected).filter((v, i, all) => all.indexOf(v) === i).join(" or ");
+  if (s.enum) return `one of ${s.enum.map((v) => JSON.stringify(v)).join(", ")}`;
+  const range = s.minimum !== undefined && s.maximum !== undefined ? ` from ${s.minimum} to ${s.maximum}` : s.minimum !== undefined ? ` of at least ${s.minimum}` : s.maximum !== undefined ? ` of at most ${s.maximum}` : "";
+  switch (s.type) {
+    case "integer":
+      return `an integer${range}`;
+    case "number":
+      return `${s.multipleOf === 1 ? "an integer" : "a number"}${range}`;
+    case "string":
+      return s.pattern ? `a string matching ${s.pattern}` : "a string";
+    case "boolean":
+      return "true or false";
+    case "object":
+      return "a JSON object";
+    case "array":
+      return "an array";
+    default:
+      return s.type ? `a ${s.type}` : "a valid value";
+  }
+}
+
+/**
+ * A validation failure of a `t` schema as one precise line: where (body, query or params, and the member),
+ * what was expected and what came, e.g. `body.version: expected an integer from 1 to 1000000, got 1.5`.
+ */
 function validationMessage(error: unknown): string {
-  const e = error as { type?: string; all?: { path?: string; summary?: string; message?: string }[] };
+  const e = error as { type?: string; all?: { path?: string; message?: string; value?: unknown; schema?: SchemaLike }[] };
   const first = e.all?.[0];
-  const where = first?.path ? first.path.replace(/^\//, "").replaceAll("/", ".") : (e.type ?? "request");
-  return `${where || e.type}: ${first?.summary ?? first?.message ?? "invalid value"}`;
+  const member = (first?.path ?? "").replace(/^\//, "").replaceAll("/", ".");
+  const where = member ? `${e.type ?? "request"}.${member}` : (e.type ?? "request");
+  if (first?.message === "Unexpected property") {
+    const allowed = Object.keys(first.schema?.properties ?? {});
+    return `${where}: unknown member${allowed.length ? `; allowed: ${allowed.join(", ")}` : ""}`;
+  }
+  if (first?.value === undefined) return `${where}: required, expected ${expected(first?.schema)}`;
+  const got = JSON.stringify(first.value) ?? String(first.value);
+  return `${where}: expected ${expected(first.schema)}, got ${got.length > 40 ? `${got.slice(0, 40)}…` : got}`;
 }

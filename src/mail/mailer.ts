@@ -3,7 +3,7 @@
 
 import type { Client } from "@libsql/core/api";
 import nodemailer, { type SMTPSentMessageInfo, type SMTPTransportOptions, type Transporter } from "nodemailer";
-import { ApiError } from "../errors.ts";
+import { ApiError, badRequest } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { EnvName } from "../system/environments.ts";
 import type { Settings } from "../system/settings.ts";
@@ -15,12 +15,12 @@ export interface Mail {
   html?: string;
 }
 
-export interface SentMail {
+interface SentMail {
   id: string;
   via: "smtp" | "outbox";
 }
 
-export interface OutboxEntry {
+interface OutboxEntry {
   id: string;
   env: string;
   to: string;
@@ -42,9 +42,9 @@ interface SmtpSettings {
 }
 
 /** How long the outbox keeps mail (maintenance prunes older entries). */
-export const OUTBOX_RETENTION_MS = 30 * 24 * 3600 * 1000;
+const OUTBOX_RETENTION_MS = 30 * 24 * 3600 * 1000;
 
-export const OUTBOX_DDL = [
+const OUTBOX_DDL = [
   `CREATE TABLE IF NOT EXISTS outbox (id TEXT PRIMARY KEY, env TEXT NOT NULL, recipient TEXT NOT NULL, subject TEXT NOT NULL, text TEXT NOT NULL,
      html TEXT, created INTEGER NOT NULL, via TEXT NOT NULL, error TEXT) STRICT`,
   `CREATE INDEX IF NOT EXISTS outbox_created ON outbox (created)`,
@@ -74,10 +74,10 @@ const REASONS: Record<string, string> = {
 };
 
 function checkMail(mail: Mail): void {
-  if (typeof mail.to !== "string" || mail.to.length > 254 || !ADDRESS.test(mail.to)) throw new ApiError(400, "the recipient must be one e-mail address");
-  if (typeof mail.subject !== "string" || mail.subject.length > 998 || CONTROL_EXCEPT_TAB.test(mail.subject)) throw new ApiError(400, "the subject must be one line of at most 998 characters");
-  if (typeof mail.text !== "string" || mail.text.length > MAX_BODY_CHARS) throw new ApiError(400, `the text must be a string of at most ${MAX_BODY_CHARS} characters`);
-  if (mail.html !== undefined && (typeof mail.html !== "string" || mail.html.length > MAX_BODY_CHARS)) throw new ApiError(400, `the html must be a string of at most ${MAX_BODY_CHARS} characters`);
+  if (typeof mail.to !== "string" || mail.to.length > 254 || !ADDRESS.test(mail.to)) throw badRequest("the recipient must be one e-mail address");
+  if (typeof mail.subject !== "string" || mail.subject.length > 998 || CONTROL_EXCEPT_TAB.test(mail.subject)) throw badRequest("the subject must be one line of at most 998 characters");
+  if (typeof mail.text !== "string" || mail.text.length > MAX_BODY_CHARS) throw badRequest(`the text must be a string of at most ${MAX_BODY_CHARS} characters`);
+  if (mail.html !== undefined && (typeof mail.html !== "string" || mail.html.length > MAX_BODY_CHARS)) throw badRequest(`the html must be a string of at most ${MAX_BODY_CHARS} characters`);
 }
 
 /** An error's code and message with every form of the secret an SMTP exchange may echo removed. */

@@ -2,24 +2,25 @@
 // It owns every schema change: validation, migration of the environment database, persistence in
 // system.db and the compiled sets requests use. Changes are serialized; reads are from memory.
 
-import type { Client } from "@libsql/core/api";
-import { ApiError } from "../errors.ts";
-import type { EnvName } from "../system/environments.ts";
-import { BUMP_EPOCH } from "../system/system-db.ts";
+import type { Client, InStatement } from "@libsql/core/api";
+import { type ApiError, badRequest, conflict, notFound } from "../errors.ts";
 import { type CompiledSchema, type SchemaSet, compileSchema } from "./compiled.ts";
 import { DEFAULT_SCHEMAS, openSchema } from "./defaults.ts";
 import { type FieldDef, type SchemaDef, checkReferences, sameDefinition, validateDefinition } from "./definition.ts";
 import { applyPlans, dropSchemaTable, readLayouts } from "./migrate.ts";
 import { type Plan, describePlan, planDevelopment, planProduction } from "./plan.ts";
 
-export const MAX_VERSION = 1_000_000;
+const MAX_VERSION = 1_000_000;
 
-export interface ChangeResult {
+interface ChangeResult {
   definition: SchemaDef;
   created: boolean;
   changed: boolean;
   changes: string[];
 }
+
+/** The environments' databases whose tables the catalog migrates. */
+type EnvDatabases = { development: Client; production: Client };
 
 function toSet(version: number, defs: Map<string, SchemaDef>): SchemaSet {
   return { version, schemas: new Map([...defs].map(([n, d]) => [n, compileSchema(d)])) };
@@ -32,9 +33,15 @@ export class Catalog {
   private prodSets = new Map<number, SchemaSet>();
   private chain: Promise<unknown> = Promise.resolve();
 
+  /**
+   * `bumpEpoch` is the system.db statement that records a configuration change (system-db's BUMP_EPOCH); it runs in
+   * the batch of every definition write so that other processes reload. Passed in (by services.ts) to keep schema/
+   * below system/.
+   */
   constructor(
     private readonly system: Client,
-    private readonly envs: Record<EnvName, Client>,
+    private readonly envs: EnvDatabases,
+    private readonly bumpEpoch: InStatement,
   ) {}
 
   /** (Re)read every definition from system.db. */
@@ -114,7 +121,7 @@ export class Catalog {
       const defs = inputs.map((i) => validateDefinition(i, opts.name));
       const seen = new Set<string>();
       for (const d of defs) {
-        if (seen.has(d.name)) throw new ApiError(400, `schema "${d.name}" is defined twice`);
+        if (seen.has(d.name)) throw badRequest(`schema "${d.name}" is defined twice`);
         seen.add(d.name);
       }
       const all = new Map(this.dev);
@@ -146,15 +153,15 @@ export class Catalog {
   remove(name: string): Promise<void> {
     return this.locked(async () => {
       await this.load();
-      if (!this.dev.has(name)) throw new ApiError(404, `schema "${name}" does not exist`);
+      if (!this.dev.has(name)) throw notFound(`schema "${name}" does not exist`);
       for (const d of this.dev.values()) {
         if (d.name === name) continue;
         for (const [f, fd] of Object.entries(d.fields))
-          if (fd.type === "relationship" && fd.schema === name) throw new ApiError(400, `schema "${name}" is used by relationship field "${d.name}.${f}"; change that first`);
+          if (fd.type === "relationship" && fd.schema === name) throw badRequest(`schema "${name}" is used by relationship field "${d.name}.${f}"; change that first`);
       }
       await dropSchemaTable(this.envs.development, name);
       await this.system.batch(
-        [{ sql: `DELETE FROM schema_defs WHERE env = 'development' AND name = ?`, args: [name] }, BUMP_EPOCH],
+        [{ sql: `DELETE FROM schema_defs WHERE env = 'development' AND name = ?`, args: [name] }, this.bumpEpoch],
         "write",
       );
       await this.load();
@@ -182,7 +189,7 @@ export class Catalog {
       for (const d of defs) checkReferences(d, all);
       const layouts = await readLayouts(this.envs.development);
       const plans = defs.map((d) => planDevelopment(layouts.get(d.name) ?? null, d));
-      if (plans.some((p) => p.destructive.length)) throw new ApiError(409, "inference cannot change existing fields");
+      if (plans.some((p) => p.destructive.length)) throw conflict("inference cannot change existing fields");
       await applyPlans(this.envs.development, plans);
       await this.saveDevelopment(defs);
       return this.devSet.schemas.get(name)!;
@@ -196,7 +203,7 @@ export class Catalog {
       const latest = this.latestVersion();
       const version = opts.version ?? (latest ?? 0) + 1;
       if (typeof version !== "number" || !Number.isSafeInteger(version) || version < 1 || version > MAX_VERSION)
-        throw new ApiError(400, `version must be an integer from 1 to ${MAX_VERSION}`);
+        throw badRequest(`version must be an integer from 1 to ${MAX_VERSION}`);
       const deployed = latest === null ? new Map<string, SchemaDef>() : this.prod.get(latest)!;
       const layouts = await readLayouts(this.envs.production);
       const plans: Plan[] = [];
@@ -224,7 +231,7 @@ export class Catalog {
             sql: `INSERT INTO deploys (version, created, admin, summary) VALUES (?, ?, ?, ?)`,
             args: [version, now, opts.admin ?? null, JSON.stringify({ schemas: [...this.dev.keys()], changes, forced: destructive.length > 0 })],
           },
-          BUMP_EPOCH,
+          this.bumpEpoch,
         ],
         "write",
       );
@@ -251,7 +258,7 @@ export class Catalog {
                 ON CONFLICT(env, version, name) DO UPDATE SET definition = excluded.definition, updated = excluded.updated`,
           args: [d.name, JSON.stringify(d), now],
         })),
-        BUMP_EPOCH,
+        this.bumpEpoch,
       ],
       "write",
     );
@@ -260,5 +267,5 @@ export class Catalog {
 }
 
 function destructiveError(reasons: string[]): ApiError {
-  return new ApiError(409, `destructive change refused without force: ${reasons.join("; ")}`);
+  return conflict(`destructive change refused without force: ${reasons.join("; ")}`);
 }

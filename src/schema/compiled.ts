@@ -5,10 +5,8 @@ import { q } from "../db/sql.ts";
 import { type FieldDef, type SchemaDef, primaryKeyOf } from "./definition.ts";
 import { columnsOf, tableName } from "./layout.ts";
 import { objectJsonSql } from "./json-sql.ts";
-import type { Json } from "./values.ts";
 
-export type JsonObject = Record<string, Json>;
-export interface FieldColumns {
+interface FieldColumns {
   name: string;
   def: FieldDef;
   cols: string[];

@@ -1,10 +1,9 @@
 // Development-mode inference: the field type a first value implies, and the X-Service-Relations header
 // that declares which fields are relationships. Pure.
 
-import { ApiError } from "../errors.ts";
+import { badRequest } from "../errors.ts";
 import { type FieldDef, type ItemType, isValidName } from "./definition.ts";
-import { isLatitude, isLongitude } from "./values.ts";
-import { looksLikeUpload } from "../files/upload.ts";
+import { isLatitude, isLongitude, looksLikeUpload } from "./values.ts";
 
 const MAX_RELATIONS = 64;
 
@@ -13,16 +12,16 @@ export function parseRelationsHeader(header: string | null): Map<string, string>
   const out = new Map<string, string>();
   if (header === null || header.trim() === "") return out;
   const pairs = header.split("&");
-  if (pairs.length > MAX_RELATIONS) throw new ApiError(400, `X-Service-Relations: at most ${MAX_RELATIONS} entries`);
+  if (pairs.length > MAX_RELATIONS) throw badRequest(`X-Service-Relations: at most ${MAX_RELATIONS} entries`);
   for (const pair of pairs) {
     const eq = pair.indexOf("=");
     const path = eq < 0 ? "" : pair.slice(0, eq).trim();
     const schema = eq < 0 ? "" : pair.slice(eq + 1).trim().toLowerCase();
     const parts = path.split(".");
     if (!path || !parts.every(isValidName) || !isValidName(schema))
-      throw new ApiError(400, `X-Service-Relations: "${pair}" is not of the form <field>=<schema> (nested fields with dots)`);
-    if (parts.length > 3) throw new ApiError(400, `X-Service-Relations: "${path}" is nested deeper than 3 levels`);
-    if (out.has(path)) throw new ApiError(400, `X-Service-Relations: "${path}" is listed twice`);
+      throw badRequest(`X-Service-Relations: "${pair}" is not of the form <field>=<schema> (nested fields with dots)`);
+    if (parts.length > 3) throw badRequest(`X-Service-Relations: "${path}" is nested deeper than 3 levels`);
+    if (out.has(path)) throw badRequest(`X-Service-Relations: "${path}" is listed twice`);
     out.set(path, schema);
   }
   return out;
@@ -37,28 +36,28 @@ function itemTypeOf(v: unknown): ItemType | null {
 
 /** The type a value implies for a new field. `relatedSchema` comes from X-Service-Relations. */
 export function inferField(field: string, value: unknown, relatedSchema?: string): FieldDef {
-  if (value === null || value === "NULL") throw new ApiError(400, `cannot infer the type of new field "${field}" from null`);
+  if (value === null || value === "NULL") throw badRequest(`cannot infer the type of new field "${field}" from null`);
   if (relatedSchema !== undefined) {
     if (typeof value === "string") return { type: "relationship", schema: relatedSchema, many: false };
     if (Array.isArray(value) && value.every((v) => typeof v === "string")) return { type: "relationship", schema: relatedSchema, many: true };
-    throw new ApiError(400, `relationship field "${field}" takes a key or an array of keys`);
+    throw badRequest(`relationship field "${field}" takes a key or an array of keys`);
   }
   if (Array.isArray(value)) {
     const kinds = new Set(value.map(itemTypeOf));
-    if (kinds.has(null)) throw new ApiError(400, `array field "${field}" may only hold strings, numbers or booleans`);
+    if (kinds.has(null)) throw badRequest(`array field "${field}" may only hold strings, numbers or booleans`);
     if (kinds.has("integer") && kinds.has("float")) kinds.delete("integer");
-    if (kinds.size > 1) throw new ApiError(400, `array field "${field}" mixes value types`);
+    if (kinds.size > 1) throw badRequest(`array field "${field}" mixes value types`);
     return { type: "array", items: ([...kinds][0] as ItemType | undefined) ?? "string" };
   }
   if (typeof value === "object") {
     const g = value as Record<string, unknown>;
     const keys = Object.keys(g);
     if (keys.length === 2 && isLatitude(g.lat) && isLongitude(g.lon)) return { type: "geopoint" };
-    throw new ApiError(400, `field "${field}" holds an object; nested objects need the X-Service-Relations header`);
+    throw badRequest(`field "${field}" holds an object; nested objects need the X-Service-Relations header`);
   }
   if (typeof value === "string" && looksLikeUpload(value)) return { type: "binary" };
   const t = itemTypeOf(value);
-  if (!t) throw new ApiError(400, `cannot infer the type of new field "${field}"`);
+  if (!t) throw badRequest(`cannot infer the type of new field "${field}"`);
   return { type: t };
 }
 
@@ -69,5 +68,5 @@ export function mergeInferred(field: string, a: FieldDef, b: FieldDef): FieldDef
   const nums = new Set(["integer", "float"]);
   if (nums.has(a.type) && nums.has(b.type)) return { type: "float" };
   if (a.type === "array" && b.type === "array" && nums.has(a.items!) && nums.has(b.items!)) return { type: "array", items: "float" };
-  throw new ApiError(400, `new field "${field}" gets values of different types`);
+  throw badRequest(`new field "${field}" gets values of different types`);
 }

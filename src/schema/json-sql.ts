@@ -9,7 +9,7 @@ import { columnsOf } from "./layout.ts";
 const PAIRS_PER_CALL = 60;
 
 /** A field's JSON value from its columns; `col` qualifies a column name (e.g. with a table alias). */
-export function fieldJsonSql(name: string, def: FieldDef, col: (c: string) => string): string {
+function fieldJsonSql(name: string, def: FieldDef, col: (c: string) => string): string {
   const [c0, c1] = columnsOf(name, def).map(col);
   switch (def.type) {
     case "boolean":
@@ -26,7 +26,7 @@ export function fieldJsonSql(name: string, def: FieldDef, col: (c: string) => st
 }
 
 /** json_object over (key, SQL expression) pairs, chunked to stay under SQLite's argument limit. */
-export function jsonObjectSql(pairs: readonly (readonly [string, string])[]): string {
+function jsonObjectSql(pairs: readonly (readonly [string, string])[]): string {
   const lit = (k: string) => `'${k.replaceAll("'", "''")}'`;
   let expr = `json_object(${pairs.slice(0, PAIRS_PER_CALL).map(([k, v]) => `${lit(k)}, ${v}`).join(", ")})`;
   for (let i = PAIRS_PER_CALL; i < pairs.length; i += PAIRS_PER_CALL) {
@@ -36,7 +36,7 @@ export function jsonObjectSql(pairs: readonly (readonly [string, string])[]): st
   return expr;
 }
 
-export interface RenderOptions {
+interface RenderOptions {
   /** Only these fields (the key is always rendered); null or absent for every field. */
   only?: ReadonlySet<string> | null;
   /** A near query: this geopoint field also carries `distance`, computed by this SQL expression. */

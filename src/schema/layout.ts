@@ -14,7 +14,7 @@ export function columnsOf(field: string, def: FieldDef): string[] {
   return def.type === "geopoint" ? [`${field}$lat`, `${field}$lon`] : [field];
 }
 
-export function sqlTypeOf(def: FieldDef): "TEXT" | "INTEGER" | "REAL" {
+function sqlTypeOf(def: FieldDef): "TEXT" | "INTEGER" | "REAL" {
   switch (def.type) {
     case "integer":
     case "boolean":
@@ -27,7 +27,7 @@ export function sqlTypeOf(def: FieldDef): "TEXT" | "INTEGER" | "REAL" {
   }
 }
 
-export function indexName(schema: string, fields: readonly string[]): string {
+function indexName(schema: string, fields: readonly string[]): string {
   return `ix$${schema}$${fields.join("$")}`;
 }
 

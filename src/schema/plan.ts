@@ -1,10 +1,10 @@
 // Migration planning: what must change in an environment database to go from its current physical layout
 // to a new definition. Pure. Development follows the definition exactly; production only ever adds.
 
-import { ApiError } from "../errors.ts";
+import { badRequest } from "../errors.ts";
 import { type FieldDef, type SchemaDef, primaryKeyOf } from "./definition.ts";
 
-export type Step =
+type Step =
   | { kind: "createTable" }
   | { kind: "renameKey"; from: string; to: string }
   | { kind: "addField"; field: string; def: FieldDef }
@@ -24,7 +24,7 @@ export interface Plan {
   destructive: string[];
 }
 
-export function describeField(f: FieldDef): string {
+function describeField(f: FieldDef): string {
   if (f.type === "array") return `array of ${f.items}`;
   if (f.type === "relationship") return `relationship to ${f.schema}${f.many ? " (many)" : ""}`;
   return f.type;
@@ -88,7 +88,7 @@ export function planProduction(layout: SchemaDef | null, deployed: SchemaDef | n
     return { schema: next.name, before: null, after: next, steps: [{ kind: "createTable" }, ...indexSteps(null, next, false)], destructive };
   }
   if (primaryKeyOf(layout) !== primaryKeyOf(next))
-    throw new ApiError(400, `cannot change the primary key of deployed schema "${next.name}" from "${primaryKeyOf(layout)}" to "${primaryKeyOf(next)}"`);
+    throw badRequest(`cannot change the primary key of deployed schema "${next.name}" from "${primaryKeyOf(layout)}" to "${primaryKeyOf(next)}"`);
   const steps: Step[] = [];
   const fields: Record<string, FieldDef> = { ...layout.fields };
   for (const [name, nf] of Object.entries(next.fields)) {

@@ -13,9 +13,9 @@ export class ValueTypeError extends Error {
   }
 }
 
-export const MAX_LAT = 90;
-export const MIN_LON = -180;
-export const MAX_LON_EXCLUSIVE = 180;
+const MAX_LAT = 90;
+const MIN_LON = -180;
+const MAX_LON_EXCLUSIVE = 180;
 
 export function isLatitude(v: unknown): v is number {
   return typeof v === "number" && Number.isFinite(v) && v >= -MAX_LAT && v <= MAX_LAT;
@@ -23,6 +23,11 @@ export function isLatitude(v: unknown): v is number {
 
 export function isLongitude(v: unknown): v is number {
   return typeof v === "number" && Number.isFinite(v) && v >= MIN_LON && v < MAX_LON_EXCLUSIVE;
+}
+
+/** Whether a string value is meant as a binary field's upload (it starts with a Content-Type header line). */
+export function looksLikeUpload(v: string): boolean {
+  return /^\s*content-type\s*:/i.test(v.slice(0, 64));
 }
 
 function checkItem(items: ItemType, v: unknown): boolean {

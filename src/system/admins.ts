@@ -3,9 +3,9 @@
 import type { Client } from "@libsql/core/api";
 import { hashPassword, verifyNothing, verifyPassword } from "../auth/passwords.ts";
 
-export const ADMIN_TOKEN_TTL_S = 12 * 3600;
+const ADMIN_TOKEN_TTL_S = 12 * 3600;
 
-export interface Admin {
+interface Admin {
   id: string;
   email: string;
 }

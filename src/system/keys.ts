@@ -4,13 +4,13 @@ import type { Client } from "@libsql/core/api";
 import { BUMP_EPOCH } from "./system-db.ts";
 import { ENVIRONMENTS, type EnvName } from "./environments.ts";
 
-export interface KeyPair {
+interface KeyPair {
   publicKey: string;
   privateKey: string;
 }
 export type KeySet = Record<EnvName, KeyPair>;
 
-export function generateKey(): string {
+function generateKey(): string {
   return crypto.randomUUID();
 }
 

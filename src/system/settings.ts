@@ -2,18 +2,18 @@
 // SMTP, push, ...). A typed spec validates writes; secrets are write-only and read back as {"set": bool}.
 
 import type { Client } from "@libsql/core/api";
-import { ApiError } from "../errors.ts";
+import { badRequest } from "../errors.ts";
 import { BUMP_EPOCH } from "./system-db.ts";
 import { ENVIRONMENTS, type EnvName } from "./environments.ts";
 
 type Leaf = { type: "string" | "integer" | "boolean" | "string[]"; secret?: boolean; min?: number; max?: number; oneOf?: readonly string[]; default: Record<EnvName, unknown> };
 type Spec = { [key: string]: Leaf | Spec };
-export type SettingsDoc = { [key: string]: unknown };
+type SettingsDoc = { [key: string]: unknown };
 
 const both = (v: unknown) => ({ development: v, production: v });
 
 /** Every known setting with its type and per-environment default. Features add their keys here. */
-export const SETTINGS_SPEC: Spec = {
+const SETTINGS_SPEC: Spec = {
   app: {
     name: { type: "string", default: both("Burrow app") },
   },
@@ -75,11 +75,11 @@ export function redactSettings(doc: SettingsDoc, spec: Spec = SETTINGS_SPEC): Se
 
 /** Merge a patch into the stored document, validating every key. null resets a setting to its default. */
 export function mergeSettings(stored: SettingsDoc, patch: unknown, spec: Spec = SETTINGS_SPEC, path = ""): SettingsDoc {
-  if (!isObj(patch)) throw new ApiError(400, `settings${path ? ` "${path}"` : ""} must be a JSON object`);
+  if (!isObj(patch)) throw badRequest(`settings${path ? ` "${path}"` : ""} must be a JSON object`);
   const out: SettingsDoc = { ...stored };
   for (const [k, v] of Object.entries(patch)) {
     const p = path ? `${path}.${k}` : k;
-    if (!Object.hasOwn(spec, k)) throw new ApiError(400, `unknown setting "${p}"`);
+    if (!Object.hasOwn(spec, k)) throw badRequest(`unknown setting "${p}"`);
     const s = spec[k]!;
     if (v === null) {
       delete out[k];
@@ -98,18 +98,18 @@ export function mergeSettings(stored: SettingsDoc, patch: unknown, spec: Spec = 
 function checkLeaf(s: Leaf, v: unknown, p: string): unknown {
   switch (s.type) {
     case "string":
-      if (s.oneOf && !(typeof v === "string" && s.oneOf.includes(v))) throw new ApiError(400, `setting "${p}" must be one of ${s.oneOf.join(", ")}`);
+      if (s.oneOf && !(typeof v === "string" && s.oneOf.includes(v))) throw badRequest(`setting "${p}" must be one of ${s.oneOf.join(", ")}`);
       if (typeof v === "string" && v.length <= 65536) return v;
-      throw new ApiError(400, `setting "${p}" must be a string`);
+      throw badRequest(`setting "${p}" must be a string`);
     case "boolean":
       if (typeof v === "boolean") return v;
-      throw new ApiError(400, `setting "${p}" must be true or false`);
+      throw badRequest(`setting "${p}" must be true or false`);
     case "integer":
       if (typeof v === "number" && Number.isSafeInteger(v) && (s.min === undefined || v >= s.min) && (s.max === undefined || v <= s.max)) return v;
-      throw new ApiError(400, `setting "${p}" must be an integer${s.min !== undefined ? ` from ${s.min} to ${s.max}` : ""}`);
+      throw badRequest(`setting "${p}" must be an integer${s.min !== undefined ? ` from ${s.min} to ${s.max}` : ""}`);
     case "string[]":
       if (Array.isArray(v) && v.length <= 1000 && v.every((x) => typeof x === "string" && x.length <= 2048)) return v;
-      throw new ApiError(400, `setting "${p}" must be an array of strings`);
+      throw badRequest(`setting "${p}" must be an array of strings`);
   }
 }
 

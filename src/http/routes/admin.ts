@@ -1,8 +1,9 @@
 // The admin JSON API under /_admin/api (product.md §5): login, keys, schemas, deploy, settings, status.
 // Every route but login needs `Authorization: Bearer <token>` from POST /_admin/api/login.
 
-import { Elysia } from "elysia";
-import { ApiError, badRequest, notFound, tooManyRequests } from "../../errors.ts";
+import { Elysia, t } from "elysia";
+import { ApiError, badRequest, notFound, tooManyRequests, unauthorized } from "../../errors.ts";
+import { systemContext } from "../../request-context.ts";
 import { isValidName } from "../../schema/definition.ts";
 import type { Services } from "../../services.ts";
 import { ENVIRONMENTS, type EnvName, isEnvName } from "../../system/environments.ts";
@@ -12,6 +13,9 @@ import { clientIp } from "../origin.ts";
 import type { BodyParsers } from "../parsers.ts";
 import type { RequestInfo } from "../request-meta.ts";
 import { outboxQuery } from "../../mail/admin-outbox.ts";
+import * as S from "../schemas.ts";
+
+const admin = (summary: string, description?: string) => ({ tags: ["admin"], summary, description, security: [{ adminBearer: [] }] });
 
 async function requireAdmin(services: Services, request: Request) {
   const due = services.refreshIfDue();
@@ -58,25 +62,30 @@ export function adminRoutes(services: Services, info: RequestInfo, parsers: Body
       const session = await services.admins.login(b?.email, b?.password);
       if (!session) {
         limiter.hit(account, ADMIN_LIMITS.failures, ADMIN_LIMITS.failureWindowMs);
-        throw new ApiError(401, "invalid email or password");
+        throw unauthorized("invalid email or password");
       }
       limiter.reset(account);
       return json(session);
-    }, { parse: "admin" })
+    }, {
+      parse: "admin",
+      // Not validated by the schema: a malformed login is the same 401 as a wrong password (no field oracle).
+      detail: { tags: ["admin"], summary: "Log in as an admin", ...S.jsonBody(S.AdminLogin) },
+      response: { 200: S.AdminSession, ...S.errors(401, 429) },
+    })
     // Every route below needs an admin's bearer token.
     .derive(async ({ request }) => ({ admin: await requireAdmin(services, request) }))
     .get("/outbox", async ({ request }) => {
       return json(await services.mailer.outbox(outboxQuery(new URL(request.url))));
-    })
+    }, { query: S.OutboxQuery, detail: admin("Mails kept in the outbox (no SMTP host set), newest first", "Kept 30 days."), response: { 200: t.Array(S.AnyObject), ...S.errors(400, 401) } })
     .get("/keys", () => {
       return json(services.keys.set);
-    })
+    }, { detail: admin("Both environments' public and private API keys"), response: { 200: S.Keys, ...S.errors(401) } })
     .get("/schemas", async ({ request }) => {
       const v = versionParam(new URL(request.url));
       const defs = catalog.definitions(v);
       if (!defs) throw notFound(`API version ${v} is not deployed`);
       return json(defs);
-    })
+    }, { query: S.SchemaVersionQuery, detail: admin("Schema definitions of development or of a production version"), response: { 200: t.Array(S.AnyObject), ...S.errors(400, 401, 404) } })
     .get("/schemas/:name", async ({ request, params }) => {
       const v = versionParam(new URL(request.url));
       const defs = catalog.definitions(v);
@@ -84,7 +93,7 @@ export function adminRoutes(services: Services, info: RequestInfo, parsers: Body
       const def = defs.find((d) => d.name === params.name);
       if (!def) throw notFound(`schema "${params.name}" does not exist`);
       return json(def);
-    })
+    }, { query: S.SchemaVersionQuery, detail: admin("One schema definition"), response: { 200: S.AnyObject, ...S.errors(400, 401, 404) } })
     .put("/schemas/:name", async ({ request, params, body }) => {
       const url = new URL(request.url);
       if (versionParam(url) !== 0) throw badRequest("production schemas change only by deploying development (POST /_admin/api/deploy)");
@@ -93,39 +102,57 @@ export function adminRoutes(services: Services, info: RequestInfo, parsers: Body
       if (input === undefined) throw badRequest("send the schema definition as the JSON body");
       const r = await catalog.put(input, { name: params.name, force: flag(url, "force"), dryRun: flag(url, "dryRun") });
       return json({ ...r.definition, changes: r.changes }, r.created && !flag(url, "dryRun") ? 201 : 200);
-    }, { parse: "admin" })
+    }, {
+      parse: "admin",
+      query: S.SchemaPutQuery,
+      body: t.Optional(S.AnyObject),
+      detail: { ...admin("Create or change a development schema", "The body is a schema definition (fields, permissions, indexes, user block); the answer lists the migration's changes. Destructive changes need ?force=true."), ...S.jsonBody(S.AnyObject, "a schema definition") },
+      response: { 200: S.AnyObject, 201: S.AnyObject, ...S.errors(400, 401, 409) },
+    })
     .delete("/schemas/:name", async ({ request, params }) => {
       if (versionParam(new URL(request.url)) !== 0) throw badRequest("only development schemas can be deleted");
       await catalog.remove(params.name);
       return json({});
-    })
+    }, { query: S.SchemaVersionQuery, detail: admin("Drop a development schema and its objects"), response: { 200: S.AnyObject, ...S.errors(400, 401, 404) } })
     .post("/deploy", async ({ admin, body }) => {
       const b = (body ?? {}) as Record<string, unknown>;
       if (typeof b !== "object" || b === null || Array.isArray(b)) throw badRequest("send {} or {\"version\": N, \"force\": true}");
       for (const k of Object.keys(b)) if (!["version", "force", "dryRun"].includes(k)) throw badRequest(`unknown deploy option "${k}"`);
       const r = await catalog.deploy({ version: b.version, force: b.force === true, dryRun: b.dryRun === true, admin: admin.email });
       return json(r);
-    }, { parse: "admin" })
+    }, {
+      parse: "admin",
+      body: S.DeployRequest,
+      detail: { ...admin("Deploy development's schemas as a production API version", "Snapshots development as version N and migrates production.db additively."), ...S.jsonBody(S.DeployRequest) },
+      response: { 200: S.DeployResult, ...S.errors(400, 401, 409) },
+    })
     .get("/deploys", async () => {
       return json(await catalog.history());
-    })
+    }, { detail: admin("Deploy history, newest first"), response: { 200: S.DeployHistory, ...S.errors(401) } })
     .get("/settings/:env", ({ params }) => {
       return json(redactSettings(services.settings.get(envParam(params.env))));
-    })
+    }, { params: t.Object({ env: t.String({ description: "development or production" }) }), detail: admin("An environment's settings (secrets shown as {set: true|false})"), response: { 200: S.AnyObject, ...S.errors(401, 404) } })
     .put("/settings/:env", async ({ params, body }) => {
       const env = envParam(params.env);
       return json(redactSettings(await services.settings.update(env, body)));
-    }, { parse: "admin" })
-    .get("/status", async () => {
+    }, {
+      parse: "admin",
+      params: t.Object({ env: t.String({ description: "development or production" }) }),
+      body: S.AnyObject,
+      detail: { ...admin("Change an environment's settings", "A partial settings document (app, smtp, cors, rateLimits, files, ...); unknown keys and wrong types are 400."), ...S.jsonBody(S.AnyObject, "a partial settings document") },
+      response: { 200: S.AnyObject, ...S.errors(400, 401, 404) },
+    })
+    .get("/status", async ({ request }) => {
       const environments: Record<string, unknown> = {};
+      const baseUrl = () => services.config.publicUrl ?? new URL(request.url).origin;
       for (const env of ENVIRONMENTS) {
         const db = services.envDbs[env];
         if (env === "development") {
-          const counts = await services.objects.counts({ db, schemas: catalog.development() });
+          const counts = await services.data.counts(systemContext(env, db, catalog.development(), baseUrl));
           environments[env] = { schemas: Object.keys(counts).length, objects: counts, total: sum(counts) };
         } else {
           const latest = catalog.latestVersion();
-          const counts = latest === null ? {} : await services.objects.counts({ db, schemas: catalog.production(latest)! });
+          const counts = latest === null ? {} : await services.data.counts(systemContext(env, db, catalog.production(latest)!, baseUrl));
           environments[env] = { versions: catalog.versions(), latestVersion: latest, schemas: Object.keys(counts).length, objects: counts, total: sum(counts) };
         }
       }
@@ -135,7 +162,7 @@ export function adminRoutes(services: Services, info: RequestInfo, parsers: Body
         uptimeSeconds: Math.floor((Date.now() - services.startedAt) / 1000),
         environments,
       });
-    });
+    }, { detail: admin("Version, uptime and object counts per environment"), response: { 200: S.Status, ...S.errors(401) } });
 }
 
 function sum(counts: Record<string, number>): number {

@@ -4,10 +4,18 @@ import { Elysia } from "elysia";
 import { notFound } from "../../errors.ts";
 import type { Services } from "../../services.ts";
 import { isEnvName } from "../../system/environments.ts";
+import { ErrorBody } from "../schemas.ts";
 
 export function fileRoutes(services: Services) {
   return new Elysia({ name: "files" }).get("/_files/:env/:id/:name", ({ request, params }) => {
     if (!isEnvName(params.env) || !/^[0-9a-f]{32}$/.test(params.id) || params.name === null) throw notFound("file not found");
     return services.files.serve(params.env, services.envDbs[params.env], `${params.env}/${params.id}/${params.name}`, request);
+  }, {
+    detail: {
+      tags: ["files"],
+      summary: "A stored file of a binary field (the URL written into the field)",
+      description: "Answers the bytes with the recorded Content-Type, ETag and Content-Disposition; honours Range (206), If-None-Match (304) and HEAD. With an S3 store it redirects to a presigned URL.",
+      responses: { 200: { description: "the file" }, 206: { description: "the requested range" }, 304: { description: "not modified" }, 404: { description: "no such file", content: { "application/json": { schema: ErrorBody } } } },
+    },
   });
 }

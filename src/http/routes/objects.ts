@@ -2,16 +2,16 @@
 // and the relationship sub-resources /<schema>/<id>/<field>[/<values>].
 
 import { Elysia } from "elysia";
-import { badRequest, notFound } from "../../errors.ts";
-import { hasNested, upsert } from "../../datastore/upsert.ts";
-import { deleteObjects, findObjects } from "../../datastore/find.ts";
+import { badRequest } from "../../errors.ts";
+import { hasNested } from "../../datastore/datastore.ts";
 import { type ReadShape, parseConditions, parseQuery, parseReadShape } from "../../datastore/query/parse.ts";
 import { parseRelationsHeader } from "../../schema/infer.ts";
 import type { Services } from "../../services.ts";
-import type { ApiContext } from "../../datastore/context.ts";
+import type { ApiContext } from "../../request-context.ts";
 import { apiContextStep } from "../api-context.ts";
 import type { BodyParsers } from "../parsers.ts";
 import type { RequestInfo } from "../request-meta.ts";
+import { objectDocs as docs } from "../openapi-docs.ts";
 import { json, rawJson } from "../respond.ts";
 
 /** Schema names in paths are case-insensitive (clients have sent "User" for "user"). */
@@ -33,19 +33,17 @@ export function readShape(request: Request): ReadShape | null {
 }
 
 export function objectRoutes(services: Services, info: RequestInfo, parsers: BodyParsers) {
-  const objects = services.objects;
-  const subresources = services.relations;
+  const data = services.data;
 
   return new Elysia({ name: "objects" })
     .use(parsers)
     .derive(apiContextStep(services, info))
     .get("/:schema", async ({ api, request, params }) => {
       const ctx = await api;
-      const s = objects.schemaForRead(ctx, schemaParam(params.schema));
       const tree = parseQuery(new URL(request.url).searchParams, request.headers);
-      const found = await findObjects(ctx, s, tree);
+      const found = await data.list(ctx, schemaParam(params.schema), tree);
       return found.contentRange === null ? rawJson(found.body) : rawJson(found.body, 206, { "content-range": found.contentRange });
-    })
+    }, { detail: docs.list })
     .post(
       "/:schema",
       async ({ api, request, params, body }) => {
@@ -53,54 +51,47 @@ export function objectRoutes(services: Services, info: RequestInfo, parsers: Bod
         const relations = parseRelationsHeader(request.headers.get("x-service-relations"));
         const name = schemaParam(params.schema);
         if (relations.size && hasNested(body)) {
-          const r = await upsert(objects, ctx, name, body, relations);
+          const r = await data.upsert(ctx, name, body, relations);
           return rawJson(r.body, r.status);
         }
-        if (Array.isArray(body)) return json(await objects.createMany(ctx, name, body, relations));
-        return rawJson(await objects.create(ctx, name, body, relations), 201);
+        if (Array.isArray(body)) return json(await data.create(ctx, name, body, relations));
+        return rawJson(await data.create(ctx, name, body, relations), 201);
       },
-      { parse: "datastore" },
+      { parse: "datastore", detail: docs.create },
     )
     .delete("/:schema", async ({ api, request, params }) => {
       const ctx = await api;
-      const s = ctx.schemas.schemas.get(schemaParam(params.schema));
-      if (!s) throw notFound("This object does not exist");
-      const tree = parseConditions(new URL(request.url).searchParams);
-      const deleted = await deleteObjects(ctx, s, tree);
-      await objects.afterDelete(ctx, [s]);
-      // The documented single-object form ?<key>=<id> keeps the 404 of a missing object.
-      const single = !tree.or && tree.where.length === 1 && tree.where[0]!.field === s.pk && tree.where[0]!.op === "eq";
-      if (single && deleted === 0) throw notFound("This object does not exist");
+      await data.removeWhere(ctx, schemaParam(params.schema), parseConditions(new URL(request.url).searchParams));
       return json({});
-    })
+    }, { detail: docs.removeWhere })
     // The hottest route: no async frame when the context is ready (unsigned requests).
     .get("/:schema/:id", ({ api, params, request }) => {
       const shape = readShape(request);
-      const read = (ctx: ApiContext) => objects.get(ctx, schemaParam(params.schema), params.id, shape).then(rawJson);
+      const read = (ctx: ApiContext) => data.get(ctx, schemaParam(params.schema), params.id, shape).then(rawJson);
       return api instanceof Promise ? api.then(read) : read(api);
-    })
+    }, { detail: docs.get })
     .put(
       "/:schema/:id",
       async ({ api, request, params, body }) => {
         const ctx = await api;
         const relations = parseRelationsHeader(request.headers.get("x-service-relations"));
-        return rawJson(await objects.update(ctx, schemaParam(params.schema), params.id, body, relations));
+        return rawJson(await data.update(ctx, schemaParam(params.schema), params.id, body, relations));
       },
-      { parse: "datastore" },
+      { parse: "datastore", detail: docs.update },
     )
     .delete("/:schema/:id", async ({ api, params }) => {
-      await objects.remove(await api, schemaParam(params.schema), params.id);
+      await data.remove(await api, schemaParam(params.schema), params.id);
       return json({});
-    })
+    }, { detail: docs.remove })
     .post(
       "/:schema/:id/:field",
-      async ({ api, params, body }) => json(await subresources.createRelated(await api, schemaParam(params.schema), params.id, params.field, body)),
-      { parse: "datastore" },
+      async ({ api, params, body }) => json(await data.createRelated(await api, schemaParam(params.schema), params.id, params.field, body)),
+      { parse: "datastore", detail: docs.createRelated },
     )
     .put(
       "/:schema/:id/:field",
-      async ({ api, params, body }) => rawJson(await subresources.append(await api, schemaParam(params.schema), params.id, params.field, body)),
-      { parse: "datastore" },
+      async ({ api, params, body }) => rawJson(await data.append(await api, schemaParam(params.schema), params.id, params.field, body)),
+      { parse: "datastore", detail: docs.append },
     )
     .delete("/:schema/:id/:field/:values", async ({ api, request, params }) => {
       const ctx = await api;
@@ -108,7 +99,7 @@ export function objectRoutes(services: Services, info: RequestInfo, parsers: Bod
       const path = new URL(request.url).pathname;
       const values = path.slice(path.lastIndexOf("/") + 1).split(",").map(decodeSegment);
       const cascade = (request.headers.get("x-service-cascadedelete") ?? "false").trim().toLowerCase() !== "false";
-      await subresources.pull(ctx, schemaParam(params.schema), params.id, params.field, values, cascade);
+      await data.pull(ctx, schemaParam(params.schema), params.id, params.field, values, cascade);
       return json({});
-    });
+    }, { detail: docs.pull });
 }

@@ -1,0 +1,111 @@
+// The one entry point to the datastore: every operation on objects (list, read, create, upsert, update,
+// delete, array and relationship sub-resources, counts) takes the caller's ApiContext first and plain inputs
+// (schema name, key, body, parsed query tree, relations map), never a Request, and checks access itself.
+// The HTTP routes call it, and so will custom code. Objects, Relations, upsert and find are its internals.
+
+import type { Catalog } from "../schema/catalog.ts";
+import type { Files } from "../files/files.ts";
+import { notFound } from "../errors.ts";
+import type { ApiContext } from "../request-context.ts";
+import { type FindResult, countObjects, deleteObjects, findObjects } from "./find.ts";
+import { type JsonText, Objects } from "./objects.ts";
+import type { ReadShape } from "./query/parse.ts";
+import type { QueryTree } from "./query/tree.ts";
+import { Relations } from "./relations.ts";
+import { upsert } from "./upsert.ts";
+
+export type { FindResult } from "./find.ts";
+export type { JsonText } from "./objects.ts";
+export { hasNested } from "./upsert.ts";
+
+/** Relationship paths to schemas for writes with nested objects or inferred relationship fields (X-Service-Relations). */
+export type RelationMap = ReadonlyMap<string, string>;
+
+/** The keys of a batch create: created ones, and the keys (or positions) of the others, in posted order. */
+export interface BatchResult {
+  succeeded: string[];
+  failed: string[];
+}
+
+const NO_RELATIONS: RelationMap = new Map();
+
+export class Datastore {
+  private readonly objects: Objects;
+  private readonly relations: Relations;
+
+  constructor(catalog: Catalog, files: Files) {
+    this.objects = new Objects(catalog, files);
+    this.relations = new Relations(this.objects);
+  }
+
+  /** Objects matching a query (conditions, select, expand, order, Range) within the caller's read scope. */
+  async list(ctx: ApiContext, schema: string, tree: QueryTree): Promise<FindResult> {
+    return findObjects(ctx, this.objects.schemaForRead(ctx, schema), tree);
+  }
+
+  /** One object by key, optionally narrowed (select) and expanded; 404 when missing or outside the read scope. */
+  get(ctx: ApiContext, schema: string, key: string, shape: ReadShape | null = null): Promise<JsonText> {
+    return this.objects.get(ctx, schema, key, shape);
+  }
+
+  /** Create one object (its JSON; 409 on a duplicate key), or a batch from an array (each object on its own). */
+  create(ctx: ApiContext, schema: string, body: readonly unknown[], relations?: RelationMap): Promise<BatchResult>;
+  create(ctx: ApiContext, schema: string, body: unknown, relations?: RelationMap): Promise<JsonText>;
+  create(ctx: ApiContext, schema: string, body: unknown, relations: RelationMap = NO_RELATIONS): Promise<JsonText | BatchResult> {
+    return Array.isArray(body) ? this.objects.createMany(ctx, schema, body, relations) : this.objects.create(ctx, schema, body, relations);
+  }
+
+  /**
+   * Create or update objects with nested related objects (up to 3 levels) in one transaction. One posted object
+   * answers 201 when it was created and 200 when it existed; an array answers 200 with every object.
+   */
+  upsert(ctx: ApiContext, schema: string, body: unknown, relations: RelationMap = NO_RELATIONS): Promise<{ status: number; body: JsonText }> {
+    return upsert(this.objects, ctx, schema, body, relations);
+  }
+
+  /** Partial update within the caller's update scope (`<field>[inc]` adds atomically); the whole object. */
+  update(ctx: ApiContext, schema: string, key: string, body: unknown, relations: RelationMap = NO_RELATIONS): Promise<JsonText> {
+    return this.objects.update(ctx, schema, key, body, relations);
+  }
+
+  /** Delete one object within the caller's delete scope; 404 when there is none to delete. */
+  remove(ctx: ApiContext, schema: string, key: string): Promise<void> {
+    return this.objects.remove(ctx, schema, key);
+  }
+
+  /**
+   * Delete every object matching the conditions within the caller's delete scope, then empty the file trash
+   * when the schema has binary fields; how many were deleted. The single-key form (`<key>=<id>` alone) keeps
+   * the 404 of a missing object.
+   */
+  async removeWhere(ctx: ApiContext, schema: string, where: Pick<QueryTree, "where" | "or">): Promise<number> {
+    const s = ctx.schemas.schemas.get(schema);
+    if (!s) throw notFound("This object does not exist");
+    const deleted = await deleteObjects(ctx, s, where);
+    await this.objects.afterDelete(ctx, [s]);
+    const only = where.where[0];
+    const single = !where.or && where.where.length === 1 && only!.field === s.pk && only!.op === "eq";
+    if (single && deleted === 0) throw notFound("This object does not exist");
+    return deleted;
+  }
+
+  /** Append values to an array field, or keys of existing objects to a relationship field; the whole object. */
+  append(ctx: ApiContext, schema: string, key: string, field: string, values: unknown): Promise<JsonText> {
+    return this.relations.append(ctx, schema, key, field, values);
+  }
+
+  /** Remove values (or references) from a field; with cascade, delete the related objects whose references went. */
+  pull(ctx: ApiContext, schema: string, key: string, field: string, values: string[], cascade = false): Promise<void> {
+    return this.relations.pull(ctx, schema, key, field, values, cascade);
+  }
+
+  /** Create related objects (one or an array) and append the created keys to the relationship field. */
+  createRelated(ctx: ApiContext, schema: string, key: string, field: string, body: unknown): Promise<BatchResult> {
+    return this.relations.createRelated(ctx, schema, key, field, body);
+  }
+
+  /** Objects per schema the caller may read (within each read scope); the status API counts everything. */
+  counts(ctx: ApiContext): Promise<Record<string, number>> {
+    return countObjects(ctx);
+  }
+}

@@ -1,0 +1,60 @@
+// The rows accounts read and write in an environment's database: a user schema's row (its JSON, password
+// hash, email field) and the temporary passwords of forgot-password (_burrow_temp_passwords). Implements the
+// UserRows port that src/auth/accounts.ts declares; no access control here (accounts decides who may do what).
+
+import { q } from "../db/sql.ts";
+import type { UserRows } from "../auth/accounts.ts";
+import type { ApiContext } from "../request-context.ts";
+import type { CompiledSchema } from "../schema/compiled.ts";
+
+export const TEMP_PASSWORDS_DDL = `CREATE TABLE IF NOT EXISTS _burrow_temp_passwords (user_schema TEXT NOT NULL, username TEXT NOT NULL, hash TEXT NOT NULL, expires INTEGER NOT NULL, PRIMARY KEY (user_schema, username)) STRICT`;
+
+const byKey = (s: CompiledSchema) => `WHERE ${q(s.pk)} = ?`;
+
+export const userRows: UserRows = {
+  async forLogin(ctx: ApiContext, s: CompiledSchema, username: string) {
+    const rs = await ctx.db.execute({ sql: `SELECT ${s.json} AS j, t.${q(s.passwordField!)} AS h FROM ${s.table} AS t WHERE t.${q(s.pk)} = ?`, args: [username] });
+    const row = rs.rows[0];
+    return row ? { json: row.j as string, hash: (row.h as string | null) ?? null } : null;
+  },
+
+  async json(ctx: ApiContext, s: CompiledSchema, username: string) {
+    const rs = await ctx.db.execute({ sql: s.sqlGet, args: [username] });
+    return (rs.rows[0]?.j as string | undefined) ?? null;
+  },
+
+  async passwordHash(ctx: ApiContext, s: CompiledSchema, username: string) {
+    const rs = await ctx.db.execute({ sql: `SELECT ${q(s.passwordField!)} AS h FROM ${s.table} ${byKey(s)}`, args: [username] });
+    return (rs.rows[0]?.h as string | null | undefined) ?? null;
+  },
+
+  async email(ctx: ApiContext, s: CompiledSchema, username: string) {
+    const rs = await ctx.db.execute({ sql: `SELECT ${q(s.def.user!.email!)} AS email FROM ${s.table} ${byKey(s)}`, args: [username] });
+    const row = rs.rows[0];
+    return row ? { email: (row.email as string | null) ?? null } : null;
+  },
+
+  async setPasswordHash(ctx: ApiContext, s: CompiledSchema, username: string, hash: string) {
+    const [updated] = await ctx.db.batch(
+      [
+        { sql: `UPDATE ${s.table} SET ${q(s.passwordField!)} = ?, "lastmoddate" = max("lastmoddate" + 1, ?) ${byKey(s)} RETURNING ${s.jsonReturning} AS j`, args: [hash, Date.now(), username] },
+        { sql: `DELETE FROM _burrow_temp_passwords WHERE user_schema = ? AND username = ?`, args: [s.name, username] },
+      ],
+      "write",
+    );
+    return (updated!.rows[0]?.j as string | undefined) ?? null;
+  },
+
+  async tempPasswordHash(ctx: ApiContext, s: CompiledSchema, username: string, now: number) {
+    const rs = await ctx.db.execute({ sql: `SELECT hash FROM _burrow_temp_passwords WHERE user_schema = ? AND username = ? AND expires > ?`, args: [s.name, username, now] });
+    return (rs.rows[0]?.hash as string | undefined) ?? null;
+  },
+
+  async setTempPasswordHash(ctx: ApiContext, s: CompiledSchema, username: string, hash: string, expires: number) {
+    await ctx.db.execute({
+      sql: `INSERT INTO _burrow_temp_passwords (user_schema, username, hash, expires) VALUES (?, ?, ?, ?)
+            ON CONFLICT(user_schema, username) DO UPDATE SET hash = excluded.hash, expires = excluded.expires`,
+      args: [s.name, username, hash, expires],
+    });
+  },
+};
