@@ -23,42 +23,13 @@ import { type KeySet, ensureKeys, readKeys } from "./system/keys.ts";
 import { Settings } from "./system/settings.ts";
 import { BUMP_EPOCH, migrateSystemDb, readEpoch } from "./system/system-db.ts";
 import { VERSION } from "./version.ts";
+import type { KeyIndex, Services } from "./http/services.ts";
+
+export type { Services } from "./http/services.ts";
 
 /** How often a process looks for configuration changes made by another process (CLI, second node). */
 const REFRESH_INTERVAL_MS = 1000;
 
-interface KeyIndex {
-  set: KeySet;
-  /** public key -> environment */
-  byPublic: Map<string, EnvName>;
-}
-
-export interface Services {
-  readonly config: Config;
-  readonly version: string;
-  readonly startedAt: number;
-  readonly log: Logger;
-  readonly system: Client;
-  readonly envDbs: Record<EnvName, Client>;
-  readonly catalog: Catalog;
-  readonly admins: Admins;
-  readonly settings: Settings;
-  /** The datastore: every object operation, with its access checks (routes and custom code call only this). */
-  readonly data: Datastore;
-  readonly files: Files;
-  readonly sessions: Record<EnvName, Sessions>;
-  readonly nonces: NonceCache;
-  readonly limiter: RateLimiter;
-  readonly mailer: Mailer;
-  readonly accounts: Accounts;
-  keys: KeyIndex;
-  /** Reload keys, settings and schemas when another process changed them; undefined when not due yet. */
-  refreshIfDue(): Promise<void> | undefined;
-  reload(): Promise<void>;
-  /** Background upkeep (emptying the file trash); returns a function that stops it. */
-  startMaintenance(): () => void;
-  close(): void;
-}
 
 /** How often the file trash is emptied in the background (writes also empty it as they go). */
 const MAINTENANCE_INTERVAL_MS = 60_000;

@@ -7,15 +7,15 @@ import { MAC_WINDOW_SECONDS, type MacHeader, parseMacHeader, verifyMac } from ".
 import { OAUTH1_WINDOW_SECONDS, baseStringUri, parseOAuthHeader, verifyOAuth1 } from "../auth/oauth1.ts";
 import type { Session } from "../auth/sessions.ts";
 import type { ApiContext, Principal } from "../datastore/context.ts";
-import { ApiError } from "../errors.ts";
-import type { Services } from "../services.ts";
+import { ApiError, unauthorized } from "../errors.ts";
+import type { Services } from "./services.ts";
 import type { EnvName } from "../system/environments.ts";
 import { parseAcceptVersion } from "./accept.ts";
 import { isFormType, readText } from "./body.ts";
 import { candidatePorts, defaultPort, rawTarget, requestOrigin } from "./origin.ts";
 import type { RequestInfo } from "./request-meta.ts";
 
-export const API_KEY_HEADER = "x-service-api-key";
+const API_KEY_HEADER = "x-service-api-key";
 
 /**
  * The derive step of the API route groups, declared once per group: the path's parameters are checked (a
@@ -36,10 +36,9 @@ function checkParams(params: Record<string, string | null>): void {
   if (params.schema!.charCodeAt(0) === 95) throw new NotFoundError();
 }
 
-const unauthorized = (msg: string) => new ApiError(401, msg);
 
 /** The context of an API request; synchronous for unsigned requests unless a configuration refresh is due. */
-export function apiContext(services: Services, info: RequestInfo, request: Request): ApiContext | Promise<ApiContext> {
+function apiContext(services: Services, info: RequestInfo, request: Request): ApiContext | Promise<ApiContext> {
   const due = services.refreshIfDue();
   const auth = request.headers.get("authorization");
   if (auth !== null) return due ? due.then(() => signedContext(services, info, request, auth)) : signedContext(services, info, request, auth);

@@ -3,7 +3,7 @@
 // bodies are read by named parsers with the size limit, and `app.handle(request)` is what tests call.
 
 import { Elysia } from "elysia";
-import type { Services } from "../services.ts";
+import type { Services } from "./services.ts";
 import { edgeError, edgeRequest, methodTable } from "./edge.ts";
 import { openapiPlugin } from "./openapi.ts";
 import { bodyParsers } from "./parsers.ts";
@@ -14,7 +14,7 @@ import { healthRoutes } from "./routes/health.ts";
 import { objectRoutes } from "./routes/objects.ts";
 import { userRoutes } from "./routes/users.ts";
 
-export interface AppOptions {
+interface AppOptions {
   /** The peer address of a request; by default the listening server's view of the connection. */
   peer?: (req: Request) => string | null;
 }

@@ -2,7 +2,7 @@
 // environment comes from the API key (or the key named in an X-Service-API-Key-<key> header during a preflight);
 // a request that names no key is judged by the union of both environments' origins.
 
-import type { Services } from "../services.ts";
+import type { Services } from "./services.ts";
 import type { EnvName } from "../system/environments.ts";
 import { ENVIRONMENTS } from "../system/environments.ts";
 

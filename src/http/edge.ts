@@ -3,7 +3,7 @@
 // 405 with Allow for a known path and another method). Installed by app.ts as onRequest and onError.
 
 import { ApiError, methodNotAllowed } from "../errors.ts";
-import type { Services } from "../services.ts";
+import type { Services } from "./services.ts";
 import { readText } from "./body.ts";
 import { corsHeaders, preflight } from "./cors.ts";
 import type { RequestInfoWriter } from "./request-meta.ts";

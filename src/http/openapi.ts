@@ -5,8 +5,8 @@
 
 import { openapi } from "@elysiajs/openapi";
 
-export const OPENAPI_PATH = "/_admin/api/openapi.json";
-export const DOCS_PATH = "/_admin/docs";
+const OPENAPI_PATH = "/_admin/api/openapi.json";
+const DOCS_PATH = "/_admin/docs";
 
 const DESCRIPTION = `Burrow serves an app's data, users and files over REST.
 

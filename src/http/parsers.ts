@@ -3,12 +3,12 @@
 // checks can see the same text; malformed JSON is a 400 with the parser's message.
 
 import { Elysia } from "elysia";
-import type { Services } from "../services.ts";
+import type { Services } from "./services.ts";
 import { parseJson, readJsonBody, readText } from "./body.ts";
 import { objectBody, requestParams } from "./params.ts";
 
 /** Admin bodies (schema definitions, settings) may be larger than API objects are allowed to be. */
-export const ADMIN_BODY_LIMIT = 4 * 1024 * 1024;
+const ADMIN_BODY_LIMIT = 4 * 1024 * 1024;
 
 /** The parsers as a plugin: each route group uses it, so its routes may name them (and their types know them). */
 export function bodyParsers(services: Services) {

@@ -1,8 +1,8 @@
 // Response helpers: JSON with the API's content type, and the error envelope.
 
 import type { ApiError } from "../errors.ts";
+import { JSON_TYPE } from "../net/json-response.ts";
 
-export const JSON_TYPE = "application/json; charset=utf-8";
 /** Responses copy their init headers, so one shared Headers is safe and cheaper than a fresh object each time. */
 const JSON_HEADERS = new Headers({ "content-type": JSON_TYPE });
 const OK_INIT: ResponseInit = { status: 200, headers: JSON_HEADERS };

@@ -22,19 +22,6 @@ const LAYERS: readonly (readonly string[])[] = [
   ["cli/", "services.ts", "main.ts"],
 ];
 
-/**
- * ALLOW-LIST, TO BE EMPTIED: known upward imports from src/auth that the owner of src/auth is turning around.
- * Nothing else may be added here; delete each entry once its import is gone.
- */
-const PENDING_AUTH_IMPORTS: readonly string[] = [];
-
-/**
- * Type-only imports of the `Services` record from the composition root (src/services.ts) by src/http/**. They point
- * up as well and are left to the owner of src/http (e.g. declare the record's interface in src/http/ and have
- * src/services.ts build it); remove this exemption once none is left. Runtime imports are never exempt.
- */
-const PENDING_HTTP_SERVICES_TYPE_IMPORTS = { from: "http/", to: "services.ts" } as const;
-
 interface Import {
   from: string;
   to: string;
@@ -73,9 +60,6 @@ function relativeImports(file: string, code: string): Import[] {
 const files = [...new Glob("**/*.ts").scanSync(SRC)].sort();
 const imports = files.flatMap((f) => relativeImports(f, readFileSync(join(SRC, f), "utf8")));
 const edge = (i: Import) => `${i.from} -> ${i.to}`;
-const exempt = (i: Import) =>
-  PENDING_AUTH_IMPORTS.includes(edge(i)) ||
-  (i.typeOnly && i.from.startsWith(PENDING_HTTP_SERVICES_TYPE_IMPORTS.from) && i.to === PENDING_HTTP_SERVICES_TYPE_IMPORTS.to);
 
 describe("layers", () => {
   test("the parser finds multi-line, type-only and re-export imports", () => {
@@ -93,7 +77,7 @@ describe("layers", () => {
   });
 
   test("no import points to a higher layer", () => {
-    const upward = imports.filter((i) => layerOf(i.to) > layerOf(i.from) && !exempt(i)).map(edge);
+    const upward = imports.filter((i) => layerOf(i.to) > layerOf(i.from)).map(edge);
     expect(upward).toEqual([]);
   });
 });

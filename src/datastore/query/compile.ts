@@ -3,7 +3,7 @@
 
 import type { InValue } from "@libsql/core/api";
 import { q } from "../../db/sql.ts";
-import { ApiError } from "../../errors.ts";
+import { badRequest } from "../../errors.ts";
 import type { CompiledSchema } from "../../schema/compiled.ts";
 import type { FieldDef } from "../../schema/definition.ts";
 import { columnsOf, geoTableName } from "../../schema/layout.ts";
@@ -38,7 +38,6 @@ interface FieldRef {
   cols: string[];
 }
 
-const bad = (msg: string) => new ApiError(400, msg);
 const col = (c: string) => `t.${q(c)}`;
 
 /** Resolve a field named in a query: the key, an automatic field or a schema field; 400 otherwise. */
@@ -46,7 +45,7 @@ export function resolveField(s: CompiledSchema, name: string, where: string): Fi
   if (name === s.pk || name === "sm_owner") return { name, kind: "string", items: "string", cols: [name] };
   if (name === "createddate" || name === "lastmoddate") return { name, kind: "integer", items: "integer", cols: [name] };
   const def = s.fields.get(name);
-  if (!def) throw bad(`unknown field "${name}" in ${where} (schema ${s.name})`);
+  if (!def) throw badRequest(`unknown field "${name}" in ${where} (schema ${s.name})`);
   return { name, kind: kindOf(def), items: def.type === "array" ? def.items! : "string", cols: columnsOf(name, def) };
 }
 
@@ -73,17 +72,17 @@ function convert(kind: "string" | "integer" | "float" | "boolean", raw: string, 
       return raw;
     case "integer":
       if (/^[-+]?\d{1,16}$/.test(raw) && Number.isSafeInteger(Number(raw))) return Number(raw);
-      throw bad(`${JSON.stringify(c.key)}: "${raw.slice(0, 40)}" is not an integer (field ${c.field})`);
+      throw badRequest(`${JSON.stringify(c.key)}: "${raw.slice(0, 40)}" is not an integer (field ${c.field})`);
     case "float": {
       const n = Number(raw);
       if (/^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(raw) && Number.isFinite(n)) return n;
-      throw bad(`${JSON.stringify(c.key)}: "${raw.slice(0, 40)}" is not a number (field ${c.field})`);
+      throw badRequest(`${JSON.stringify(c.key)}: "${raw.slice(0, 40)}" is not a number (field ${c.field})`);
     }
     case "boolean": {
       const v = raw.toLowerCase();
       if (v === "true" || v === "1") return 1;
       if (v === "false" || v === "0") return 0;
-      throw bad(`${JSON.stringify(c.key)}: "${raw.slice(0, 40)}" is not true or false (field ${c.field})`);
+      throw badRequest(`${JSON.stringify(c.key)}: "${raw.slice(0, 40)}" is not true or false (field ${c.field})`);
     }
   }
 }
@@ -94,7 +93,7 @@ function valueOf(f: FieldRef, raw: string, c: Clause): InValue {
 
 function list(f: FieldRef, c: Clause): InValue[] {
   const parts = c.value.split(",");
-  if (parts.length > MAX_IN_VALUES) throw bad(`${JSON.stringify(c.key)}: at most ${MAX_IN_VALUES} values`);
+  if (parts.length > MAX_IN_VALUES) throw badRequest(`${JSON.stringify(c.key)}: at most ${MAX_IN_VALUES} values`);
   return parts.map((p) => valueOf(f, p, c));
 }
 
@@ -119,9 +118,9 @@ interface GeoState {
 function clauseSql(s: CompiledSchema, c: Clause, args: InValue[], geo: GeoState): string {
   const f = resolveField(s, c.field, "query");
   const cname = col(f.cols[0]!);
-  if (f.kind === "password") throw bad(`password field "${f.name}" cannot be queried`);
+  if (f.kind === "password") throw badRequest(`password field "${f.name}" cannot be queried`);
   if (f.kind === "geopoint" && c.op !== "null" && c.op !== "near" && c.op !== "within")
-    throw bad(`geopoint field "${f.name}" takes [near], [within] or [null]`);
+    throw badRequest(`geopoint field "${f.name}" takes [near], [within] or [null]`);
   const multi = f.kind === "multi";
   const contains = (sqlOp: string, values: InValue[]) => {
     args.push(...values);
@@ -140,20 +139,20 @@ function clauseSql(s: CompiledSchema, c: Clause, args: InValue[], geo: GeoState)
     case "lte":
     case "gt":
     case "gte": {
-      if (multi) throw bad(`[${c.op}] does not apply to array or relationship field "${f.name}"`);
+      if (multi) throw badRequest(`[${c.op}] does not apply to array or relationship field "${f.name}"`);
       args.push(valueOf(f, c.value, c));
       return `${cname} ${{ lt: "<", lte: "<=", gt: ">", gte: ">=" }[c.op]} ?`;
     }
     case "null": {
       const v = c.value.toLowerCase();
-      if (v !== "true" && v !== "false") throw bad(`${JSON.stringify(c.key)} takes true or false`);
+      if (v !== "true" && v !== "false") throw badRequest(`${JSON.stringify(c.key)} takes true or false`);
       return `${cname} IS ${v === "true" ? "" : "NOT "}NULL`;
     }
     case "empty": {
       const def = s.fields.get(f.name);
-      if (f.kind !== "string" || (def && def.type !== "string")) throw bad(`[empty] works only on string fields, and "${f.name}" is not one`);
+      if (f.kind !== "string" || (def && def.type !== "string")) throw badRequest(`[empty] works only on string fields, and "${f.name}" is not one`);
       const v = c.value.toLowerCase();
-      if (v !== "true" && v !== "false") throw bad(`${JSON.stringify(c.key)} takes true or false`);
+      if (v !== "true" && v !== "false") throw badRequest(`${JSON.stringify(c.key)} takes true or false`);
       return v === "true" ? `${cname} = ''` : `${cname} IS NOT ''`;
     }
     case "in":
@@ -166,14 +165,14 @@ function clauseSql(s: CompiledSchema, c: Clause, args: InValue[], geo: GeoState)
     }
     case "near":
     case "within": {
-      if (f.kind !== "geopoint") throw bad(`[${c.op}] works only on geopoint fields, and "${f.name}" is not one`);
+      if (f.kind !== "geopoint") throw badRequest(`[${c.op}] works only on geopoint fields, and "${f.name}" is not one`);
       const g = parseGeo(c.op, f.name, c.value);
       const [lat, lon] = f.cols.map(col) as [string, string];
       if (g.kind === "box") return rectsSql(s.name, f.name, boxRects(g), args);
       const d = distanceSql(lat, lon);
       const distance: SqlPart = { sql: d.sql, args: d.args(g) };
       if (g.kind === "near") {
-        if (geo.near) throw bad("only one [near] condition per query");
+        if (geo.near) throw badRequest("only one [near] condition per query");
         geo.near = { field: f.name, distance };
       }
       if (g.kind === "near" && g.radius === null) return `${lat} IS NOT NULL AND ${lon} IS NOT NULL`;
@@ -202,7 +201,7 @@ function orderSql(s: CompiledSchema, keys: OrderKey[], near: NearSort | null): S
   if (near) return { sql: `ORDER BY ${near.distance.sql}, t.rowid`, args: [...near.distance.args] };
   const parts = keys.map((k) => {
     const f = resolveField(s, k.field, "X-Service-OrderBy");
-    if (f.kind === "multi" || f.kind === "geopoint" || f.kind === "password") throw bad(`cannot order by "${f.name}" (${f.kind === "multi" ? "array or relationship" : f.kind})`);
+    if (f.kind === "multi" || f.kind === "geopoint" || f.kind === "password") throw badRequest(`cannot order by "${f.name}" (${f.kind === "multi" ? "array or relationship" : f.kind})`);
     return `${col(f.cols[0]!)} ${k.desc ? "DESC" : "ASC"}`;
   });
   return { sql: `ORDER BY ${[...parts, "t.rowid"].join(", ")}`, args: [] };

@@ -1,7 +1,7 @@
 // Geo queries: parsing of [near]/[within] values, the great-circle (haversine) distance in radians as SQL,
 // and the latitude/longitude boxes that bound a spherical cap (used against the R*Tree). Pure.
 
-import { ApiError } from "../../errors.ts";
+import { badRequest } from "../../errors.ts";
 
 export const EARTH_RADIUS_KM = 6367.5;
 export const EARTH_RADIUS_MILES = 3956.6;
@@ -19,25 +19,24 @@ export interface Rect {
   lon2: number;
 }
 
-const bad = (msg: string) => new ApiError(400, msg);
 
 function num(s: string, what: string): number {
-  if (!/^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(s)) throw bad(`${what} must be a number, not ${JSON.stringify(s.slice(0, 40))}`);
+  if (!/^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(s)) throw badRequest(`${what} must be a number, not ${JSON.stringify(s.slice(0, 40))}`);
   return Number(s);
 }
 
 export function checkLat(v: number): number {
-  if (!(v >= -90 && v <= 90)) throw bad("Latitude value must be between -90 and 90 inclusive.");
+  if (!(v >= -90 && v <= 90)) throw badRequest("Latitude value must be between -90 and 90 inclusive.");
   return v;
 }
 
 export function checkLon(v: number): number {
-  if (!(v >= -180 && v < 180)) throw bad("Longitude value must be between -180 inclusive and 180 exclusive.");
+  if (!(v >= -180 && v < 180)) throw badRequest("Longitude value must be between -180 inclusive and 180 exclusive.");
   return v;
 }
 
 function checkRadius(v: number): number {
-  if (!(v >= 0) || !Number.isFinite(v)) throw bad("the radius (radians) must be a non-negative number");
+  if (!(v >= 0) || !Number.isFinite(v)) throw badRequest("the radius (radians) must be a non-negative number");
   return v;
 }
 
@@ -46,16 +45,16 @@ export function parseGeo(op: "near" | "within", field: string, value: string): G
   const parts = value.split(",");
   const n = (i: number, what: string) => num(parts[i]!, `${field}[${op}]: ${what}`);
   if (op === "near") {
-    if (parts.length !== 2 && parts.length !== 3) throw bad(`${field}[near] takes <lat>,<lon> or <lat>,<lon>,<radius in radians>`);
+    if (parts.length !== 2 && parts.length !== 3) throw badRequest(`${field}[near] takes <lat>,<lon> or <lat>,<lon>,<radius in radians>`);
     return { kind: "near", lat: checkLat(n(0, "latitude")), lon: checkLon(n(1, "longitude")), radius: parts.length === 3 ? checkRadius(n(2, "radius")) : null };
   }
   if (parts.length === 3) return { kind: "cap", lat: checkLat(n(0, "latitude")), lon: checkLon(n(1, "longitude")), radius: checkRadius(n(2, "radius")) };
   if (parts.length === 4) {
     const box = { lat1: checkLat(n(0, "latitude")), lon1: checkLon(n(1, "longitude")), lat2: checkLat(n(2, "latitude")), lon2: checkLon(n(3, "longitude")) };
-    if (box.lat1 > box.lat2) throw bad(`${field}[within]: the first corner is the lower left, so its latitude cannot be above the second's`);
+    if (box.lat1 > box.lat2) throw badRequest(`${field}[within]: the first corner is the lower left, so its latitude cannot be above the second's`);
     return { kind: "box", ...box };
   }
-  throw bad(`${field}[within] takes <lat>,<lon>,<radius in radians> or <lat1>,<lon1>,<lat2>,<lon2> (lower left, upper right)`);
+  throw badRequest(`${field}[within] takes <lat>,<lon>,<radius in radians> or <lat1>,<lon1>,<lat2>,<lon2> (lower left, upper right)`);
 }
 
 const RAD = Math.PI / 180;

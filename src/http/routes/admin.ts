@@ -5,7 +5,7 @@ import { Elysia, t } from "elysia";
 import { ApiError, badRequest, notFound, tooManyRequests, unauthorized } from "../../errors.ts";
 import { systemContext } from "../../request-context.ts";
 import { isValidName } from "../../schema/definition.ts";
-import type { Services } from "../../services.ts";
+import type { Services } from "../services.ts";
 import { ENVIRONMENTS, type EnvName, isEnvName } from "../../system/environments.ts";
 import { redactSettings } from "../../system/settings.ts";
 import { json } from "../respond.ts";

@@ -2,7 +2,7 @@
 
 import { Elysia } from "elysia";
 import { notFound } from "../../errors.ts";
-import type { Services } from "../../services.ts";
+import type { Services } from "../services.ts";
 import { isEnvName } from "../../system/environments.ts";
 import { ErrorBody } from "../schemas.ts";
 

@@ -1,7 +1,7 @@
 // Liveness: GET /_health answers as long as the process serves and its databases answer.
 
 import { Elysia } from "elysia";
-import type { Services } from "../../services.ts";
+import type { Services } from "../services.ts";
 import { json } from "../respond.ts";
 import { Health, errors } from "../schemas.ts";
 

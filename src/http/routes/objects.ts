@@ -6,7 +6,7 @@ import { badRequest } from "../../errors.ts";
 import { hasNested } from "../../datastore/datastore.ts";
 import { type ReadShape, parseConditions, parseQuery, parseReadShape } from "../../datastore/query/parse.ts";
 import { parseRelationsHeader } from "../../schema/infer.ts";
-import type { Services } from "../../services.ts";
+import type { Services } from "../services.ts";
 import type { ApiContext } from "../../request-context.ts";
 import { apiContextStep } from "../api-context.ts";
 import type { BodyParsers } from "../parsers.ts";

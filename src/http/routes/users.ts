@@ -4,7 +4,7 @@
 
 import { Elysia } from "elysia";
 import type { ApiContext } from "../../request-context.ts";
-import type { Services } from "../../services.ts";
+import type { Services } from "../services.ts";
 import { apiContextStep } from "../api-context.ts";
 import { requestParams } from "../params.ts";
 import { clientIp } from "../origin.ts";

@@ -1,0 +1,51 @@
+// What the HTTP layer is given: the record of opened services (databases, catalog, datastore, accounts, ...)
+// that src/services.ts builds at start-up. Declared here, below its builder, so src/http imports only downward.
+
+import type { Client } from "@libsql/core/api";
+import type { Accounts } from "../auth/accounts.ts";
+import type { NonceCache } from "../auth/nonces.ts";
+import type { RateLimiter } from "../auth/rate-limit.ts";
+import type { Sessions } from "../auth/sessions.ts";
+import type { Config } from "../config.ts";
+import type { Datastore } from "../datastore/datastore.ts";
+import type { Files } from "../files/files.ts";
+import type { Logger } from "../log.ts";
+import type { Mailer } from "../mail/mailer.ts";
+import type { Catalog } from "../schema/catalog.ts";
+import type { Admins } from "../system/admins.ts";
+import type { EnvName } from "../system/environments.ts";
+import type { KeySet } from "../system/keys.ts";
+import type { Settings } from "../system/settings.ts";
+
+export interface KeyIndex {
+  set: KeySet;
+  /** public key -> environment */
+  byPublic: Map<string, EnvName>;
+}
+
+export interface Services {
+  readonly config: Config;
+  readonly version: string;
+  readonly startedAt: number;
+  readonly log: Logger;
+  readonly system: Client;
+  readonly envDbs: Record<EnvName, Client>;
+  readonly catalog: Catalog;
+  readonly admins: Admins;
+  readonly settings: Settings;
+  /** The datastore: every object operation, with its access checks (routes and custom code call only this). */
+  readonly data: Datastore;
+  readonly files: Files;
+  readonly sessions: Record<EnvName, Sessions>;
+  readonly nonces: NonceCache;
+  readonly limiter: RateLimiter;
+  readonly mailer: Mailer;
+  readonly accounts: Accounts;
+  keys: KeyIndex;
+  /** Reload keys, settings and schemas when another process changed them; undefined when not due yet. */
+  refreshIfDue(): Promise<void> | undefined;
+  reload(): Promise<void>;
+  /** Background upkeep (emptying the file trash); returns a function that stops it. */
+  startMaintenance(): () => void;
+  close(): void;
+}
