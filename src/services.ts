@@ -3,14 +3,13 @@
 
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { Client } from "@libsql/core/api";
 import type { Config } from "./config.ts";
 import { openClient } from "./db/open-client.ts";
 import { Datastore } from "./datastore/datastore.ts";
 import { TEMP_PASSWORDS_DDL, userRows } from "./datastore/user-rows.ts";
 import { Accounts, type RateLimits } from "./auth/accounts.ts";
-import { MemoryNonceCache, type NonceCache } from "./auth/nonces.ts";
-import { MemoryRateLimiter, type RateLimiter } from "./auth/rate-limit.ts";
+import { MemoryNonceCache } from "./auth/nonces.ts";
+import { MemoryRateLimiter } from "./auth/rate-limit.ts";
 import { SESSIONS_DDL, Sessions } from "./auth/sessions.ts";
 import { Mailer } from "./mail/mailer.ts";
 import { FILES_DDL, Files } from "./files/files.ts";
@@ -18,7 +17,7 @@ import { type Logger, createLogger } from "./log.ts";
 import { Catalog } from "./schema/catalog.ts";
 import { LAYOUT_DDL } from "./schema/migrate.ts";
 import { Admins } from "./system/admins.ts";
-import { ENVIRONMENTS, type EnvName } from "./system/environments.ts";
+import { ENVIRONMENTS } from "./system/environments.ts";
 import { type KeySet, ensureKeys, readKeys } from "./system/keys.ts";
 import { Settings } from "./system/settings.ts";
 import { BUMP_EPOCH, migrateSystemDb, readEpoch } from "./system/system-db.ts";
