@@ -30,7 +30,7 @@ export function apiContextStep(services: Services, info: RequestInfo) {
   };
 }
 
-function checkParams(params: Record<string, string | null>): void {
+export function checkParams(params: Record<string, string | null>): void {
   for (const k in params) if (params[k] === null) throw new ApiError(400, "malformed percent-encoding in the URL path");
   // Not a route at all: the edge answers 404, or 405 where another method has a route at this path.
   if (params.schema!.charCodeAt(0) === 95) throw new NotFoundError();
@@ -38,7 +38,7 @@ function checkParams(params: Record<string, string | null>): void {
 
 
 /** The context of an API request; synchronous for unsigned requests unless a configuration refresh is due. */
-function apiContext(services: Services, info: RequestInfo, request: Request): ApiContext | Promise<ApiContext> {
+export function apiContext(services: Services, info: RequestInfo, request: Request): ApiContext | Promise<ApiContext> {
   const due = services.refreshIfDue();
   const auth = request.headers.get("authorization");
   if (auth !== null) return due ? due.then(() => signedContext(services, info, request, auth)) : signedContext(services, info, request, auth);

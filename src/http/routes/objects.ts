@@ -8,7 +8,7 @@ import { type ReadShape, parseConditions, parseQuery, parseReadShape } from "../
 import { parseRelationsHeader } from "../../schema/infer.ts";
 import type { Services } from "../services.ts";
 import type { ApiContext } from "../../request-context.ts";
-import { apiContextStep } from "../api-context.ts";
+import { apiContext, apiContextStep, checkParams } from "../api-context.ts";
 import type { BodyParsers } from "../parsers.ts";
 import type { RequestInfo } from "../request-meta.ts";
 import { objectDocs as docs } from "../openapi-docs.ts";
@@ -37,6 +37,16 @@ export function objectRoutes(services: Services, info: RequestInfo, parsers: Bod
 
   return new Elysia({ name: "objects" })
     .use(parsers)
+    // The hottest route is declared before the group's derive step and resolves the same context itself:
+    // measured, the per-request derive (an extra context merge and, in the minified build, an awaited step)
+    // cost GET by key several points of throughput. No async frame when the context is ready.
+    .get("/:schema/:id", ({ params, request }) => {
+      checkParams(params);
+      const shape = readShape(request);
+      const api = apiContext(services, info, request);
+      const read = (ctx: ApiContext) => data.get(ctx, schemaParam(params.schema), params.id, shape).then(rawJson);
+      return api instanceof Promise ? api.then(read) : read(api);
+    }, { detail: docs.get })
     .derive(apiContextStep(services, info))
     .get("/:schema", async ({ api, request, params }) => {
       const ctx = await api;
@@ -64,12 +74,6 @@ export function objectRoutes(services: Services, info: RequestInfo, parsers: Bod
       await data.removeWhere(ctx, schemaParam(params.schema), parseConditions(new URL(request.url).searchParams));
       return json({});
     }, { detail: docs.removeWhere })
-    // The hottest route: no async frame when the context is ready (unsigned requests).
-    .get("/:schema/:id", ({ api, params, request }) => {
-      const shape = readShape(request);
-      const read = (ctx: ApiContext) => data.get(ctx, schemaParam(params.schema), params.id, shape).then(rawJson);
-      return api instanceof Promise ? api.then(read) : read(api);
-    }, { detail: docs.get })
     .put(
       "/:schema/:id",
       async ({ api, request, params, body }) => {
