@@ -25,6 +25,8 @@ export class ApiError extends Error {
   }
 }
 
+/** An OAuth 2.0 token-endpoint error: the RFC 6749 code as `error`, the details as `error_description`. */
+export const oauthError = (status: 400 | 401, code: string, description: string) => new ApiError(status, code, { description });
 export const badRequest = (message: string) => new ApiError(400, message);
 export const unauthorized = (message = "Insufficient authorization") => new ApiError(401, message);
 export const notFound = (message = "object instance does not exist") => new ApiError(404, message);

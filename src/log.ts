@@ -1,6 +1,6 @@
 // Minimal leveled logger writing one line per event to stderr. Callers never pass secrets.
 
-export type Level = "error" | "warn" | "info" | "debug";
+type Level = "error" | "warn" | "info" | "debug";
 const ORDER: Record<Level, number> = { error: 0, warn: 1, info: 2, debug: 3 };
 
 export interface Logger {

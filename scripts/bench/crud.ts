@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startBenchServer } from "./server.ts";
-import { ensureBinary, machine, table, writeSection } from "./env.ts";
+import { ensureBinary, machine, readFirstLine, table, writeSection } from "./env.ts";
 import { defaultTool, runLoad, type LoadResult, type Tool } from "./load.ts";
 
 const { values } = parseArgs({
@@ -36,7 +36,7 @@ try {
   const body = JSON.stringify({ title: "created by the benchmark", n: 7, done: false, tags: ["x"] });
 
   const floor = Bun.spawn([process.execPath, join(import.meta.dir, "floor-server.ts"), join(server.dir, "data/development.db"), "o_bench", "bench_id"], { stdout: "pipe" });
-  const floorUrl = /serving (\S+)/.exec(await readLine(floor.stdout))![1]!;
+  const floorUrl = /serving (\S+)/.exec(await readFirstLine(floor.stdout))![1]!;
 
   // Every case runs `rounds` times, interleaved (floor, Burrow, floor, ...), and the median run is reported:
   // on a shared 2-core machine consecutive runs differ by 20% or more, and interleaving spreads that over both.
@@ -94,16 +94,4 @@ try {
   if (values.write) writeSection("crud", md);
 } finally {
   await server.stop();
-}
-
-async function readLine(stream: ReadableStream<Uint8Array>): Promise<string> {
-  const reader = stream.getReader();
-  let s = "";
-  while (!s.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    s += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  return s;
 }

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { ROOT, ensureBinary, machine, table, writeSection } from "./env.ts";
+import { ROOT, ensureBinary, machine, readFirstLine, table, writeSection } from "./env.ts";
 import { defaultTool, runLoad, type LoadResult } from "./load.ts";
 import { startBenchServer, type BenchServer } from "./server.ts";
 
@@ -63,7 +63,7 @@ try {
   const ours = await setup(current);
   const base = await setup(baseline.exe);
   floor = Bun.spawn([process.execPath, join(import.meta.dir, "floor-server.ts"), join(ours.s.dir, "data/development.db"), "o_bench", "bench_id"], { stdout: "pipe" });
-  const floorUrl = /serving (\S+)/.exec(await firstLine(floor.stdout as ReadableStream<Uint8Array>))![1]!;
+  const floorUrl = /serving (\S+)/.exec(await readFirstLine(floor.stdout as ReadableStream<Uint8Array>))![1]!;
   const body = JSON.stringify({ title: "created by the benchmark", n: 7, done: false, tags: ["x"] });
 
   const runs: Record<string, LoadResult[]> = {};
@@ -109,16 +109,4 @@ try {
   floor?.kill();
   for (const s of servers) await s.stop();
   baseline.cleanup();
-}
-
-async function firstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
-  const reader = stream.getReader();
-  let s = "";
-  while (!s.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    s += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  return s;
 }

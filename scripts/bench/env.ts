@@ -66,3 +66,16 @@ export function stealPercent(a: ReturnType<typeof cpuCounters>, b: ReturnType<ty
   if (!a || !b || b.total === a.total) return "";
   return `${((100 * (b.steal - a.steal)) / (b.total - a.total)).toFixed(0)}%`;
 }
+
+/** The first line a child process prints (e.g. a server's "serving <url>"). */
+export async function readFirstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
+  const reader = stream.getReader();
+  let s = "";
+  while (!s.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    s += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  return s;
+}

@@ -5,14 +5,14 @@
 // src/datastore/user-rows.ts) and mail leaves through the MailSender port (src/mail/mailer.ts), both declared here.
 
 import { hashPassword, verifyNothing, verifyPassword } from "./passwords.ts";
-import { ApiError, notFound, tooManyRequests, unauthorized } from "../errors.ts";
+import { notFound, oauthError, tooManyRequests, unauthorized } from "../errors.ts";
 import type { ApiContext, EnvName } from "../request-context.ts";
 import type { CompiledSchema } from "../schema/compiled.ts";
 import type { Sessions, Tokens } from "./sessions.ts";
 import { randomToken } from "./sessions.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 
-export const TEMP_PASSWORD_TTL_MS = 24 * 3600 * 1000;
+const TEMP_PASSWORD_TTL_MS = 24 * 3600 * 1000;
 const TEMP_REQUIRED = "Temporary password reset required.";
 const MAX_FIELD = 1024;
 
@@ -22,7 +22,7 @@ export interface RateLimits {
   failedLoginWindowMinutes: number;
 }
 
-const denied = (description = "Invalid username or password") => new ApiError(401, "access_denied", { description });
+const denied = () => oauthError(401, "access_denied", "Invalid username or password");
 
 /** The rows of a user schema (and its temporary passwords) that accounts read and write. */
 export interface UserRows {
@@ -43,11 +43,11 @@ export interface UserRows {
 }
 
 /** Outgoing mail as accounts send it (the Mailer satisfies it). */
-export interface MailSender {
+interface MailSender {
   send(env: EnvName, mail: { to: string; subject: string; text: string }): Promise<unknown>;
 }
 
-export interface AccountDeps {
+interface AccountDeps {
   sessions(ctx: ApiContext): Sessions;
   limiter: RateLimiter;
   users: UserRows;
@@ -90,8 +90,8 @@ export class Accounts {
   /** POST (or GET) /<userSchema>/accessToken. */
   async login(ctx: ApiContext, s: CompiledSchema, params: Record<string, string>, ip: string | null): Promise<string> {
     this.limitIp(ctx, ip);
-    if (params.token_type !== undefined && params.token_type !== "mac") throw new ApiError(400, "unsupported_token_type", { description: "token_type must be mac" });
-    if (params.mac_algorithm !== undefined && !["hmac-sha-1", "hmac-sha1"].includes(params.mac_algorithm)) throw new ApiError(400, "invalid_request", { description: "mac_algorithm must be hmac-sha-1" });
+    if (params.token_type !== undefined && params.token_type !== "mac") throw oauthError(400, "unsupported_token_type", "token_type must be mac");
+    if (params.mac_algorithm !== undefined && !["hmac-sha-1", "hmac-sha1"].includes(params.mac_algorithm)) throw oauthError(400, "invalid_request", "mac_algorithm must be hmac-sha-1");
     const username = params[s.pk] ?? params.username;
     const password = params[s.passwordField!] ?? params.password;
     if (!username || !password || username.length > 256 || password.length > MAX_FIELD) throw denied();
@@ -108,8 +108,8 @@ export class Accounts {
       const temp = await this.deps.users.tempPasswordHash(ctx, s, username, Date.now());
       if (temp !== null && (await verifyPassword(password, temp))) {
         const next = params.new_password;
-        if (!next) throw new ApiError(401, TEMP_REQUIRED, { description: TEMP_REQUIRED });
-        if (next.length > MAX_FIELD) throw new ApiError(400, "invalid_request", { description: "new_password is too long" });
+        if (!next) throw oauthError(401, TEMP_REQUIRED, TEMP_REQUIRED);
+        if (next.length > MAX_FIELD) throw oauthError(400, "invalid_request", "new_password is too long");
         user = await this.setPassword(ctx, s, username, next);
         if (user === null) throw denied();
       }
@@ -126,13 +126,13 @@ export class Accounts {
   /** POST /<userSchema>/refreshToken. */
   async refresh(ctx: ApiContext, s: CompiledSchema, params: Record<string, string>, ip: string | null): Promise<string> {
     this.limitIp(ctx, ip);
-    if (params.grant_type !== undefined && params.grant_type !== "refresh_token") throw new ApiError(400, "unsupported_grant_type", { description: "grant_type must be refresh_token" });
+    if (params.grant_type !== undefined && params.grant_type !== "refresh_token") throw oauthError(400, "unsupported_grant_type", "grant_type must be refresh_token");
     const token = params.refresh_token;
-    if (!token) throw new ApiError(401, "invalid_grant", { description: "refresh_token is missing" });
+    if (!token) throw oauthError(401, "invalid_grant", "refresh_token is missing");
     const r = await this.deps.sessions(ctx).refresh(token);
-    if (r === null) throw new ApiError(401, "invalid_grant", { description: "the refresh token is unknown or expired" });
-    if (r === "reused") throw new ApiError(401, "invalid_grant", { description: "the refresh token was already used; every token of this login is revoked" });
-    if (r.schema !== s.name) throw new ApiError(401, "invalid_grant", { description: `the refresh token does not belong to ${s.name}` });
+    if (r === null) throw oauthError(401, "invalid_grant", "the refresh token is unknown or expired");
+    if (r === "reused") throw oauthError(401, "invalid_grant", "the refresh token was already used; every token of this login is revoked");
+    if (r.schema !== s.name) throw oauthError(401, "invalid_grant", `the refresh token does not belong to ${s.name}`);
     const user = await this.deps.users.json(ctx, s, r.username);
     if (user === null) throw denied();
     return this.tokenResponse(user, r.tokens);

@@ -14,7 +14,7 @@ export type RowScope =
   /** Rows whose owner's user object references the caller in `field`. */
   | { kind: "ownerRelationship"; field: string; schema: string; username: string };
 
-export type Decision =
+type Decision =
   | { kind: "allow" }
   | { kind: "deny"; error: ApiError }
   | { kind: "role"; role: string; schema: string; username: string }

@@ -11,7 +11,7 @@ export interface NonceCache {
 
 const SLICE_MS = 30_000;
 /** Most entries kept at once (8 bytes each, tables at most half full); past it the earliest slice goes. */
-export const MAX_NONCES = 4_000_000;
+const MAX_NONCES = 4_000_000;
 
 // A per-process seed: nobody can prepare keys that collide with another client's without knowing it.
 const SEED = crypto.getRandomValues(new Uint32Array(2));

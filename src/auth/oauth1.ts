@@ -7,9 +7,9 @@ import { base64DigestEquals, firstDistinct, withinWindow } from "./mac.ts";
 export const OAUTH1_WINDOW_SECONDS = 300;
 
 /** Longest accepted Authorization header (bounds parsing and decoding). */
-export const MAX_OAUTH_HEADER = 4096;
+const MAX_OAUTH_HEADER = 4096;
 
-export type OAuth1Result = { ok: true } | { ok: false; reason: "method" | "timestamp" | "signature" | "version" };
+type OAuth1Result = { ok: true } | { ok: false; reason: "method" | "timestamp" | "signature" | "version" };
 
 const SCHEME = /^OAuth[ \t]+/i;
 const PARAM = /[ \t]*([A-Za-z0-9%._~-]+)[ \t]*=[ \t]*"([^"]*)"[ \t]*/y;
@@ -62,7 +62,7 @@ export function percentEncode(s: string): string {
   return out;
 }
 
-export interface BaseUriParts {
+interface BaseUriParts {
   scheme: string;
   host: string;
   port: number | null;

@@ -7,8 +7,8 @@ import { timingSafeEqual } from "node:crypto";
 import type { Client } from "@libsql/core/api";
 import { constantTimeEquals, type MacSigner, macSigner } from "./mac.ts";
 
-export const ACCESS_TTL_S = 3600;
-export const REFRESH_TTL_S = 365 * 24 * 3600;
+const ACCESS_TTL_S = 3600;
+const REFRESH_TTL_S = 365 * 24 * 3600;
 const FAMILY_LENGTH = 16;
 const SECRET_LENGTH = 32;
 
@@ -46,7 +46,7 @@ export function randomToken(length = SECRET_LENGTH): string {
   return String.fromCharCode(...codes);
 }
 
-export function digest(token: string): string {
+function digest(token: string): string {
   return new Bun.CryptoHasher("sha256").update(token).digest("hex");
 }
 
@@ -71,7 +71,7 @@ function familyOf(token: string): string | null {
  * Live sessions are cached in memory for a few seconds so signed requests skip a lookup. Revocations made by
  * this process apply at once; another node's revocations apply within this time.
  */
-export const SESSION_CACHE_MS = 10_000;
+const SESSION_CACHE_MS = 10_000;
 const SESSION_CACHE_MAX = 50_000;
 
 export class Sessions {

@@ -50,7 +50,7 @@ function references(alias: string, field: string, many: boolean): string {
   return many ? `EXISTS (SELECT 1 FROM json_each(${alias}.${q(field)}) WHERE value = ?)` : `${alias}.${q(field)} = ?`;
 }
 
-export function scopeSql(ctx: ApiContext, s: CompiledSchema, scope: RowScope): SqlPart {
+function scopeSql(ctx: ApiContext, s: CompiledSchema, scope: RowScope): SqlPart {
   switch (scope.kind) {
     case "owner":
       return { sql: `t."sm_owner" = ?`, args: [scope.owner] };

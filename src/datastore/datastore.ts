@@ -19,10 +19,10 @@ export type { JsonText } from "./objects.ts";
 export { hasNested } from "./upsert.ts";
 
 /** Relationship paths to schemas for writes with nested objects or inferred relationship fields (X-Service-Relations). */
-export type RelationMap = ReadonlyMap<string, string>;
+type RelationMap = ReadonlyMap<string, string>;
 
 /** The keys of a batch create: created ones, and the keys (or positions) of the others, in posted order. */
-export interface BatchResult {
+interface BatchResult {
   succeeded: string[];
   failed: string[];
 }

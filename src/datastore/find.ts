@@ -23,13 +23,13 @@ export interface FindResult {
 }
 
 /** Access control for reads of `schema`: the scope ANDed into every query (and into expansion queries). */
-export function readScope(ctx: ApiContext, s: CompiledSchema): Promise<SqlPart | null> | null {
+function readScope(ctx: ApiContext, s: CompiledSchema): Promise<SqlPart | null> | null {
   return s.open.read ? null : access(ctx, s, "read");
 }
 
 type Obj = Record<string, unknown>;
 
-export interface FindSql {
+interface FindSql {
   sql: string;
   args: InValue[];
   /** The count of the whole result, when a Range was asked for. */

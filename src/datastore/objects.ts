@@ -21,7 +21,7 @@ import { findOne } from "./find.ts";
 import type { ReadShape } from "./query/parse.ts";
 
 export const MAX_BATCH = 1000;
-export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
 /** JSON text produced by SQLite (json_object): sent to clients as it is. */
 export type JsonText = string;
@@ -51,7 +51,7 @@ function typeError(field: string, mode: Mode, e: unknown): ApiError {
 }
 
 /** A body turned into column values, with the files it uploaded. */
-export interface Encoded {
+interface Encoded {
   values: Map<string, InValue[]>;
   /** field -> increment, for `<field>[inc]`. */
   incs: Map<string, number>;

@@ -6,7 +6,7 @@ import { NotFoundError } from "elysia";
 import { MAC_WINDOW_SECONDS, type MacHeader, parseMacHeader, verifyMac } from "../auth/mac.ts";
 import { OAUTH1_WINDOW_SECONDS, baseStringUri, parseOAuthHeader, verifyOAuth1 } from "../auth/oauth1.ts";
 import type { Session } from "../auth/sessions.ts";
-import type { ApiContext, Principal } from "../datastore/context.ts";
+import type { ApiContext, Principal } from "../request-context.ts";
 import { ApiError, unauthorized } from "../errors.ts";
 import type { Services } from "./services.ts";
 import type { EnvName } from "../system/environments.ts";

@@ -5,7 +5,7 @@ import type { Cidr } from "../net/ip.ts";
 import { cidrContains } from "../net/ip.ts";
 import type { RequestInfo } from "./request-meta.ts";
 
-export interface Origin {
+interface Origin {
   scheme: "http" | "https";
   host: string;
   /** The port the client named explicitly, or null (then the scheme's default applies). */

@@ -17,13 +17,13 @@ export interface SqlPart {
   args: InValue[];
 }
 
-export interface NearSort {
+interface NearSort {
   field: string;
   /** The distance expression (radians) and its arguments; used in the JSON, ORDER BY and the radius check. */
   distance: SqlPart;
 }
 
-export interface CompiledQuery {
+interface CompiledQuery {
   where: SqlPart;
   order: SqlPart;
   near: NearSort | null;
@@ -41,7 +41,7 @@ interface FieldRef {
 const col = (c: string) => `t.${q(c)}`;
 
 /** Resolve a field named in a query: the key, an automatic field or a schema field; 400 otherwise. */
-export function resolveField(s: CompiledSchema, name: string, where: string): FieldRef {
+function resolveField(s: CompiledSchema, name: string, where: string): FieldRef {
   if (name === s.pk || name === "sm_owner") return { name, kind: "string", items: "string", cols: [name] };
   if (name === "createddate" || name === "lastmoddate") return { name, kind: "integer", items: "integer", cols: [name] };
   const def = s.fields.get(name);

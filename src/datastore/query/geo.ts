@@ -4,9 +4,9 @@
 import { badRequest } from "../../errors.ts";
 
 export const EARTH_RADIUS_KM = 6367.5;
-export const EARTH_RADIUS_MILES = 3956.6;
+const EARTH_RADIUS_MILES = 3956.6;
 
-export type GeoArg =
+type GeoArg =
   | { kind: "near"; lat: number; lon: number; radius: number | null }
   | { kind: "cap"; lat: number; lon: number; radius: number }
   | { kind: "box"; lat1: number; lon1: number; lat2: number; lon2: number };
@@ -25,12 +25,12 @@ function num(s: string, what: string): number {
   return Number(s);
 }
 
-export function checkLat(v: number): number {
+function checkLat(v: number): number {
   if (!(v >= -90 && v <= 90)) throw badRequest("Latitude value must be between -90 and 90 inclusive.");
   return v;
 }
 
-export function checkLon(v: number): number {
+function checkLon(v: number): number {
   if (!(v >= -180 && v < 180)) throw badRequest("Longitude value must be between -180 inclusive and 180 exclusive.");
   return v;
 }

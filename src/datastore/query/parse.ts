@@ -10,7 +10,7 @@ const show = (s: string) => JSON.stringify(s.length > 80 ? `${s.slice(0, 80)}…
 /** `[or1].[and2].field[op]`: optional OR block, optional AND group, field, optional operator. */
 const KEY_RE = /^(?:\[or(\d{1,3})\]\.)?(?:\[and(\d{1,3})\]\.)?([A-Za-z0-9_]+)(?:\[([A-Za-z]+)\])?$/;
 
-export interface QueryHeaders {
+interface QueryHeaders {
   get(name: string): string | null;
 }
 
