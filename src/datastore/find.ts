@@ -27,6 +27,16 @@ function readScope(ctx: ApiContext, s: CompiledSchema): Promise<SqlPart | null> 
   return s.open.read ? null : access(ctx, s, "read");
 }
 
+/** The read scope of a schema the caller may read, or null when it may not read it at all (left out, not an error). */
+async function readableScope(ctx: ApiContext, s: CompiledSchema): Promise<{ scope: SqlPart | null } | null> {
+  try {
+    return { scope: await readScope(ctx, s) };
+  } catch (e) {
+    if (e instanceof ApiError) return null;
+    throw e;
+  }
+}
+
 type Obj = Record<string, unknown>;
 
 interface FindSql {
@@ -114,15 +124,10 @@ async function expand(ctx: ApiContext, s: CompiledSchema, objects: Obj[], depth:
     const sub = p.nested.get(field) ?? ALL;
     jobs.push(
       (async () => {
-        let scope: SqlPart | null;
-        try {
-          scope = await readScope(ctx, target);
-        } catch (e) {
-          // A related schema the caller may not read at all is not expanded: its keys stay keys.
-          if (e instanceof ApiError) return;
-          throw e;
-        }
-        const where = andScope(`t.${q(target.pk)} IN (SELECT value FROM json_each(?))`, [JSON.stringify([...keys])], scope);
+        // A related schema the caller may not read at all is not expanded: its keys stay keys.
+        const readable = await readableScope(ctx, target);
+        if (readable === null) return;
+        const where = andScope(`t.${q(target.pk)} IN (SELECT value FROM json_each(?))`, [JSON.stringify([...keys])], readable.scope);
         const rs = await ctx.db.execute({
           sql: `SELECT ${objectJsonSql(target.pk, target.fields, "t", { only: sub.fields })} AS j FROM ${target.table} AS t WHERE ${where.sql}`,
           args: where.args,
@@ -169,13 +174,9 @@ export async function deleteObjects(ctx: ApiContext, s: CompiledSchema, tree: Pi
 export async function countObjects(ctx: ApiContext): Promise<Record<string, number>> {
   const counted: { name: string; sql: string; args: InValue[] }[] = [];
   for (const s of ctx.schemas.schemas.values()) {
-    let scope: SqlPart | null;
-    try {
-      scope = await readScope(ctx, s);
-    } catch (e) {
-      if (e instanceof ApiError) continue;
-      throw e;
-    }
+    const readable = await readableScope(ctx, s);
+    if (readable === null) continue;
+    const scope = readable.scope;
     const sql = `SELECT count(*) AS n FROM ${s.table}`;
     counted.push(scope ? { name: s.name, sql: `${sql} AS t WHERE ${scope.sql}`, args: scope.args } : { name: s.name, sql, args: [] });
   }

@@ -28,8 +28,10 @@ export function edgeRequest(services: Services, info: RequestInfoWriter, dispatc
       if (request.method === "OPTIONS" && request.headers.has("access-control-request-method")) return preflight(services, request, origin);
       Object.assign(c.set.headers, corsHeaders(services, request, origin));
     }
-    if (!request.headers.has("x-http-method-override") || info.isRewritten(request)) return undefined;
-    const overridden = override(request, services.config.bodyLimit);
+    const to = request.headers.get("x-http-method-override")?.trim().toUpperCase();
+    // An override naming the request's own method changes nothing; a rewritten request is not rewritten again.
+    if (to === undefined || to === request.method || info.isRewritten(request)) return undefined;
+    const overridden = override(request, to, services.config.bodyLimit);
     return overridden.then((next) => {
       info.rewrote(next, request);
       return dispatch(next);
@@ -41,10 +43,8 @@ export function edgeRequest(services: Services, info: RequestInfoWriter, dispatc
  * The seed's rule: only GET and POST can be overridden; GET may become DELETE or HEAD (no payload),
  * POST may become PUT. Anything else is a 400 rather than a silent surprise.
  */
-async function override(request: Request, limit: number): Promise<Request> {
+async function override(request: Request, to: string, limit: number): Promise<Request> {
   const from = request.method;
-  const to = request.headers.get("x-http-method-override")!.trim().toUpperCase();
-  if (to === from) return new Request(request.url, { method: from, headers: request.headers, body: from === "GET" || from === "HEAD" ? undefined : await readText(request, limit) });
   if (from === "GET" && (to === "DELETE" || to === "HEAD")) return new Request(request.url, { method: to, headers: request.headers });
   if (from === "POST" && to === "PUT") return new Request(request.url, { method: "PUT", headers: request.headers, body: await readText(request, limit) });
   throw new ApiError(400, `X-HTTP-Method-Override cannot turn ${from} into ${to.slice(0, 16)}: GET may become DELETE or HEAD, POST may become PUT`);
