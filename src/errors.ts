@@ -5,17 +5,20 @@ export class ApiError extends Error {
   readonly status: number;
   readonly description?: string;
   readonly headers?: Record<string, string>;
+  /** Detail for the server's debug log only (never sent): e.g. the string a signature was expected over. */
+  readonly debug?: string;
 
   constructor(
     status: number,
     message: string,
-    opts: { description?: string; headers?: Record<string, string>; cause?: unknown } = {},
+    opts: { description?: string; headers?: Record<string, string>; cause?: unknown; debug?: string } = {},
   ) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = "ApiError";
     this.status = status;
     this.description = opts.description;
     this.headers = opts.headers;
+    this.debug = opts.debug;
   }
 
   toJSON(): Record<string, string> {
@@ -35,5 +38,6 @@ export const methodNotAllowed = (message = "Invalid HTTP method", allowed?: read
 export const conflict = (message: string) => new ApiError(409, message);
 export const tooManyRequests = (retryAfterSeconds: number) =>
   new ApiError(429, "too many requests; try again later", { headers: { "retry-after": String(retryAfterSeconds) } });
+/** 413; `Connection: close` ends the connection after it, so the rest of the oversized body is never read. */
 export const payloadTooLarge = (limit: number) =>
-  new ApiError(413, `request body is larger than the limit of ${limit} bytes`);
+  new ApiError(413, `request body is larger than the limit of ${limit} bytes`, { headers: { connection: "close" } });

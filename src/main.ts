@@ -1,11 +1,13 @@
-// The `burrow` command: serve, admin create, keys, schema apply|export, deploy. `--help` on each.
-// Configuration errors print one line and exit with code 2; failed operations exit with code 1.
+// The `burrow` command: serve, admin create, keys, schema apply|export, deploy, version. `--help` on each.
+// Configuration and start-up errors print one line and exit with code 2; failed operations exit with code 1,
+// also in one line (the stack only at --log-level debug).
 
 import { ConfigError, configHelp, loadConfig } from "./config.ts";
 import { ApiError } from "./errors.ts";
 import { parseArgs } from "./cli/args.ts";
 import { adminCreate, deploy, keys, schemaApply, schemaExport } from "./cli/commands.ts";
 import { serve } from "./cli/serve.ts";
+import { VERSION } from "./version.ts";
 
 interface Command {
   usage: string;
@@ -45,6 +47,7 @@ const COMMANDS: Record<string, Command> = {
     booleans: ["--dry-run", "--force"],
     run: (c, _p, f) => deploy(c, f),
   },
+  version: { usage: "burrow version", summary: "print the version (also burrow --version)", run: async () => void process.stdout.write(`burrow ${VERSION}\n`) },
 };
 
 function usage(): string {
@@ -59,6 +62,10 @@ export async function main(argv: string[]): Promise<number | null> {
   const words = argv.filter((a) => !a.startsWith("-"));
   const name = words.length >= 2 && COMMANDS[`${words[0]} ${words[1]}`] ? `${words[0]} ${words[1]}` : (words[0] ?? "");
   const command = COMMANDS[name];
+  if (name === "version" || (name === "" && (argv[0] === "--version" || argv[0] === "-v"))) {
+    process.stdout.write(`burrow ${VERSION}\n`);
+    return 0;
+  }
   try {
     if (!command) {
       if (name === "" || name === "help" || argv.includes("--help") || argv.includes("-h")) {
@@ -86,7 +93,8 @@ export async function main(argv: string[]): Promise<number | null> {
       process.stderr.write(`burrow: ${e.message}\n`);
       return 1;
     }
-    process.stderr.write(`burrow: ${(e as Error)?.stack ?? String(e)}\n`);
+    const debug = /--log-level[= ]debug/.test(argv.join(" ")) || process.env.BURROW_LOG_LEVEL === "debug";
+    process.stderr.write(`burrow: ${debug ? ((e as Error)?.stack ?? String(e)) : ((e as Error)?.message ?? String(e)).split("\n")[0]}\n`);
     return 1;
   }
 }

@@ -7,8 +7,8 @@ import { type Principal, ownerOf } from "../request-context.ts";
 import type { Operation, Permission } from "../schema/definition.ts";
 
 export type RowScope =
-  /** Rows whose sm_owner is the caller. */
-  | { kind: "owner"; owner: string }
+  /** Rows whose sm_owner is the caller; in the caller's own user schema also the caller's user object. */
+  | { kind: "owner"; owner: string; schema: string; username: string }
   /** Rows whose relationship field references the caller. */
   | { kind: "relationship"; field: string; schema: string; username: string }
   /** Rows whose owner's user object references the caller in `field`. */
@@ -30,7 +30,7 @@ export function decide(permission: Permission, op: Operation, p: Principal): Dec
   if (typeof permission === "object" && "role" in permission) return { kind: "role", role: permission.role, schema: p.schema, username: p.username };
   // Owner and relationship rules cannot be checked before an object exists: creating needs a login only.
   if (op === "create") return { kind: "allow" };
-  if (permission === "owner") return { kind: "scope", scope: { kind: "owner", owner: ownerOf(p)! } };
+  if (permission === "owner") return { kind: "scope", scope: { kind: "owner", owner: ownerOf(p)!, schema: p.schema, username: p.username } };
   if ("relationship" in permission) return { kind: "scope", scope: { kind: "relationship", field: permission.relationship, schema: p.schema, username: p.username } };
   return { kind: "scope", scope: { kind: "ownerRelationship", field: permission.ownerRelationship, schema: p.schema, username: p.username } };
 }

@@ -177,6 +177,18 @@ export function withinWindow(ts: string, nowMs: number, windowSeconds: number): 
   return Math.abs(Number(ts) - nowMs / 1000) <= windowSeconds;
 }
 
+/** From 1e11 on (13 digits today) a timestamp is read as milliseconds: 1e11 seconds is the year 5138. */
+const MILLISECONDS_FROM = 1e11;
+
+/**
+ * Why a timestamp that failed withinWindow failed: not whole seconds at all, milliseconds sent for seconds,
+ * or a clock too far from the server's. Only asked after a refusal, so it costs nothing on valid requests.
+ */
+export function timestampFault(ts: string): "format" | "milliseconds" | "window" {
+  if (!/^\d{1,20}$/.test(ts)) return "format";
+  return Number(ts) >= MILLISECONDS_FROM ? "milliseconds" : "window";
+}
+
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /**

@@ -118,6 +118,19 @@ export class Sessions {
     return this.load(family, accessToken, now);
   }
 
+  /**
+   * Why lookup refused an access token: "expired" when it is still its family's current token and the refresh
+   * token works (refreshing helps), else "invalid" (unknown, rotated away, logged out, or the refresh token
+   * expired too: only a new login helps). Asked only after a refusal, so valid tokens never pay for it.
+   */
+  async whyRefused(accessToken: string): Promise<"expired" | "invalid"> {
+    const family = familyOf(accessToken);
+    if (!family) return "invalid";
+    const rs = await this.db.execute({ sql: `SELECT access, refresh_expires FROM _burrow_sessions WHERE family = ?`, args: [family] });
+    const r = rs.rows[0];
+    return r && Number(r.refresh_expires) > Date.now() && matches(accessToken, r.access as string) ? "expired" : "invalid";
+  }
+
   private async load(family: string, accessToken: string, now: number): Promise<Session | null> {
     const rs = await this.db.execute({ sql: `SELECT access, mac_key, user_schema, username, expires FROM _burrow_sessions WHERE family = ?`, args: [family] });
     const r = rs.rows[0];

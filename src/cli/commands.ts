@@ -96,6 +96,7 @@ export async function deploy(config: Config, flags: Record<string, string | bool
   await withServices(config, async (s) => {
     const r = await s.catalog.deploy({ version, force: flags["--force"] === true, dryRun: flags["--dry-run"] === true, admin: "cli" });
     for (const line of r.changes) out(line);
+    for (const w of r.warnings) process.stderr.write(`warning: ${w}\n`);
     out(flags["--dry-run"] ? `plan: would deploy development as production version ${r.version}` : `deployed development as production version ${r.version}`);
   });
 }

@@ -1,60 +1,115 @@
-// `burrow serve`: open the data directory, listen, print how to reach the API, stop cleanly on signals.
+// `burrow serve`: lock the data directory, open it, listen, print how to reach the API (with commands that work
+// where the user is), warn about unsafe production permissions, and on SIGINT/SIGTERM stop taking requests,
+// let the ones in flight finish, and close. Start-up failures become one line and exit code 2.
 
-import type { Config } from "../config.ts";
+import { ConfigError, type Config } from "../config.ts";
+import { DirectoryInUse, lockDataDir } from "../db/dir-lock.ts";
 import { createApp } from "../http/app.ts";
+import { serveOptions } from "../http/serve-options.ts";
 import { openServices, type Services } from "../services.ts";
+import { mkdirSync } from "node:fs";
 
 interface RunningServer {
   url: string;
   services: Services;
+  /** Requests the server is still answering. */
+  pending(): number;
   stop(): Promise<void>;
 }
 
+/** A start-up failure in one line: what went wrong and what to check. */
+function startupError(e: unknown, config: Config): ConfigError {
+  if (e instanceof ConfigError) return e;
+  if (e instanceof DirectoryInUse) return new ConfigError(e.message);
+  const err = e as { code?: string; message?: string };
+  const code = err?.code ?? "";
+  const msg = err?.message ?? String(e);
+  if (code === "EADDRINUSE" || /address already in use|EADDRINUSE/i.test(msg))
+    return new ConfigError(`cannot listen on ${config.http.host}:${config.http.port}: the address is in use (another server there? choose another with --http host:port)`);
+  if (code === "EADDRNOTAVAIL" || /EADDRNOTAVAIL|cannot assign requested address/i.test(msg))
+    return new ConfigError(`cannot listen on ${config.http.host}:${config.http.port}: this machine has no such address`);
+  if (code === "EACCES" && /listen|bind|port/i.test(msg)) return new ConfigError(`cannot listen on ${config.http.host}:${config.http.port}: permission denied (ports below 1024 need privileges)`);
+  if (["EACCES", "EPERM", "EROFS", "ENOTDIR", "EEXIST", "ENOSPC"].includes(code) || /unable to open database|readonly database|disk I\/O|SQLITE_CANTOPEN/i.test(msg))
+    return new ConfigError(`cannot use the data directory ${config.dir}: ${msg.split("\n")[0]} (it must be a writable directory)`);
+  return new ConfigError(`cannot start: ${msg.split("\n")[0]}`);
+}
+
 async function startServer(config: Config): Promise<RunningServer> {
-  const services = await openServices(config);
-  const app = createApp(services);
-  // Elysia hands its routes to Bun's native router; what no route matches goes through app.fetch.
-  app.listen({
-    hostname: config.http.host,
-    port: config.http.port,
-    // Bun's own limit sits above ours so that oversized bodies get our JSON 413.
-    maxRequestBodySize: config.bodyLimit + 1024 * 1024,
-  });
-  const server = app.server!;
-  const stopMaintenance = services.startMaintenance();
-  const host = config.http.host.includes(":") ? `[${config.http.host}]` : config.http.host;
-  const url = `http://${host}:${server.port}`;
-  return {
-    url,
-    services,
-    async stop() {
-      stopMaintenance();
-      await server.stop(true);
-      services.close();
-    },
-  };
+  mkdirSync(config.dir, { recursive: true });
+  const lock = lockDataDir(config.dir);
+  let services: Services | undefined;
+  try {
+    services = await openServices(config);
+    const app = createApp(services);
+    // Elysia hands its routes to Bun's native router; what no route matches goes through app.fetch.
+    app.listen(serveOptions(config));
+    const server = app.server!;
+    const stopMaintenance = services.startMaintenance();
+    const host = config.http.host.includes(":") ? `[${config.http.host}]` : config.http.host;
+    const opened = services;
+    return {
+      url: `http://${host}:${server.port}`,
+      services: opened,
+      pending: () => server.pendingRequests,
+      async stop() {
+        stopMaintenance();
+        // Not forced: stop accepting, let requests in flight finish, then close the stores and the lock.
+        await server.stop(false);
+        opened.close();
+        lock.release();
+      },
+    };
+  } catch (e) {
+    services?.close();
+    lock.release();
+    throw e;
+  }
+}
+
+/** How the user invokes this program: `burrow` from the built binary, `npm run burrow --` from a checkout. */
+export function invocation(): string {
+  const compiled = Bun.main.startsWith("/$bunfs/") || /^[A-Z]:[\\/]~BUN[\\/]/.test(Bun.main);
+  return compiled ? "burrow" : "npm run burrow --";
 }
 
 export async function serve(config: Config): Promise<void> {
-  const running = await startServer(config);
+  let running: RunningServer;
+  try {
+    running = await startServer(config);
+  } catch (e) {
+    throw startupError(e, config);
+  }
   const { services, url } = running;
   const k = services.keys.set;
   const latest = services.catalog.latestVersion();
+  const burrow = invocation();
   const lines = [
     `Burrow ${services.version} serving ${url}`,
     `  data directory   ${config.dir}`,
     `  development key  ${k.development.publicKey}   (Accept: application/vnd.service+json; version=0)`,
-    `  production key   ${k.production.publicKey}   (${latest === null ? "nothing deployed yet: burrow deploy" : `version=${latest} is the newest`})`,
-    `  private keys     burrow keys   (or GET ${url}/_admin/api/keys)`,
+    `  production key   ${k.production.publicKey}   (${latest === null ? `nothing deployed yet: ${burrow} deploy` : `version=${latest} is the newest`})`,
+    `  private keys     ${burrow} keys   (or GET ${url}/_admin/api/keys)`,
     `  admin API        ${url}/_admin/api   (POST /_admin/api/login with an admin made by`,
-    `                   burrow admin create --email E --password P, or BURROW_ADMIN_EMAIL + BURROW_ADMIN_PASSWORD)`,
+    `                   ${burrow} admin create --email E --password P, or BURROW_ADMIN_EMAIL + BURROW_ADMIN_PASSWORD)`,
+    `  API reference    ${url}/_admin/docs`,
     `  health           ${url}/_health`,
   ];
   process.stdout.write(lines.join("\n") + "\n");
-  const shutdown = async () => {
+  for (const w of services.catalog.productionWarnings()) services.log.warn(w);
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) {
+      process.stdout.write(`Burrow: second ${signal}, exiting without waiting\n`);
+      process.exit(1);
+    }
+    stopping = true;
+    const inFlight = running.pending();
+    process.stdout.write(`Burrow stopping (${signal}): no new requests${inFlight ? `, finishing ${inFlight} in flight` : ""}\n`);
     await running.stop();
+    process.stdout.write("Burrow stopped\n");
     process.exit(0);
   };
-  process.once("SIGINT", shutdown);
-  process.once("SIGTERM", shutdown);
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
 }

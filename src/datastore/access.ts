@@ -53,6 +53,8 @@ function references(alias: string, field: string, many: boolean): string {
 function scopeSql(ctx: ApiContext, s: CompiledSchema, scope: RowScope): SqlPart {
   switch (scope.kind) {
     case "owner":
+      // The owner of a user object is that user (whoever created it), as well as any recorded sm_owner.
+      if (s.def.user && s.name === scope.schema) return { sql: `t."sm_owner" = ? OR t.${q(s.pk)} = ?`, args: [scope.owner, scope.username] };
       return { sql: `t."sm_owner" = ?`, args: [scope.owner] };
     case "relationship": {
       const f = s.fields.get(scope.field);

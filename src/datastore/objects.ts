@@ -14,7 +14,8 @@ import type { Catalog } from "../schema/catalog.ts";
 import type { CompiledSchema } from "../schema/compiled.ts";
 import { AUTO_FIELDS, type FieldDef, isValidName } from "../schema/definition.ts";
 import { inferField, mergeInferred } from "../schema/infer.ts";
-import { ValueTypeError, encodeValue, isKeyValue } from "../schema/values.ts";
+import { UPLOAD, ValueTypeError, describeValue, integerMismatch, keyOf } from "../schema/value-errors.ts";
+import { encodeValue, isKeyValue } from "../schema/values.ts";
 import { type ApiContext, ownerOf } from "../request-context.ts";
 import { access, andScope } from "./access.ts";
 import { findOne } from "./find.ts";
@@ -43,11 +44,10 @@ export function isObject(v: unknown): v is Record<string, unknown> {
 
 type Mode = "create" | "update";
 
-function typeError(field: string, mode: Mode, e: unknown): ApiError {
-  const detail = e instanceof ValueTypeError && e.detail ? ` (${e.detail})` : "";
-  return badRequest(mode === "create"
-    ? `${field} has an incompatible type, please check your schema${detail}`
-    : `${field} has invalid type, please check your schema${detail}`);
+/** The legacy wording (old SDKs match it) followed by the precise detail: field, expected type, what was sent. */
+export function typeError(field: string, mode: Mode, e: ValueTypeError): ApiError {
+  const legacy = mode === "create" ? "has an incompatible type, please check your schema" : "has invalid type, please check your schema";
+  return badRequest(`${field} ${legacy} (${e.detail(field)})`);
 }
 
 /** A body turned into column values, with the files it uploaded. */
@@ -118,14 +118,14 @@ export class Objects {
         const field = inc[1]!;
         if (mode === "create") throw badRequest(`${key}: [inc] only applies to updates (PUT)`);
         if (s.fields.get(field)?.type !== "integer") throw badRequest(`${key}: [inc] needs an integer field, and "${field}" is not one`);
-        if (typeof v !== "number" || !Number.isSafeInteger(v)) throw badRequest(`${key}: the increment must be an integer`);
+        if (typeof v !== "number" || !Number.isSafeInteger(v)) throw badRequest(integerMismatch(v).detail(key));
         if (Object.hasOwn(body, field)) throw badRequest(`${key}: "${field}" cannot be set and incremented at once`);
         out.incs.set(field, v);
         continue;
       }
       if (key === s.pk) {
         if (mode === "update" && v !== id) throw badRequest(`${s.pk}: unable to update primary key`);
-        if (mode === "create" && !isKeyValue(v)) throw typeError(key, mode, new ValueTypeError("a primary key is a non-empty string of at most 256 characters"));
+        if (mode === "create" && !isKeyValue(v)) throw typeError(key, mode, new ValueTypeError(keyOf(), describeValue(v)));
         continue;
       }
       if (key === "sm_owner" && ctx.principal.kind === "app" && v !== undefined) {
@@ -144,20 +144,20 @@ export class Objects {
         throw badRequest(`${key} holds a nested object; nested objects need the X-Service-Relations header`);
       if (fc.def.type === "password") {
         if (mode === "update" && ctx.principal.kind !== "app") throw badRequest(`${key} cannot be changed with PUT; use /${s.name}/resetPassword`);
-        if (typeof v !== "string" || v.length === 0 || v.length > 1024) throw typeError(key, mode, new ValueTypeError("a password is a non-empty string"));
+        if (typeof v !== "string" || v.length === 0 || v.length > 1024) throw typeError(key, mode, new ValueTypeError("non-empty string of at most 1024 characters", describeValue(v)));
         out.values.set(key, [await hashPassword(v)]);
         continue;
       }
       if (fc.def.type === "binary") {
         if (typeof v === "string" && looksLikeUpload(v)) uploads.push([key, parseUpload(key, v, this.files.maxBytes(ctx.env))]);
         else if (typeof v === "string" && mode === "update") out.keepIfSame.set(key, v);
-        else throw typeError(key, mode, new ValueTypeError("a binary field takes the upload format: Content-Type, Content-Disposition, Content-Transfer-Encoding: base64, a blank line, base64"));
+        else throw typeError(key, mode, new ValueTypeError(mode === "update" ? `${UPLOAD}, null, or the file's current URL` : UPLOAD, describeValue(v)));
         continue;
       }
       try {
         out.values.set(key, encodeValue(fc.def, v));
       } catch (e) {
-        throw typeError(key, mode, e);
+        throw e instanceof ValueTypeError ? typeError(key, mode, e) : e;
       }
     }
     if (uploads.length) {
@@ -304,7 +304,7 @@ export class Objects {
     const rs = await ctx.db.execute({ sql: `SELECT ${fields.map(q).join(", ")} FROM ${s.table} WHERE ${q(s.pk)} = ?`, args: [id] });
     if (rs.rows.length === 0) throw notFound();
     for (const f of fields)
-      if (rs.rows[0]![f] !== enc.keepIfSame.get(f)) throw typeError(f, "update", new ValueTypeError("send an upload, null, or the file's current URL"));
+      if (rs.rows[0]![f] !== enc.keepIfSame.get(f)) throw typeError(f, "update", new ValueTypeError(`${UPLOAD}, null, or the file's current URL`, describeValue(enc.keepIfSame.get(f))));
   }
 
   updateStatement(s: CompiledSchema, id: string, enc: Encoded, scope: SqlPart | null): InStatement {

@@ -8,11 +8,12 @@ import { q } from "../db/sql.ts";
 import { ApiError, badRequest, notFound } from "../errors.ts";
 import type { CompiledSchema } from "../schema/compiled.ts";
 import type { FieldDef } from "../schema/definition.ts";
-import { ValueTypeError, encodeValue, isKeyValue } from "../schema/values.ts";
+import { ValueTypeError, describeValue, textMismatch } from "../schema/value-errors.ts";
+import { checkKeys, encodeValue, isKeyValue } from "../schema/values.ts";
 import type { ApiContext } from "../request-context.ts";
 import { access, andScope } from "./access.ts";
 import type { SqlPart } from "./query/compile.ts";
-import { type JsonText, MAX_BATCH, type Objects, type PreparedWrite, isObject } from "./objects.ts";
+import { type JsonText, MAX_BATCH, type Objects, type PreparedWrite, isObject, typeError } from "./objects.ts";
 
 type Json = string | number | boolean;
 
@@ -80,15 +81,9 @@ export class Relations {
   /** PUT: append. Arrays keep duplicates; relationships take only keys of existing objects, deduplicated. */
   async append(ctx: ApiContext, name: string, id: string, field: string, body: unknown): Promise<JsonText> {
     const t = await this.target(ctx, name, field, "any");
-    if (!Array.isArray(body)) throw badRequest(`send a JSON array of values to append to ${field}`);
+    if (!Array.isArray(body)) throw badRequest(`send a JSON array of values to append to ${field}, got ${describeValue(body)}`);
     if (body.length > MAX_BATCH) throw badRequest(`at most ${MAX_BATCH} values per append`);
-    if (t.def.type === "array") {
-      try {
-        encodeValue(t.def, body);
-      } catch (e) {
-        throw badRequest(`${field} has invalid type, please check your schema${e instanceof ValueTypeError && e.detail ? ` (${e.detail})` : ""}`);
-      }
-    } else if (!body.every(isKeyValue)) throw badRequest(`${field} takes keys of ${t.def.schema} objects (strings)`);
+    checkAppended(t, body);
     if (t.def.type === "relationship" && !t.def.many && body.length !== 1) throw badRequest(`${field} holds one ${t.def.schema}: send exactly one key`);
     return this.inTransaction(ctx, async (tx) => {
       const cur = await this.current(tx, t, id, "object instance does not exist");
@@ -196,11 +191,21 @@ export class Relations {
   }
 }
 
+/** Values to append: items of the array's type, or keys of the related schema; 400 naming the first misfit. */
+function checkAppended(t: Target, body: unknown[]): void {
+  try {
+    if (t.def.type === "array") encodeValue(t.def, body);
+    else checkKeys(t.def.schema, body);
+  } catch (e) {
+    throw e instanceof ValueTypeError ? typeError(t.field, "update", e) : e;
+  }
+}
+
 /** A value of an array field named in a URL (always text there), converted to the item type. */
 function itemValue(def: FieldDef, raw: string, field: string): Json {
   switch (def.items) {
     case "integer":
-      if (/^[-+]?\d{1,16}$/.test(raw) && Number.isSafeInteger(Number(raw))) return Number(raw);
+      if (/^[-+]?\d+$/.test(raw) && Number.isSafeInteger(Number(raw))) return Number(raw);
       break;
     case "float":
       if (raw.trim() !== "" && Number.isFinite(Number(raw))) return Number(raw);
@@ -211,5 +216,5 @@ function itemValue(def: FieldDef, raw: string, field: string): Json {
     default:
       return raw;
   }
-  throw badRequest(`${field}: "${raw.slice(0, 40)}" is not a ${def.items}`);
+  throw badRequest(textMismatch(def.items!, raw).detail(field));
 }

@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { mkdir, open, rename, rm, rmdir, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { JSON_TYPE, jsonResponse } from "../net/json-response.ts";
+import { JSON_TYPE } from "../net/json-response.ts";
 import { assertValidKey, contentDisposition, etagMatches, sha256Etag, type FileMeta, type FileStore } from "./store.ts";
 
 /** Keys are unique per upload, so a served file never changes. */
@@ -69,7 +69,9 @@ export class LocalFileStore implements FileStore {
     const head = request.method === "HEAD";
     const size = await fileSize(path);
     if (size === null) {
-      return head ? new Response(null, { status: 404, headers: { "content-type": JSON_TYPE } }) : jsonResponse({ error: "file not found" }, 404);
+      // A HEAD has no body but the Content-Length of the GET's.
+      const missing = JSON.stringify({ error: "file not found" });
+      return new Response(head ? null : missing, { status: 404, headers: { "content-type": JSON_TYPE, "content-length": String(Buffer.byteLength(missing)) } });
     }
     if (etagMatches(request.headers.get("if-none-match"), meta.etag)) {
       return new Response(null, { status: 304, headers: { ETag: meta.etag, "Cache-Control": CACHE_CONTROL } });

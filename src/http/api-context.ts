@@ -3,9 +3,9 @@
 // with a MAC token, or the app itself with its private key), giving the ApiContext every operation takes.
 
 import { NotFoundError } from "elysia";
-import { MAC_WINDOW_SECONDS, type MacHeader, parseMacHeader, verifyMac } from "../auth/mac.ts";
+import { MAC_WINDOW_SECONDS, type MacHeader, normalizedString, parseMacHeader, timestampFault, verifyMac } from "../auth/mac.ts";
 import { OAUTH1_WINDOW_SECONDS, baseStringUri, parseOAuthHeader, verifyOAuth1 } from "../auth/oauth1.ts";
-import type { Session } from "../auth/sessions.ts";
+import type { Session, Sessions } from "../auth/sessions.ts";
 import type { ApiContext, Principal } from "../request-context.ts";
 import { ApiError, unauthorized } from "../errors.ts";
 import type { Services } from "./services.ts";
@@ -25,17 +25,36 @@ const API_KEY_HEADER = "x-service-api-key";
  */
 export function apiContextStep(services: Services, info: RequestInfo) {
   return ({ request, params }: { request: Request; params: Record<string, string | null> }): { api: ApiContext | Promise<ApiContext> } => {
-    checkParams(params);
+    checkParams(params, request);
     return { api: apiContext(services, info, request) };
   };
 }
 
-export function checkParams(params: Record<string, string | null>): void {
-  for (const k in params) if (params[k] === null) throw new ApiError(400, "malformed percent-encoding in the URL path");
+/** A first path segment starting with "_" taken by a parametric route: the system's paths are never schemas. */
+export class SystemPath extends NotFoundError {}
+
+export function checkParams(params: Record<string, string | null>, request: Request): void {
+  // Elysia's router gives null for a malformed escape; Bun's native router gives U+FFFD, which a well-formed
+  // %EF%BF%BD gives too, so then the raw path decides (rare, and never on a plain path).
+  for (const k in params) {
+    const v = params[k];
+    if (v === null || (v?.includes("\uFFFD") && !decodablePath(request.url))) throw new ApiError(400, "malformed percent-encoding in the URL path");
+  }
   // Not a route at all: the edge answers 404, or 405 where another method has a route at this path.
-  if (params.schema!.charCodeAt(0) === 95) throw new NotFoundError();
+  if (params.schema!.charCodeAt(0) === 95) throw new SystemPath();
 }
 
+/** Whether the path of a URL decodes (every % starts a valid escape of UTF-8). */
+function decodablePath(url: string): boolean {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  const q = url.indexOf("?", start);
+  try {
+    decodeURIComponent(q < 0 ? url.slice(start) : url.slice(start, q));
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** The context of an API request; synchronous for unsigned requests unless a configuration refresh is due. */
 export function apiContext(services: Services, info: RequestInfo, request: Request): ApiContext | Promise<ApiContext> {
@@ -51,6 +70,12 @@ function keyEnvironment(services: Services, request: Request): EnvName {
   const env = services.keys.byPublic.get(key);
   if (env === undefined) throw unauthorized("invalid API key");
   return env;
+}
+
+/** The environment a request addresses, for the request log: by its API key or OAuth consumer key; "-" if none. */
+export function loggedEnvironment(services: Services, request: Request): string {
+  const key = request.headers.get(API_KEY_HEADER) ?? /oauth_consumer_key="([^"]*)"/.exec(request.headers.get("authorization") ?? "")?.[1];
+  return (key && services.keys.byPublic.get(key)) || "-";
 }
 
 function unsignedContext(services: Services, request: Request): ApiContext {
@@ -91,17 +116,23 @@ function signedContext(services: Services, info: RequestInfo, request: Request, 
   throw unauthorized("unsupported Authorization scheme; use MAC (OAuth 2.0) or OAuth (OAuth 1.0)");
 }
 
-function macContext(services: Services, info: RequestInfo, request: Request, env: EnvName, header: MacHeader, session: Session | null): ApiContext {
-  if (!session) throw unauthorized("the access token is unknown, expired or revoked; refresh it");
+function macContext(services: Services, info: RequestInfo, request: Request, env: EnvName, header: MacHeader, session: Session | null): ApiContext | Promise<ApiContext> {
+  if (!session) return refusedToken(services.sessions[env], header.id);
   const now = Date.now();
   const origin = requestOrigin(request, info, services.config.trustedProxy);
   const result = verifyMac({ header, key: session.sign, methods: signedMethods(info, request), rawTarget: rawTarget(request, info), host: origin.host, ports: candidatePorts(origin), now, windowSeconds: MAC_WINDOW_SECONDS });
-  if (!result.ok) throw unauthorized(result.reason === "timestamp" ? "the MAC timestamp is outside the allowed window" : "invalid MAC signature");
+  if (!result.ok) throw result.reason === "timestamp" ? timestampRefusal("the MAC timestamp", header.ts, MAC_WINDOW_SECONDS, now) : badMac(header, info, request, origin.host, candidatePorts(origin));
   // A replay is the same signature again. It covers ts, nonce, method, URI, host and port under the session's
   // own key, so it alone names the request (two sessions never share one); requests sharing ts and nonce differ.
   // Base64 has no '|', so it never equals an OAuth 1.0 key below.
   if (!services.nonces.firstUse(header.mac, (Number(header.ts) + MAC_WINDOW_SECONDS + 1) * 1000)) throw unauthorized("replayed request: this signature was already used");
   return contextFor(services, request, env, parseAcceptVersion(request.headers.get("accept")), { kind: "user", schema: session.schema, username: session.username, family: session.family });
+}
+
+/** 401 for a MAC that matches no form of the request; the debug log gets what the server signed (never the key). */
+function badMac(header: MacHeader, info: RequestInfo, request: Request, host: string, ports: readonly number[]): ApiError {
+  const expected = normalizedString({ ts: header.ts, nonce: header.nonce, method: signedMethods(info, request)[0]!, uri: rawTarget(request, info), host, port: ports[0]!, ext: header.ext });
+  return new ApiError(401, "invalid MAC signature", { debug: `host ${host}, port ${ports.join(" or ")}; normalized string expected (first form tried): ${JSON.stringify(expected)}` });
 }
 
 async function oauthContext(services: Services, info: RequestInfo, request: Request, auth: string): Promise<ApiContext> {
@@ -120,8 +151,34 @@ async function oauthContext(services: Services, info: RequestInfo, request: Requ
   const baseUris = [...new Set(ports.map((port) => baseStringUri({ scheme: origin.scheme, host: origin.host, port, path })))];
   const formBody = isFormType(request.headers.get("content-type")) ? await readText(request, services.config.bodyLimit) : undefined;
   const result = verifyOAuth1({ header: params, consumerSecret: services.keys.set[env].privateKey, methods: signedMethods(info, request), baseUris, query: q < 0 ? "" : target.slice(q + 1), formBody, now, windowSeconds: OAUTH1_WINDOW_SECONDS });
-  if (!result.ok) throw unauthorized(result.reason === "timestamp" ? "the OAuth timestamp is outside the allowed window" : result.reason === "signature" ? "invalid OAuth signature" : `unsupported OAuth ${result.reason}`);
+  if (!result.ok) {
+    if (result.reason === "timestamp") throw timestampRefusal("the OAuth timestamp", params.oauth_timestamp, OAUTH1_WINDOW_SECONDS, now);
+    if (result.reason === "signature") throw new ApiError(401, "invalid OAuth signature", { debug: `base string URIs tried: ${baseUris.join(", ")}; methods: ${signedMethods(info, request).join(", ")}` });
+    throw unauthorized(`unsupported OAuth ${result.reason}`);
+  }
   if (!services.nonces.firstUse(`oauth1|${consumerKey}|${params.oauth_timestamp}|${params.oauth_nonce}`, (Number(params.oauth_timestamp) + OAUTH1_WINDOW_SECONDS + 1) * 1000))
     throw unauthorized("replayed request: this OAuth nonce was already used");
   return contextFor(services, request, env, version, { kind: "app" });
+}
+
+/** The 401 of a token that is not live: refresh is suggested only when the refresh token can still work. */
+async function refusedToken(sessions: Sessions, accessToken: string): Promise<never> {
+  throw unauthorized(
+    (await sessions.whyRefused(accessToken)) === "expired"
+      ? "the access token has expired; refresh it with the refresh token"
+      : "the access token is not valid (logged out or expired); log in again",
+  );
+}
+
+/** The 401 of a refused timestamp: milliseconds named as such, otherwise the window and the server's clock. */
+function timestampRefusal(label: string, ts: string, windowSeconds: number, nowMs: number): ApiError {
+  const serverTime = `server time ${Math.floor(nowMs / 1000)}`;
+  switch (timestampFault(ts)) {
+    case "milliseconds":
+      return unauthorized(`${label} must be in seconds since 1970, not milliseconds`);
+    case "format":
+      return unauthorized(`${label} must be a whole number of seconds since 1970 (${serverTime})`);
+    case "window":
+      return unauthorized(`${label} is outside the allowed window of ±${windowSeconds} s (${serverTime})`);
+  }
 }

@@ -4,10 +4,12 @@
 
 import { Elysia } from "elysia";
 import type { Services } from "./services.ts";
-import { edgeError, edgeRequest, methodTable } from "./edge.ts";
+import { edgeError, edgeRequest, methodTable, refused } from "./edge.ts";
 import { openapiPlugin } from "./openapi.ts";
 import { bodyParsers } from "./parsers.ts";
 import { createRequestInfo } from "./request-meta.ts";
+import { type LoggedContext, requestLog } from "./request-log.ts";
+import { loggedEnvironment } from "./api-context.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { fileRoutes } from "./routes/files.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -26,10 +28,27 @@ export function createApp(services: Services, opts: AppOptions = {}) {
   let allowedAt: (path: string) => string[] = () => [];
   let dispatch: (r: Request) => Promise<Response> = () => Promise.reject(new Error("not started"));
 
+  const edge = edgeRequest(services, info, (r) => dispatch(r));
   // normalize: false, so a `t` schema with additionalProperties: false refuses unknown members instead of
   // silently dropping them.
-  const app = new Elysia({ handler: { standardHostname: false }, normalize: false })
-    .onRequest(edgeRequest(services, info, (r) => dispatch(r)))
+  const base = new Elysia({ handler: { standardHostname: false }, normalize: false });
+  if (services.log.enabled("info")) {
+    // The request log (level info and up) times every request from its arrival. A response the edge gives
+    // before routing (a CORS preflight) is logged here; an overridden method is logged by its re-dispatch.
+    const rl = requestLog(services.log, (r) => loggedEnvironment(services, r));
+    base
+      .onRequest((c) => {
+        const lc = c as unknown as LoggedContext;
+        rl.start(lc);
+        const early = edge(c);
+        if (early instanceof Response) rl.finish(Object.assign(lc, { responseValue: early }));
+        // A re-dispatched request logs itself; a refused override (a rejection) is logged with its error.
+        else if (early !== undefined) early.then(() => void (lc.logStart = undefined), (e) => rl.finish(refused(lc, e)));
+        return early;
+      })
+      .onAfterResponse((c) => rl.finish(c as unknown as LoggedContext));
+  } else base.onRequest(edge);
+  const app = base
     .onError(edgeError(services, (path) => allowedAt(path)))
     .use(openapiPlugin(services.version))
     .use(healthRoutes(services))

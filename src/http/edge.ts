@@ -7,7 +7,8 @@ import type { Services } from "./services.ts";
 import { readText } from "./body.ts";
 import { corsHeaders, preflight } from "./cors.ts";
 import type { RequestInfoWriter } from "./request-meta.ts";
-import { errorResponse, json } from "./respond.ts";
+import { SystemPath } from "./api-context.ts";
+import { bareErrorResponse, errorResponse, json } from "./respond.ts";
 
 /** The part of Elysia's context the edge reads and writes. */
 interface EdgeContext {
@@ -74,33 +75,64 @@ interface ErrorContext {
   code: unknown;
   error: unknown;
   request: Request;
-  set: { headers: Record<string, string | number> };
+  set: { headers: Record<string, string | number>; status?: number | string };
+  /** Read by the request log: why the request was refused. */
+  logRefusal?: string;
 }
 
-/** onError: the one rendering of failures. ApiError carries its status; Elysia's own errors are mapped here. */
+/** Record on the context, for the request log, the status and reason (with an ApiError's debug detail) of a failure. */
+export function refused<C extends { set: { status?: number | string }; logRefusal?: string }>(c: C, e: unknown): C {
+  const err = e instanceof ApiError ? e : null;
+  c.set.status = err?.status ?? 500;
+  c.logRefusal = err ? (err.debug ? `${err.message} (${err.debug})` : err.message) : "internal error";
+  return c;
+}
+
+/**
+ * onError: the one rendering of failures. ApiError carries its status; Elysia's own errors are mapped here.
+ * The status rendered and, for a 4xx, the reason are left on the context for the request log.
+ */
 export function edgeError(services: Services, allowedAt: (path: string) => string[]) {
-  return ({ code, error, request }: ErrorContext): Response => {
-    if (error instanceof ApiError) return errorResponse(error);
-    // A body parser's ApiError (413, malformed JSON) reaches us wrapped in Elysia's ParseError.
-    const cause = (error as { cause?: unknown })?.cause;
-    if (cause instanceof ApiError) return errorResponse(cause);
-    switch (code) {
-      case "NOT_FOUND": {
-        const url = request.url;
-        const start = url.indexOf("/", url.indexOf("//") + 2);
-        const q = url.indexOf("?", start);
-        const allowed = allowedAt(q < 0 ? url.slice(start) : url.slice(start, q));
-        if (allowed.length === 0) return json({ error: "not found" }, 404);
-        return errorResponse(methodNotAllowed(`${request.method} is not allowed here`, allowed));
-      }
-      case "PARSE":
-        return json({ error: "malformed request body" }, 400);
-      case "VALIDATION":
-        return json({ error: validationMessage(error) }, 400);
+  return (c: ErrorContext): Response => {
+    const { code, error, request } = c;
+    const refusal = apiErrorOf(code, error, request, allowedAt);
+    if (refusal !== null) {
+      refused(c, refusal);
+      // A HEAD that no route took (there is no GET here either) is answered bare, with its length. One that a
+      // GET route took (Elysia's implicit HEAD, here only a system path) keeps the body: Elysia measures it.
+      return code === "NOT_FOUND" && request.method === "HEAD" && !(error instanceof SystemPath) ? bareErrorResponse(refusal) : errorResponse(refusal);
     }
+    c.set.status = 500;
     services.log.error("request failed", { message: (error as Error)?.message, stack: (error as Error)?.stack });
     return json({ error: "internal error" }, 500);
   };
+}
+
+/** The failure as an ApiError (ours, or Elysia's mapped to our wording); null for an unexpected error (500). */
+function apiErrorOf(code: unknown, error: unknown, request: Request, allowedAt: (path: string) => string[]): ApiError | null {
+  if (error instanceof ApiError) return error;
+  // A body parser's ApiError (413, malformed JSON) reaches us wrapped in Elysia's ParseError.
+  const cause = (error as { cause?: unknown })?.cause;
+  if (cause instanceof ApiError) return cause;
+  switch (code) {
+    case "NOT_FOUND":
+      return noRoute(request, allowedAt);
+    case "PARSE":
+      return new ApiError(400, "malformed request body");
+    case "VALIDATION":
+      return new ApiError(400, validationMessage(error));
+  }
+  return null;
+}
+
+/** 404, or 405 with Allow where other methods have a route; a HEAD is refused as its GET would be. */
+function noRoute(request: Request, allowedAt: (path: string) => string[]): ApiError {
+  const url = request.url;
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  const q = url.indexOf("?", start);
+  const allowed = allowedAt(q < 0 ? url.slice(start) : url.slice(start, q));
+  if (allowed.length === 0) return new ApiError(404, "not found");
+  return methodNotAllowed(`${request.method === "HEAD" ? "GET" : request.method} is not allowed here`, allowed);
 }
 
 interface SchemaLike {

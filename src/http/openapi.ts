@@ -30,6 +30,10 @@ export function openapiPlugin(version: string) {
     specPath: OPENAPI_PATH,
     // The reference page loads its viewer from a CDN in the browser; the server itself reaches nothing.
     scalar: { url: OPENAPI_PATH } as never,
+    // A page built per request is a route handler, which Bun's native router serves at this static path; the
+    // default, a prebuilt Response, is served only by Elysia's fallback, and on a listening server the native
+    // `/:schema/:id` route claims /_admin/docs first (answering 405).
+    embedSpec: true,
     exclude: { paths: [DOCS_PATH, OPENAPI_PATH] },
     documentation: {
       info: { title: "Burrow API", version, description: DESCRIPTION },

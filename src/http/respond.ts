@@ -1,4 +1,4 @@
-// Response helpers: JSON with the API's content type, and the error envelope.
+// Response helpers: JSON with the API's content type, and the error envelope (also bare, for a HEAD).
 
 import type { ApiError } from "../errors.ts";
 import { JSON_TYPE } from "../net/json-response.ts";
@@ -20,4 +20,10 @@ export function rawJson(text: string, status = 200, headers?: Record<string, str
 
 export function errorResponse(e: ApiError): Response {
   return json(e.toJSON(), e.status, e.headers);
+}
+
+/** An error answered to a HEAD nothing else will strip: its status and headers, no body, the JSON's length. */
+export function bareErrorResponse(e: ApiError): Response {
+  const length = Buffer.byteLength(JSON.stringify(e.toJSON()));
+  return new Response(null, { status: e.status, headers: { "content-type": JSON_TYPE, "content-length": String(length), ...e.headers } });
 }

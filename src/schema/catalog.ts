@@ -9,6 +9,7 @@ import { DEFAULT_SCHEMAS, openSchema } from "./defaults.ts";
 import { type FieldDef, type SchemaDef, checkReferences, sameDefinition, validateDefinition } from "./definition.ts";
 import { applyPlans, dropSchemaTable, readLayouts } from "./migrate.ts";
 import { type Plan, describePlan, planDevelopment, planProduction } from "./plan.ts";
+import { openWriteWarnings } from "./warnings.ts";
 
 const MAX_VERSION = 1_000_000;
 
@@ -72,6 +73,12 @@ export class Catalog {
 
   production(version: number): SchemaSet | undefined {
     return this.prodSets.get(version);
+  }
+
+  /** Warning lines about the newest production version's permissions (empty before the first deploy). */
+  productionWarnings(): string[] {
+    const latest = this.latestVersion();
+    return latest === null ? [] : openWriteWarnings(this.prod.get(latest)!.values());
   }
 
   /** The newest deployed production version, or null before the first deploy. */
@@ -197,7 +204,7 @@ export class Catalog {
   }
 
   /** Snapshot development as production version N and migrate production.db additively. */
-  deploy(opts: { version?: unknown; force?: boolean; admin?: string; dryRun?: boolean }): Promise<{ version: number; changes: string[] }> {
+  deploy(opts: { version?: unknown; force?: boolean; admin?: string; dryRun?: boolean }): Promise<{ version: number; changes: string[]; warnings: string[] }> {
     return this.locked(async () => {
       await this.load();
       const latest = this.latestVersion();
@@ -217,7 +224,8 @@ export class Catalog {
         if (!this.dev.has(name)) destructive.push(`remove schema "${name}" from the API (its data stays in production.db)`);
       if (destructive.length && !opts.force) throw destructiveError(destructive);
       const changes = plans.flatMap(describePlan);
-      if (opts.dryRun) return { version, changes };
+      const warnings = openWriteWarnings(this.dev.values());
+      if (opts.dryRun) return { version, changes, warnings };
       await applyPlans(this.envs.production, plans);
       const now = Date.now();
       await this.system.batch(
@@ -236,7 +244,7 @@ export class Catalog {
         "write",
       );
       await this.load();
-      return { version, changes };
+      return { version, changes, warnings };
     });
   }
 

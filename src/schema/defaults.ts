@@ -8,7 +8,9 @@ export const DEFAULT_SCHEMAS: SchemaDef[] = [
   {
     name: "user",
     fields: { email: { type: "string" }, password: { type: "password" } },
-    permissions: { ...open },
+    // Sign-up and reading are open; only the user itself changes or deletes its account (the owner of a user
+    // object is that user). The password field is write-only whatever the permissions say.
+    permissions: { create: "open", read: "open", update: "owner", delete: "owner" },
     indexes: [],
     user: { key: "username", password: "password", email: "email" },
   },

@@ -3,15 +3,9 @@
 
 import type { InValue, Value } from "@libsql/core/api";
 import type { FieldDef, ItemType } from "./definition.ts";
+import { GEOPOINT, ValueTypeError, describeValue, itemMismatch, keyOf, valueMismatch } from "./value-errors.ts";
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
-
-/** Thrown by encodeValue when a value does not fit the field; the caller adds the field name and wording. */
-export class ValueTypeError extends Error {
-  constructor(readonly detail?: string) {
-    super(detail ?? "invalid type");
-  }
-}
 
 const MAX_LAT = 90;
 const MIN_LON = -180;
@@ -43,7 +37,7 @@ function checkItem(items: ItemType, v: unknown): boolean {
   }
 }
 
-/** Encode a non-null JSON value into the field's column values, or throw ValueTypeError. */
+/** Encode a non-null JSON value into the field's column values, or throw ValueTypeError saying what was expected. */
 export function encodeValue(def: FieldDef, v: unknown): InValue[] {
   switch (def.type) {
     case "string":
@@ -60,27 +54,39 @@ export function encodeValue(def: FieldDef, v: unknown): InValue[] {
       if (typeof v === "boolean") return [v ? 1 : 0];
       break;
     case "array":
-      if (Array.isArray(v) && v.every((x) => checkItem(def.items!, x))) return [JSON.stringify(v)];
-      break;
-    case "geopoint": {
-      if (typeof v !== "object" || v === null || Array.isArray(v)) break;
-      const g = v as Record<string, unknown>;
-      for (const k of Object.keys(g)) if (k !== "lat" && k !== "lon" && k !== "distance") throw new ValueTypeError(`unexpected member "${k}" in geopoint`);
-      if (!isLatitude(g.lat)) throw new ValueTypeError("latitude must be a number between -90 and 90 inclusive");
-      if (!isLongitude(g.lon)) throw new ValueTypeError("longitude must be a number from -180 inclusive to 180 exclusive");
-      return [g.lat, g.lon];
-    }
+      if (!Array.isArray(v)) break;
+      checkItems(def.items!, v);
+      return [JSON.stringify(v)];
+    case "geopoint":
+      return encodeGeopoint(v);
     case "relationship":
       if (!def.many) {
         if (isKeyValue(v)) return [v];
-      } else if (Array.isArray(v) && v.every(isKeyValue)) {
-        return [JSON.stringify([...new Set(v)])];
+        break;
       }
-      break;
-    case "binary":
-      throw new ValueTypeError("binary file uploads are not enabled on this server yet");
+      if (!Array.isArray(v)) break;
+      checkKeys(def.schema, v);
+      return [JSON.stringify([...new Set(v)])];
   }
-  throw new ValueTypeError();
+  throw valueMismatch(def, v);
+}
+
+function checkItems(items: ItemType, list: readonly unknown[]): void {
+  for (let i = 0; i < list.length; i++) if (!checkItem(items, list[i])) throw itemMismatch(items, list[i], i);
+}
+
+/** Keys of related objects in an array; throws naming the first that is not a key. */
+export function checkKeys(schema: string | undefined, list: readonly unknown[]): void {
+  for (let i = 0; i < list.length; i++) if (!isKeyValue(list[i])) throw new ValueTypeError(keyOf(schema), describeValue(list[i]), `[${i}]`);
+}
+
+function encodeGeopoint(v: unknown): InValue[] {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new ValueTypeError(GEOPOINT, describeValue(v));
+  const g = v as Record<string, unknown>;
+  for (const k of Object.keys(g)) if (k !== "lat" && k !== "lon" && k !== "distance") throw new ValueTypeError(`${GEOPOINT} without other members`, describeValue(v));
+  if (!isLatitude(g.lat)) throw new ValueTypeError("a latitude from -90 to 90", describeValue(g.lat), ".lat");
+  if (!isLongitude(g.lon)) throw new ValueTypeError("a longitude from -180 to less than 180", describeValue(g.lon), ".lon");
+  return [g.lat, g.lon];
 }
 
 /** A primary-key value as accepted in bodies and paths. */

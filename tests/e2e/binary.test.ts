@@ -36,6 +36,9 @@ test("the banner shows the URL, both public keys and the admin API", () => {
   expect(server.banner).toContain("e2e-dev-public");
   expect(server.banner).toContain("e2e-prod-public");
   expect(server.banner).toContain(`${server.url}/_admin/api`);
+  // From the binary, the commands it names are the binary's own.
+  expect(server.banner).toContain("  private keys     burrow keys");
+  expect(server.banner).not.toContain("npm run");
 });
 
 test("health answers", async () => {
@@ -68,6 +71,16 @@ test("admin login works against the binary", async () => {
   const { token } = (await r.json()) as any;
   const s = await fetch(`${server.url}/_admin/api/status`, { headers: { authorization: `Bearer ${token}` } });
   expect(((await s.json()) as any).environments.development.objects.todo).toBe(0);
+});
+
+test("the binary prints its version; each request is one line of the log on stderr", async () => {
+  const v = await runCli(["--version"], {}, exe);
+  expect([v.code, v.stdout.trim()]).toEqual([0, `burrow ${(await Bun.file(join(ROOT, "package.json")).json()).version}`]);
+  await fetch(`${server.url}/_health?probe=secret-value`);
+  await Bun.sleep(100);
+  const log = server.output().stderr;
+  expect(log).toMatch(/INFO GET \/_health\?probe 200 \d+\.\dms -\n/);
+  expect(log).not.toContain("secret-value");
 });
 
 test("the binary's CLI answers --help and refuses bad config with exit code 2", async () => {

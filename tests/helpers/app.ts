@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config.ts";
 import { createApp, type App } from "../../src/http/app.ts";
-import { createLogger } from "../../src/log.ts";
+import { type Level, createLogger } from "../../src/log.ts";
 import { openServices, type Services } from "../../src/services.ts";
 
 export const KEYS = {
@@ -42,6 +42,8 @@ export interface TestApp {
   request(method: string, path: string, opts?: RequestOptions): Promise<TestResponse>;
   /** Admin API call with a bearer token obtained once. */
   admin(method: string, path: string, body?: unknown): Promise<TestResponse>;
+  /** Lines the server logged (at the level given to makeTestApp, "warn" by default). */
+  logs: string[];
   close(): Promise<void>;
 }
 
@@ -49,7 +51,7 @@ export function tempDir(prefix = "burrow-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-export async function makeTestApp(opts: { flags?: Record<string, string | boolean>; env?: Record<string, string>; dir?: string; peer?: (req: Request) => string | null } = {}): Promise<TestApp> {
+export async function makeTestApp(opts: { flags?: Record<string, string | boolean>; env?: Record<string, string>; dir?: string; peer?: (req: Request) => string | null; logLevel?: Level } = {}): Promise<TestApp> {
   const dir = opts.dir ?? tempDir();
   const config = loadConfig(
     { "--dir": dir, ...opts.flags },
@@ -64,7 +66,7 @@ export async function makeTestApp(opts: { flags?: Record<string, string | boolea
     },
   );
   const logs: string[] = [];
-  const services = await openServices(config, { log: createLogger("warn", (l) => logs.push(l)) });
+  const services = await openServices(config, { log: createLogger(opts.logLevel ?? "warn", (l) => logs.push(l)) });
   const app = createApp(services, { peer: opts.peer });
   let token: string | null = null;
 
@@ -105,6 +107,7 @@ export async function makeTestApp(opts: { flags?: Record<string, string | boolea
     app,
     request,
     admin,
+    logs,
     async close() {
       services.close();
       if (!opts.dir) rmSync(dir, { recursive: true, force: true });

@@ -27,13 +27,29 @@ export interface ServerProcess {
   readyMs: number;
   /** What the server printed on stdout up to the serving line (the banner). */
   banner: string;
+  /** Everything printed so far on stdout (banner included) and stderr (the log); both are drained continuously. */
+  output(): { stdout: string; stderr: string };
   stop(): Promise<number>;
+}
+
+/** Collect a stream's text in the background (the last 4 MB), so a chatty process never blocks on a full pipe. */
+function drain(stream: ReadableStream<Uint8Array>, initial = ""): () => string {
+  let text = initial;
+  const decoder = new TextDecoder();
+  void (async () => {
+    for await (const chunk of stream) {
+      text += decoder.decode(chunk, { stream: true });
+      if (text.length > 4_000_000) text = text.slice(-4_000_000);
+    }
+  })().catch(() => {});
+  return () => text;
 }
 
 /** Start `serve` on 127.0.0.1 with a free port; resolves once /_health answers 200 (bounded to 20 s). */
 export async function startServerProcess(cmd: string[], env: Record<string, string>): Promise<ServerProcess> {
   const started = performance.now();
   const proc = Bun.spawn([...cmd, "serve", "--http", "127.0.0.1:0"], { env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env }, stdout: "pipe", stderr: "pipe" });
+  const stderr = drain(proc.stderr);
   const reader = proc.stdout.getReader();
   let out = "";
   let url: string | null = null;
@@ -42,7 +58,9 @@ export async function startServerProcess(cmd: string[], env: Record<string, stri
     const next = await Promise.race([reader.read(), Bun.sleep(Math.max(0, deadline - Date.now())).then(() => null)]);
     if (!next || next.done) {
       proc.kill();
-      throw new Error(`server did not start: ${out} ${await new Response(proc.stderr).text()}`);
+      await proc.exited;
+      await Bun.sleep(20);
+      throw new Error(`server did not start: ${out} ${stderr()}`);
     }
     out += new TextDecoder().decode(next.value);
     url = /serving (http:\/\/[^\s]+)/.exec(out)?.[1] ?? null;
@@ -54,6 +72,7 @@ export async function startServerProcess(cmd: string[], env: Record<string, stri
     out += new TextDecoder().decode(next.value);
   }
   reader.releaseLock();
+  const stdout = drain(proc.stdout, out);
   for (;;) {
     try {
       if ((await fetch(`${url}/_health`)).status === 200) break;
@@ -67,6 +86,7 @@ export async function startServerProcess(cmd: string[], env: Record<string, stri
     proc,
     readyMs,
     banner: out,
+    output: () => ({ stdout: stdout(), stderr: stderr() }),
     async stop() {
       proc.kill("SIGTERM");
       return await proc.exited;

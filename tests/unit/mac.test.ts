@@ -1,7 +1,7 @@
 // OAuth 2.0 MAC signing and verification against vectors computed independently with openssl.
 
 import { describe, expect, test } from "bun:test";
-import { MAC_WINDOW_SECONDS, MAX_DECODED_TARGET, type MacHeader, macSignature, normalizedString, parseMacHeader, uriForms, verifyMac } from "../../src/auth/mac.ts";
+import { MAC_WINDOW_SECONDS, MAX_DECODED_TARGET, type MacHeader, macSignature, normalizedString, parseMacHeader, timestampFault, uriForms, verifyMac } from "../../src/auth/mac.ts";
 
 interface Vector {
   name: string;
@@ -184,6 +184,17 @@ describe("verifyMac", () => {
     for (const ts of ["1336363200.0", "-1336363200", "1.3e9", " 1336363200", "", "0x4fa8"]) {
       expect(verifyMac({ ...verifyArgs(v0), header: header(v0, { ts }) })).toEqual({ ok: false, reason: "timestamp" });
     }
+  });
+
+  test("a refused timestamp is classified: milliseconds from 1e11 on, else the window; non-digits are the format", () => {
+    const ms = nowFor(v0);
+    expect(verifyMac({ ...verifyArgs(v0), header: header(v0, { ts: String(ms) }), now: ms })).toEqual({ ok: false, reason: "timestamp" });
+    expect(timestampFault(String(ms))).toBe("milliseconds");
+    expect(timestampFault("100000000000")).toBe("milliseconds");
+    expect(timestampFault("99999999999")).toBe("window");
+    expect(timestampFault(String(Math.floor(ms / 1000) - 700))).toBe("window");
+    expect(timestampFault("0")).toBe("window");
+    for (const ts of ["1336363200.0", "-1336363200", "1.3e9", "", "abc", "1".repeat(21)]) expect([ts, timestampFault(ts)]).toEqual([ts, "format"]);
   });
 
   test("a mac of the wrong length or bad base64 fails without throwing", () => {

@@ -97,7 +97,9 @@ describe("values", () => {
     expect(decodeValue({ type: "array", items: "integer" }, ["[1,2]"])).toEqual([1, 2]);
     expect(() => encodeValue({ type: "integer" }, 2 ** 53)).toThrow();
     expect(() => encodeValue({ type: "geopoint" }, { lat: 0, lon: 180 })).toThrow("longitude");
-    expect(() => encodeValue({ type: "geopoint" }, { lat: 0, lon: 0, x: 1 })).toThrow("unexpected member");
+    expect(() => encodeValue({ type: "geopoint" }, { lat: 0, lon: 0, x: 1 })).toThrow("without other members");
+    expect(() => encodeValue({ type: "integer" }, 2 ** 64)).toThrow("value: expected an integer within ±9007199254740991, got 18446744073709552000 (beyond the integer range)");
+    expect(() => encodeValue({ type: "array", items: "boolean" }, [true, "no"])).toThrow('value[1]: expected boolean, got string "no"');
     expect(() => encodeValue({ type: "relationship", schema: "u" }, "")).toThrow();
   });
 

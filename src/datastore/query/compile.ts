@@ -6,6 +6,7 @@ import { q } from "../../db/sql.ts";
 import { badRequest } from "../../errors.ts";
 import type { CompiledSchema } from "../../schema/compiled.ts";
 import type { FieldDef } from "../../schema/definition.ts";
+import { textMismatch } from "../../schema/value-errors.ts";
 import { columnsOf, geoTableName } from "../../schema/layout.ts";
 import { type Rect, boxRects, capRects, distanceSql, parseGeo } from "./geo.ts";
 import { MAX_IN_VALUES } from "./limits.ts";
@@ -71,20 +72,22 @@ function convert(kind: "string" | "integer" | "float" | "boolean", raw: string, 
     case "string":
       return raw;
     case "integer":
-      if (/^[-+]?\d{1,16}$/.test(raw) && Number.isSafeInteger(Number(raw))) return Number(raw);
-      throw badRequest(`${JSON.stringify(c.key)}: "${raw.slice(0, 40)}" is not an integer (field ${c.field})`);
+      if (/^[-+]?\d+$/.test(raw) && Number.isSafeInteger(Number(raw))) return Number(raw);
+      break;
     case "float": {
       const n = Number(raw);
       if (/^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(raw) && Number.isFinite(n)) return n;
-      throw badRequest(`${JSON.stringify(c.key)}: "${raw.slice(0, 40)}" is not a number (field ${c.field})`);
+      break;
     }
     case "boolean": {
       const v = raw.toLowerCase();
       if (v === "true" || v === "1") return 1;
       if (v === "false" || v === "0") return 0;
-      throw badRequest(`${JSON.stringify(c.key)}: "${raw.slice(0, 40)}" is not true or false (field ${c.field})`);
+      break;
     }
   }
+  // `age[gt]: expected integer, got "1.5"`: the condition as written, the field's type, the value.
+  throw badRequest(textMismatch(kind, raw).detail(c.key));
 }
 
 function valueOf(f: FieldRef, raw: string, c: Clause): InValue {

@@ -119,6 +119,7 @@ export function adminRoutes(services: Services, info: RequestInfo, parsers: Body
       if (typeof b !== "object" || b === null || Array.isArray(b)) throw badRequest("send {} or {\"version\": N, \"force\": true}");
       for (const k of Object.keys(b)) if (!["version", "force", "dryRun"].includes(k)) throw badRequest(`unknown deploy option "${k}"`);
       const r = await catalog.deploy({ version: b.version, force: b.force === true, dryRun: b.dryRun === true, admin: admin.email });
+      if (b.dryRun !== true) for (const w of r.warnings) services.log.warn(w);
       return json(r);
     }, {
       parse: "admin",

@@ -41,7 +41,7 @@ export function objectRoutes(services: Services, info: RequestInfo, parsers: Bod
     // measured, the per-request derive (an extra context merge and, in the minified build, an awaited step)
     // cost GET by key several points of throughput. No async frame when the context is ready.
     .get("/:schema/:id", ({ params, request }) => {
-      checkParams(params);
+      checkParams(params, request);
       const shape = readShape(request);
       const api = apiContext(services, info, request);
       const read = (ctx: ApiContext) => data.get(ctx, schemaParam(params.schema), params.id, shape).then(rawJson);
