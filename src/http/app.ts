@@ -4,11 +4,12 @@
 
 import { Elysia } from "elysia";
 import type { Services } from "./services.ts";
-import { edgeError, edgeRequest, methodTable, refused } from "./edge.ts";
+import { edgeError, edgeRequest, methodTable } from "./edge.ts";
 import { openapiPlugin } from "./openapi.ts";
 import { bodyParsers } from "./parsers.ts";
 import { createRequestInfo } from "./request-meta.ts";
-import { type LoggedContext, requestLog } from "./request-log.ts";
+import { answeredStatus, noteRefusal, requestLog } from "./request-log.ts";
+import { ApiError } from "../errors.ts";
 import { loggedEnvironment } from "./api-context.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { fileRoutes } from "./routes/files.ts";
@@ -37,16 +38,14 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     // before routing (a CORS preflight) is logged here; an overridden method is logged by its re-dispatch.
     const rl = requestLog(services.log, (r) => loggedEnvironment(services, r));
     base
-      .onRequest((c) => {
-        const lc = c as unknown as LoggedContext;
-        rl.start(lc);
-        const early = edge(c);
-        if (early instanceof Response) rl.finish(Object.assign(lc, { responseValue: early }));
-        // A re-dispatched request logs itself; a refused override (a rejection) is logged with its error.
-        else if (early !== undefined) early.then(() => void (lc.logStart = undefined), (e) => rl.finish(refused(lc, e)));
+      .onRequest(({ request, set }) => {
+        rl.start(request);
+        const early = edge({ request, set });
+        if (early instanceof Response) rl.finish(request, early.status);
+        else if (early !== undefined) early.then(() => rl.forget(request), (e: unknown) => rl.finish(request, e instanceof ApiError ? (noteRefusal(request, e), e.status) : 500));
         return early;
       })
-      .onAfterResponse((c) => rl.finish(c as unknown as LoggedContext));
+      .onAfterResponse(({ request, set, responseValue }) => rl.finish(request, answeredStatus(responseValue, set)));
   } else base.onRequest(edge);
   const app = base
     .onError(edgeError(services, (path) => allowedAt(path)))

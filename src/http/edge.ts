@@ -9,6 +9,7 @@ import { corsHeaders, preflight } from "./cors.ts";
 import type { RequestInfoWriter } from "./request-meta.ts";
 import { SystemPath } from "./api-context.ts";
 import { bareErrorResponse, errorResponse, json } from "./respond.ts";
+import { noteRefusal } from "./request-log.ts";
 
 /** The part of Elysia's context the edge reads and writes. */
 interface EdgeContext {
@@ -76,33 +77,24 @@ interface ErrorContext {
   error: unknown;
   request: Request;
   set: { headers: Record<string, string | number>; status?: number | string };
-  /** Read by the request log: why the request was refused. */
-  logRefusal?: string;
-}
-
-/** Record on the context, for the request log, the status and reason (with an ApiError's debug detail) of a failure. */
-export function refused<C extends { set: { status?: number | string }; logRefusal?: string }>(c: C, e: unknown): C {
-  const err = e instanceof ApiError ? e : null;
-  c.set.status = err?.status ?? 500;
-  c.logRefusal = err ? (err.debug ? `${err.message} (${err.debug})` : err.message) : "internal error";
-  return c;
 }
 
 /**
  * onError: the one rendering of failures. ApiError carries its status; Elysia's own errors are mapped here.
- * The status rendered and, for a 4xx, the reason are left on the context for the request log.
+ * The status goes to `set` and the reason to the request log. The context is destructured: a hook that takes
+ * it whole makes Elysia parse headers, query and cookies on every route.
  */
 export function edgeError(services: Services, allowedAt: (path: string) => string[]) {
-  return (c: ErrorContext): Response => {
-    const { code, error, request } = c;
+  return ({ code, error, request, set }: ErrorContext): Response => {
     const refusal = apiErrorOf(code, error, request, allowedAt);
     if (refusal !== null) {
-      refused(c, refusal);
+      set.status = refusal.status;
+      noteRefusal(request, refusal);
       // A HEAD that no route took (there is no GET here either) is answered bare, with its length. One that a
       // GET route took (Elysia's implicit HEAD, here only a system path) keeps the body: Elysia measures it.
       return code === "NOT_FOUND" && request.method === "HEAD" && !(error instanceof SystemPath) ? bareErrorResponse(refusal) : errorResponse(refusal);
     }
-    c.set.status = 500;
+    set.status = 500;
     services.log.error("request failed", { message: (error as Error)?.message, stack: (error as Error)?.stack });
     return json({ error: "internal error" }, 500);
   };

@@ -1,21 +1,20 @@
 // The request log: at `info`, one line per request (method, path with the query's names but not its values,
 // status, milliseconds, environment); at `debug` also why a 4xx was refused. Secrets, tokens, passwords and
-// bodies never appear. Installed by app.ts as the app's first onRequest hook and an onAfterResponse hook,
-// only when the log level includes `info`.
+// bodies never appear. app.ts installs it (an onRequest and an onAfterResponse hook) only when the level
+// includes `info`. Per-request state is kept by Request object, so the hooks destructure Elysia's context
+// (Elysia parses headers, query and cookies for every route when a hook takes the whole context).
 
+import type { ApiError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 
 const MAX_PATH = 200;
 
-/** What the edge records on Elysia's context for the log line. */
-export interface LoggedContext {
-  request: Request;
-  set: { status?: number | string };
-  responseValue?: unknown;
-  /** performance.now() when the request arrived. */
-  logStart?: number;
-  /** Why the request was refused (4xx), for debug lines. */
-  logRefusal?: string;
+/** Why requests were refused (written by the error rendering, read by the log line). */
+const refusals = new WeakMap<Request, string>();
+
+/** Remember why a request was refused: the error's message and its server-only debug detail. */
+export function noteRefusal(request: Request, e: ApiError): void {
+  refusals.set(request, e.debug ? `${e.message} (${e.debug})` : e.message);
 }
 
 /** `/todo?priority&_expand`: the path, then the names of the query parameters (values may be secrets). */
@@ -34,28 +33,32 @@ export function loggedTarget(url: string): string {
   return out.length > MAX_PATH ? `${out.slice(0, MAX_PATH)}…` : out;
 }
 
-function statusOf(c: LoggedContext): number {
-  const v = c.responseValue;
-  if (v instanceof Response) return v.status;
-  const s = c.set.status;
-  return typeof s === "number" ? s : 200;
+/** The status a route's answer carries: a Response's own, else what Elysia's `set` holds. */
+export function answeredStatus(value: unknown, set: { status?: number | string }): number {
+  if (value instanceof Response) return value.status;
+  return typeof set.status === "number" ? set.status : 200;
 }
 
 /** `environment(request)` names the environment the request addressed ("-" when none, e.g. the admin API). */
 export function requestLog(log: Logger, environment: (request: Request) => string) {
   const debug = log.enabled("debug");
+  const starts = new WeakMap<Request, number>();
   return {
-    start(c: LoggedContext): void {
-      c.logStart = performance.now();
+    start(request: Request): void {
+      starts.set(request, performance.now());
     },
-    finish(c: LoggedContext): void {
-      if (c.logStart === undefined) return;
-      const ms = performance.now() - c.logStart;
-      c.logStart = undefined;
-      const target = loggedTarget(c.request.url);
-      const status = statusOf(c);
-      const line = `${c.request.method} ${target} ${status} ${ms.toFixed(1)}ms ${environment(c.request)}`;
-      log.info(debug && c.logRefusal && status >= 400 && status < 500 ? `${line}: ${c.logRefusal}` : line);
+    /** No line for this request (it was re-dispatched, and the new request logs itself). */
+    forget(request: Request): void {
+      starts.delete(request);
+    },
+    finish(request: Request, status: number): void {
+      const started = starts.get(request);
+      if (started === undefined) return;
+      starts.delete(request);
+      const target = loggedTarget(request.url);
+      const line = `${request.method} ${target} ${status} ${(performance.now() - started).toFixed(1)}ms ${environment(request)}`;
+      const reason = debug && status >= 400 && status < 500 ? refusals.get(request) : undefined;
+      log.info(reason ? `${line}: ${reason}` : line);
     },
   };
 }

@@ -1,5 +1,6 @@
 // Run the CLI (from source or the built binary) as a real process, and start a server on a free port.
 
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
 export const ROOT = join(import.meta.dir, "../..");
@@ -46,10 +47,14 @@ function drain(stream: ReadableStream<Uint8Array>, initial = ""): () => string {
 }
 
 /** Start `serve` on 127.0.0.1 with a free port; resolves once /_health answers 200 (bounded to 20 s). */
-export async function startServerProcess(cmd: string[], env: Record<string, string>): Promise<ServerProcess> {
+export async function startServerProcess(cmd: string[], env: Record<string, string>, opts: { stderrFile?: string } = {}): Promise<ServerProcess> {
   const started = performance.now();
-  const proc = Bun.spawn([...cmd, "serve", "--http", "127.0.0.1:0"], { env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env }, stdout: "pipe", stderr: "pipe" });
-  const stderr = drain(proc.stderr);
+  const proc = Bun.spawn([...cmd, "serve", "--http", "127.0.0.1:0"], {
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+    stdout: "pipe",
+    stderr: opts.stderrFile ? Bun.file(opts.stderrFile) : "pipe",
+  });
+  const stderr = opts.stderrFile ? () => readFileSync(opts.stderrFile!, "utf8") : drain(proc.stderr as ReadableStream<Uint8Array>);
   const reader = proc.stdout.getReader();
   let out = "";
   let url: string | null = null;
