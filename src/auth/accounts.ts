@@ -1,11 +1,12 @@
-// User accounts over any user schema: token login (also with a temporary password and new_password),
-// refresh, logout, the logged-in user, forgot/reset password. Answers and errors follow the original service
-// (behaviour.md §6, §11.22-28): token responses, 401 access_denied, the temporary-password message.
+// User accounts over any user schema: token login (also with a temporary password and new_password), the legacy
+// session login (one password check for both), refresh, logout, the logged-in user, forgot/reset password.
+// Answers and errors follow the original service (behaviour.md §6, §11.22-28): token responses, 401
+// access_denied, the temporary-password message; the session login's refusals are plain {"error": ...}.
 // The account logic only: user rows are read and written through the UserRows port (the datastore's
 // src/datastore/user-rows.ts) and mail leaves through the MailSender port (src/mail/mailer.ts), both declared here.
 
 import { hashPassword, verifyNothing, verifyPassword } from "./passwords.ts";
-import { notFound, oauthError, tooManyRequests, unauthorized } from "../errors.ts";
+import { type ApiError, badRequest, notFound, oauthError, tooManyRequests, unauthorized } from "../errors.ts";
 import type { ApiContext, EnvName } from "../request-context.ts";
 import type { CompiledSchema } from "../schema/compiled.ts";
 import type { Sessions, Tokens } from "./sessions.ts";
@@ -22,7 +23,32 @@ export interface RateLimits {
   failedLoginWindowMinutes: number;
 }
 
-const denied = () => oauthError(401, "access_denied", "Invalid username or password");
+const INVALID_CREDENTIALS = "Invalid username or password";
+
+/** How a password login words its refusals. */
+interface LoginRefusals {
+  /** Wrong or missing credentials. */
+  denied(): ApiError;
+  /** The temporary password was given without new_password. */
+  resetRequired(): ApiError;
+  /** A parameter out of bounds (400). */
+  invalid(message: string): ApiError;
+}
+
+/** accessToken: OAuth 2.0 token errors (behaviour.md §11.22). */
+const TOKEN_REFUSALS: LoginRefusals = {
+  denied: () => oauthError(401, "access_denied", INVALID_CREDENTIALS),
+  resetRequired: () => oauthError(401, TEMP_REQUIRED, TEMP_REQUIRED),
+  invalid: (message) => oauthError(400, "invalid_request", message),
+};
+
+/** The legacy /login: plain {"error": ...}, whose text for bad credentials contains "Invalid" (behaviour.md §2.2). */
+const SESSION_REFUSALS: LoginRefusals = {
+  denied: () => unauthorized(INVALID_CREDENTIALS),
+  resetRequired: () => unauthorized(TEMP_REQUIRED),
+  invalid: badRequest,
+};
+
 
 /** The rows of a user schema (and its temporary passwords) that accounts read and write. */
 export interface UserRows {
@@ -92,9 +118,30 @@ export class Accounts {
     this.limitIp(ctx, ip);
     if (params.token_type !== undefined && params.token_type !== "mac") throw oauthError(400, "unsupported_token_type", "token_type must be mac");
     if (params.mac_algorithm !== undefined && !["hmac-sha-1", "hmac-sha1"].includes(params.mac_algorithm)) throw oauthError(400, "invalid_request", "mac_algorithm must be hmac-sha-1");
+    const { username, user } = await this.checkPassword(ctx, s, params, TOKEN_REFUSALS);
+    const tokens = await this.deps.sessions(ctx).issue(s.name, username, s.def.user?.singleSession === true);
+    return this.tokenResponse(user, tokens);
+  }
+
+  /**
+   * GET /<userSchema>/login, the legacy session login: the same check as accessToken, then a session whose access
+   * token the HTTP layer hands out as a cookie. The user's JSON, the token and its lifetime in seconds.
+   */
+  async sessionLogin(ctx: ApiContext, s: CompiledSchema, params: Record<string, string>, ip: string | null): Promise<{ user: string; token: string; expiresIn: number }> {
+    this.limitIp(ctx, ip);
+    const { username, user } = await this.checkPassword(ctx, s, params, SESSION_REFUSALS);
+    const tokens = await this.deps.sessions(ctx).issue(s.name, username, s.def.user?.singleSession === true, false);
+    return { user, token: tokens.access_token, expiresIn: tokens.expires_in };
+  }
+
+  /**
+   * The one password check of every login: the login field and password (or a temporary password, replaced by
+   * new_password), with the per-account failure limit. The username and the user's JSON (never the password).
+   */
+  private async checkPassword(ctx: ApiContext, s: CompiledSchema, params: Record<string, string>, refuse: LoginRefusals): Promise<{ username: string; user: string }> {
     const username = params[s.pk] ?? params.username;
     const password = params[s.passwordField!] ?? params.password;
-    if (!username || !password || username.length > 256 || password.length > MAX_FIELD) throw denied();
+    if (!username || !password || username.length > 256 || password.length > MAX_FIELD) throw refuse.denied();
     const key = this.accountKey(ctx, s, username);
     const limits = this.deps.limits(ctx);
     const blocked = this.deps.limiter.blocked(key, limits.failedLoginsPerAccount);
@@ -108,19 +155,18 @@ export class Accounts {
       const temp = await this.deps.users.tempPasswordHash(ctx, s, username, Date.now());
       if (temp !== null && (await verifyPassword(password, temp))) {
         const next = params.new_password;
-        if (!next) throw oauthError(401, TEMP_REQUIRED, TEMP_REQUIRED);
-        if (next.length > MAX_FIELD) throw oauthError(400, "invalid_request", "new_password is too long");
+        if (!next) throw refuse.resetRequired();
+        if (next.length > MAX_FIELD) throw refuse.invalid("new_password is too long");
         user = await this.setPassword(ctx, s, username, next);
-        if (user === null) throw denied();
+        if (user === null) throw refuse.denied();
       }
     }
     if (user === null) {
       this.deps.limiter.hit(key, limits.failedLoginsPerAccount, limits.failedLoginWindowMinutes * 60_000);
-      throw denied();
+      throw refuse.denied();
     }
     this.deps.limiter.reset(key);
-    const tokens = await this.deps.sessions(ctx).issue(s.name, username, s.def.user?.singleSession === true);
-    return this.tokenResponse(user, tokens);
+    return { username, user };
   }
 
   /** POST /<userSchema>/refreshToken. */
@@ -134,7 +180,7 @@ export class Accounts {
     if (r === "reused") throw oauthError(401, "invalid_grant", "the refresh token was already used; every token of this login is revoked");
     if (r.schema !== s.name) throw oauthError(401, "invalid_grant", `the refresh token does not belong to ${s.name}`);
     const user = await this.deps.users.json(ctx, s, r.username);
-    if (user === null) throw denied();
+    if (user === null) throw TOKEN_REFUSALS.denied();
     return this.tokenResponse(user, r.tokens);
   }
 
@@ -144,7 +190,7 @@ export class Accounts {
     return p;
   }
 
-  /** GET /<userSchema>/logout: revokes the access and refresh tokens of this login. */
+  /** GET /<userSchema>/logout: revokes the session of this login (its token pair, or its session cookie). */
   async logout(ctx: ApiContext, s: CompiledSchema): Promise<void> {
     await this.deps.sessions(ctx).revokeFamily(this.signedIn(ctx, s).family);
   }

@@ -1,6 +1,7 @@
-// OAuth 2.0 MAC sessions of an environment. A login starts a session ("family"): one row holding the current
-// access token, MAC key and refresh token (as SHA-256 digests, except the MAC key, which verifying needs).
-// Tokens start with the family id, so a refresh is one UPDATE; presenting any older refresh token of the
+// OAuth 2.0 MAC sessions of an environment, and the cookie sessions of the legacy /login (the cookie holds an
+// access token; its MAC key and refresh token go unused). A login starts a session ("family"): one row holding
+// the current access token, MAC key and refresh token (as SHA-256 digests, except the MAC key, which verifying
+// needs). Tokens start with the family id, so a refresh is one UPDATE; presenting any older refresh token of the
 // family (it was rotated away) revokes the family. Access tokens live an hour, refresh tokens a year.
 
 import { timingSafeEqual } from "node:crypto";
@@ -58,7 +59,7 @@ function matches(token: string, stored: string): boolean {
 }
 
 /** The family id of a well-formed token (48 alphanumerics), else null. */
-function familyOf(token: string): string | null {
+export function familyOf(token: string): string | null {
   if (token.length !== FAMILY_LENGTH + SECRET_LENGTH) return null;
   for (let i = 0; i < token.length; i++) {
     const c = token.charCodeAt(i);
@@ -88,8 +89,11 @@ export class Sessions {
     return { access_token: family + randomToken(), mac_key: randomToken(), refresh_token: family + randomToken(), expires_in: ACCESS_TTL_S };
   }
 
-  /** A new session. `single` revokes every other session of the user first. */
-  async issue(schema: string, username: string, single: boolean): Promise<Tokens> {
+  /**
+   * A new session. `single` revokes every other session of the user first. A session that is not `refreshable`
+   * (a cookie session, whose refresh token nobody receives) ends with its access token and is swept then.
+   */
+  async issue(schema: string, username: string, single: boolean, refreshable = true): Promise<Tokens> {
     const now = Date.now();
     const family = randomToken(FAMILY_LENGTH);
     const tokens = this.newTokens(family);
@@ -98,7 +102,7 @@ export class Sessions {
         ...(single ? [{ sql: `DELETE FROM _burrow_sessions WHERE user_schema = ? AND username = ?`, args: [schema, username] }] : []),
         {
           sql: `INSERT INTO _burrow_sessions (family, access, mac_key, refresh, user_schema, username, expires, refresh_expires, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          args: [family, digest(tokens.access_token), tokens.mac_key, digest(tokens.refresh_token), schema, username, now + ACCESS_TTL_S * 1000, now + REFRESH_TTL_S * 1000, now],
+          args: [family, digest(tokens.access_token), tokens.mac_key, digest(tokens.refresh_token), schema, username, now + ACCESS_TTL_S * 1000, now + (refreshable ? REFRESH_TTL_S : ACCESS_TTL_S) * 1000, now],
         },
       ],
       "write",

@@ -1,6 +1,7 @@
-// Datastore CRUD on one schema: create (single and batch), read by key, partial update with atomic [inc]
-// counters, delete. Values are type-checked against the schema; binary uploads are saved to the file store
-// and recorded in the same transaction as the object; development inference adds schemas and fields first.
+// Datastore CRUD on one schema: create (single and batch; `<field>[inc]: n` sets n), read by key, partial
+// update with atomic [inc] counters, delete. Values are type-checked against the schema; binary uploads are
+// saved to the file store and recorded in the same transaction as the object; development inference adds
+// schemas and fields first.
 // An internal of the Datastore (datastore.ts), which is what routes and custom code call.
 
 import type { InStatement, InValue, ResultSet } from "@libsql/core/api";
@@ -22,15 +23,20 @@ import { findOne } from "./find.ts";
 import type { ReadShape } from "./query/parse.ts";
 
 export const MAX_BATCH = 1000;
-const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
-/** JSON text produced by SQLite (json_object): sent to clients as it is. */
+/** JSON text produced by SQLite (schema/json-sql.ts): sent to clients as it is. */
 export type JsonText = string;
 const IGNORED_ON_WRITE = new Set<string>(AUTO_FIELDS);
 const INC_RE = /^([a-z][a-z0-9_]{0,63})\[inc\]$/;
 
 export function newObjectId(): string {
   return crypto.randomUUID().replaceAll("-", "");
+}
+
+/** 400 for counters whose result would pass ±(2^53−1). */
+export function incOverflow(fields: Iterable<string>): ApiError {
+  return badRequest(`${[...fields].map((f) => `${f}[inc]`).join(", ")}: the result would exceed ${MAX_SAFE}`);
 }
 
 function foundObject(rs: ResultSet): JsonText {
@@ -53,7 +59,7 @@ export function typeError(field: string, mode: Mode, e: ValueTypeError): ApiErro
 /** A body turned into column values, with the files it uploaded. */
 interface Encoded {
   values: Map<string, InValue[]>;
-  /** field -> increment, for `<field>[inc]`. */
+  /** field -> increment, for `<field>[inc]` (on a new object the counter starts at 0, so it is set to n). */
   incs: Map<string, number>;
   saved: SavedFile[];
   /** Binary fields that were sent back as a plain string (their URL): kept only if unchanged. */
@@ -116,7 +122,6 @@ export class Objects {
       const inc = INC_RE.exec(key);
       if (inc) {
         const field = inc[1]!;
-        if (mode === "create") throw badRequest(`${key}: [inc] only applies to updates (PUT)`);
         if (s.fields.get(field)?.type !== "integer") throw badRequest(`${key}: [inc] needs an integer field, and "${field}" is not one`);
         if (typeof v !== "number" || !Number.isSafeInteger(v)) throw badRequest(integerMismatch(v).detail(key));
         if (Object.hasOwn(body, field)) throw badRequest(`${key}: "${field}" cannot be set and incremented at once`);
@@ -177,6 +182,7 @@ export class Objects {
   /** The insert of one new object (ON CONFLICT DO NOTHING: a duplicate key changes nothing). */
   async prepareCreate(ctx: ApiContext, s: CompiledSchema, body: Record<string, unknown>, returning: "json" | "key" = "json"): Promise<PreparedWrite> {
     const enc = await this.encode(ctx, s, body, "create");
+    for (const [f, by] of enc.incs) enc.values.set(f, [by]); // a new counter starts at 0
     const id = (body[s.pk] as string | undefined) ?? newObjectId();
     if (s.passwordField && !enc.values.get(s.passwordField)?.[0]) {
       await this.files.discard(ctx.env, enc.saved);
@@ -290,7 +296,7 @@ export class Objects {
     const [rs] = await this.run(ctx, [w]);
     if (rs!.rows.length === 0) {
       if (enc.incs.size && (await ctx.db.execute(andScope(s.sqlGet, [id], scope))).rows.length)
-        throw badRequest(`${[...enc.incs.keys()].map((f) => `${f}[inc]`).join(", ")}: the result would exceed ${MAX_SAFE}`);
+        throw incOverflow(enc.incs.keys());
       throw notFound();
     }
     if (enc.values.size && s.fieldColumns.some((fc) => fc.def.type === "binary" && enc.values.has(fc.name))) await this.files.drain(ctx.env, ctx.db);

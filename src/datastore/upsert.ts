@@ -10,7 +10,7 @@ import { isKeyValue } from "../schema/values.ts";
 import { type ApiContext, ownerOf } from "../request-context.ts";
 import { access, andScope } from "./access.ts";
 import type { SqlPart } from "./query/compile.ts";
-import { type JsonText, MAX_BATCH, type Objects, type PreparedWrite, isObject, newObjectId } from "./objects.ts";
+import { type JsonText, MAX_BATCH, MAX_SAFE, type Objects, type PreparedWrite, incOverflow, isObject, newObjectId } from "./objects.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -159,19 +159,33 @@ export async function upsert(objects: Objects, ctx: ApiContext, name: string, po
   return { status: 200, body: JSON.stringify(out) };
 }
 
-/** INSERT ... ON CONFLICT(key) DO UPDATE of the fields the body sets (a password is only set on create). */
+/**
+ * INSERT ... ON CONFLICT(key) DO UPDATE of the fields the body sets (a password is only set on create). A counter
+ * (`<field>[inc]: n`) is set to n on a new object and adds n atomically to an existing one, within ±(2^53−1).
+ */
 async function prepareUpsert(objects: Objects, ctx: ApiContext, s: CompiledSchema, n: Node, now: number, scope: SqlPart | null): Promise<PreparedWrite> {
   const enc = await objects.encode(ctx, s, n.body, "create");
+  try {
+    await checkCounters(ctx, s, n.id, enc.incs);
+  } catch (e) {
+    await objects.files.discard(ctx.env, enc.saved);
+    throw e;
+  }
+  for (const [f, by] of enc.incs) enc.values.set(f, [by]); // inserted as n; added on conflict (below)
   const cols = s.columns;
   const args = [n.id];
   for (const fc of s.fieldColumns) args.push(...((enc.values.get(fc.name) ?? fc.cols.map(() => null)) as string[]));
   args.push(now as never, now as never, (enc.owner !== undefined ? enc.owner || null : ownerOf(ctx.principal)) as never);
-  const sets = s.fieldColumns.filter((fc) => enc.values.has(fc.name) && fc.def.type !== "password").flatMap((fc) => fc.cols.map((c) => `${q(c)} = excluded.${q(c)}`));
+  const plain = s.fieldColumns.filter((fc) => enc.values.has(fc.name) && fc.def.type !== "password" && !enc.incs.has(fc.name));
+  const sets = plain.flatMap((fc) => fc.cols.map((c) => `${q(c)} = excluded.${q(c)}`));
+  const sum = (f: string) => `COALESCE(t.${q(f)}, 0) + excluded.${q(f)}`;
+  for (const f of enc.incs.keys()) sets.push(`${q(f)} = ${sum(f)}`);
   if (enc.owner !== undefined) sets.push(`"sm_owner" = excluded."sm_owner"`);
   sets.push(`"lastmoddate" = max("lastmoddate" + 1, excluded."lastmoddate")`);
+  const guards = [...(scope ? [scope.sql] : []), ...[...enc.incs.keys()].map((f) => `abs(${sum(f)}) <= ${MAX_SAFE}`)];
   const stmt: InStatement = {
     sql: `INSERT INTO ${s.table} AS t (${cols.map(q).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})
-          ON CONFLICT(${q(s.pk)}) DO UPDATE SET ${sets.join(", ")}${scope ? ` WHERE ${scope.sql}` : ""} RETURNING ${s.jsonReturning} AS j, "createddate" AS c`,
+          ON CONFLICT(${q(s.pk)}) DO UPDATE SET ${sets.join(", ")}${guards.length ? ` WHERE ${guards.join(" AND ")}` : ""} RETURNING ${s.jsonReturning} AS j, "createddate" AS c`,
     args: scope ? [...args, ...scope.args] : args,
   };
   if (s.passwordField && !enc.values.get(s.passwordField)?.[0]) {
@@ -183,4 +197,16 @@ async function prepareUpsert(objects: Objects, ctx: ApiContext, s: CompiledSchem
     }
   }
   return { id: n.id, stmts: [stmt, ...enc.saved.map((f) => objects.files.fileRow(s.name, n.id, f))], saved: enc.saved };
+}
+
+/**
+ * 400 when adding a counter to the existing object would pass ±(2^53−1). Checked before the transaction; the
+ * statement's DO UPDATE WHERE checks again, so a concurrent change can never push a counter past the limit.
+ */
+async function checkCounters(ctx: ApiContext, s: CompiledSchema, id: string, incs: ReadonlyMap<string, number>): Promise<void> {
+  if (incs.size === 0) return;
+  const fields = [...incs.keys()];
+  const rs = await ctx.db.execute({ sql: `SELECT ${fields.map((f) => `${q(f)} AS ${q(f)}`).join(", ")} FROM ${s.table} WHERE ${q(s.pk)} = ?`, args: [id] });
+  const row = rs.rows[0];
+  if (row && fields.some((f) => Math.abs(Number(row[f] ?? 0) + incs.get(f)!) > MAX_SAFE)) throw incOverflow(fields);
 }

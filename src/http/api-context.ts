@@ -1,11 +1,13 @@
 // Resolve who and what an API request addresses: the environment and version (Accept header), the app (the
 // X-Service-API-Key, or the consumer key of an OAuth 1.0 signature) and the caller (anonymous, a user signed in
-// with a MAC token, or the app itself with its private key), giving the ApiContext every operation takes.
+// with a MAC token or a session cookie, or the app itself with its private key), giving the ApiContext every
+// operation takes.
 
 import { NotFoundError } from "elysia";
 import { MAC_WINDOW_SECONDS, type MacHeader, normalizedString, parseMacHeader, timestampFault, verifyMac } from "../auth/mac.ts";
 import { OAUTH1_WINDOW_SECONDS, baseStringUri, parseOAuthHeader, verifyOAuth1 } from "../auth/oauth1.ts";
 import type { Session, Sessions } from "../auth/sessions.ts";
+import { sessionToken } from "../auth/session-cookie.ts";
 import type { ApiContext, Principal } from "../request-context.ts";
 import { ApiError, unauthorized } from "../errors.ts";
 import type { Services } from "./services.ts";
@@ -58,6 +60,17 @@ function decodablePath(url: string): boolean {
 
 /** The context of an API request; synchronous for unsigned requests unless a configuration refresh is due. */
 export function apiContext(services: Services, info: RequestInfo, request: Request): ApiContext | Promise<ApiContext> {
+  const ctx = keyContext(services, info, request);
+  // Without a Cookie header (nearly every request) this is one header lookup.
+  const cookie = request.headers.get("cookie");
+  return cookie === null ? ctx : withSessionCookie(services, ctx, sessionToken(cookie));
+}
+
+/**
+ * The context from the API key or the signature alone, any session cookie left aside: the login endpoint's,
+ * so that a client replaying a logged-out cookie can always log in again.
+ */
+export function keyContext(services: Services, info: RequestInfo, request: Request): ApiContext | Promise<ApiContext> {
   const due = services.refreshIfDue();
   const auth = request.headers.get("authorization");
   if (auth !== null) return due ? due.then(() => signedContext(services, info, request, auth)) : signedContext(services, info, request, auth);
@@ -70,6 +83,27 @@ function keyEnvironment(services: Services, request: Request): EnvName {
   const env = services.keys.byPublic.get(key);
   if (env === undefined) throw unauthorized("invalid API key");
   return env;
+}
+
+const COOKIE_REFUSED = "the session cookie is not valid (logged out or expired); log in again";
+
+/**
+ * The caller of a request that carries a session cookie (legacy /login). The cookie counts only beside the API
+ * key or an OAuth 1.0 signature of its environment, which the context already required (no cookie-only path);
+ * it makes the caller that user, also for an OAuth 1.0 signature. A MAC signature wins over it. A cookie that
+ * names no live session of this environment is 401, never an anonymous call.
+ */
+export function withSessionCookie(services: Services, ctx: ApiContext | Promise<ApiContext>, token: string | null): ApiContext | Promise<ApiContext> {
+  if (token === null) return ctx;
+  if (ctx instanceof Promise) return ctx.then((c) => withSessionCookie(services, c, token));
+  if (ctx.principal.kind === "user") return ctx;
+  const session = services.sessions[ctx.env].lookup(token);
+  return session instanceof Promise ? session.then((s) => cookieCaller(ctx, s)) : cookieCaller(ctx, session);
+}
+
+function cookieCaller(ctx: ApiContext, session: Session | null): ApiContext {
+  if (!session) throw unauthorized(COOKIE_REFUSED);
+  return { ...ctx, principal: { kind: "user", schema: session.schema, username: session.username, family: session.family } };
 }
 
 /** The environment a request addresses, for the request log: by its API key or OAuth consumer key; "-" if none. */

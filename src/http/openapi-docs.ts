@@ -4,6 +4,7 @@
 
 import type { DocumentDecoration } from "elysia";
 import { ErrorBody, TokenParams, TokenResponse } from "./schemas.ts";
+import { SESSION_COOKIE } from "../auth/session-cookie.ts";
 
 type Param = { name: string; in: "header" | "query"; description: string; required?: boolean; schema: { type: "string" } };
 const header = (name: string, description: string, required = false): Param => ({ name, in: "header", description, required, schema: { type: "string" } });
@@ -17,7 +18,7 @@ const READ_HEADERS = [
   header("X-Service-Expand", "relationship expansion depth, 0 to 3 (also the _expand query parameter)"),
 ];
 
-const object = { description: "the object as JSON: its key, fields, createddate, lastmoddate, sm_owner", content: { "application/json": { schema: { type: "object", additionalProperties: true } } } };
+const object = { description: "the object as JSON: its key and every field that has a value (NULL fields are omitted), createddate, lastmoddate, sm_owner", content: { "application/json": { schema: { type: "object", additionalProperties: true } } } };
 const objects = { description: "a JSON array of objects", content: { "application/json": { schema: { type: "array", items: { type: "object", additionalProperties: true } } } } };
 const empty = { description: "done: {}", content: { "application/json": { schema: { type: "object" } } } };
 const fail = (description: string) => ({ description, content: { "application/json": { schema: ErrorBody } } });
@@ -34,7 +35,7 @@ const doc = (tag: string, summary: string, description: string, extra: Param[], 
   tags: [tag],
   summary,
   description,
-  security: [{ apiKey: [] }, { mac: [] }, { oauth1: [] }],
+  security: [{ apiKey: [] }, { mac: [] }, { oauth1: [] }, { apiKey: [], sessionCookie: [] }, { oauth1: [], sessionCookie: [] }],
   parameters: [...API_HEADERS, ...extra],
   ...(body ? { requestBody: { required: true, description: body, content: { "application/json": { schema: { oneOf: [{ type: "object" as const }, { type: "array" as const, items: {} }] } } } } } : {}),
   responses: responses as DocumentDecoration["responses"],
@@ -60,8 +61,9 @@ export const userDocs = {
   accessTokenGet: LOGIN,
   accessToken: { ...LOGIN, ...tokenParams },
   refreshToken: { ...doc("users", "Rotate the token pair with the refresh token", `${TOKEN_PROSE} Reusing a rotated refresh token revokes its whole family.`, [], { 200: tokens("a new token pair"), 400: fail("bad parameters"), 401: fail("unknown, expired or reused refresh token"), 404: fail("not a user schema") }), ...tokenParams },
-  logout: doc("users", "End the caller's session", "MAC-signed; revokes the token pair.", [], { 200: empty, 401: fail("not signed in"), 404: fail("not a user schema") }),
-  loggedInUser: doc("users", "The signed-in user's object", "MAC-signed.", READ_HEADERS, { 200: object, 401: fail("not signed in"), 404: fail("not a user schema") }),
+  login: doc("users", "Legacy session login: a session cookie for the login field and password", `The login of the original Java/Android SDK in OAuth 1.0 mode: GET with the schema's login field and password (and new_password after a temporary password) in the query, OAuth 1.0-signed or with the public key. Checks the password as accessToken does (same rate limits) and answers the user object with \`Set-Cookie: ${SESSION_COOKIE}=…; Path=/; Expires=…; Max-Age=3600; HttpOnly; SameSite=Lax\` (and Secure over https). Later calls that send the cookie together with the API key or an OAuth 1.0 signature act as that user; logout ends the session. Any cookie on this call is ignored.`, [{ name: "username", in: "query", description: "the login field (the schema's key)", required: true, schema: { type: "string" } }, { name: "password", in: "query", description: "the password field", required: true, schema: { type: "string" } }], { 200: object, 400: fail("bad parameters"), 401: fail("Invalid username or password (or a temporary password that must be reset)"), 404: fail("not a user schema"), 429: fail("too many attempts; Retry-After") }),
+  logout: doc("users", "End the caller's session", "MAC-signed or with the session cookie; revokes the token pair or the cookie session (then the cookie is cleared).", [], { 200: empty, 401: fail("not signed in"), 404: fail("not a user schema") }),
+  loggedInUser: doc("users", "The signed-in user's object", "MAC-signed or with the session cookie.", READ_HEADERS, { 200: object, 401: fail("not signed in"), 404: fail("not a user schema") }),
   forgotPassword: doc("users", "Mail a temporary password", "Body: {\"<loginField>\": \"…\"}. The mail goes to the user's email field; the temporary password is valid 24 hours and must be replaced with resetPassword.", [], { 200: empty, 400: fail("bad parameters"), 404: fail("not a user schema"), 429: fail("too many requests") }, "the login field"),
-  resetPassword: doc("users", "Set a new password", "MAC-signed, body {\"old\": {\"password\": \"…\"}, \"new\": {\"password\": \"…\"}}.", [], { 200: empty, 400: fail("bad parameters"), 401: fail("not signed in or wrong old password"), 404: fail("not a user schema") }, "old and new password"),
+  resetPassword: doc("users", "Set a new password", "MAC-signed or with the session cookie, body {\"old\": {\"password\": \"…\"}, \"new\": {\"password\": \"…\"}}.", [], { 200: empty, 400: fail("bad parameters"), 401: fail("not signed in or wrong old password"), 404: fail("not a user schema") }, "old and new password"),
 };

@@ -4,6 +4,7 @@
 // describe the API's shape and hold no data.
 
 import { openapi } from "@elysiajs/openapi";
+import { SESSION_COOKIE } from "../auth/session-cookie.ts";
 
 const OPENAPI_PATH = "/_admin/api/openapi.json";
 const DOCS_PATH = "/_admin/docs";
@@ -16,7 +17,8 @@ development, \`version=N\` (N >= 1) with the production key reaches production A
 version is named).
 
 **Callers.** Anonymous (the public key alone), a user (\`Authorization: MAC id="…", ts="…", nonce="…", mac="…"\`
-with the token pair from \`/<userSchema>/accessToken\`), or the app itself (an OAuth 1.0 HMAC-SHA1 signature whose
+with the token pair from \`/<userSchema>/accessToken\`, or the session cookie of the legacy \`GET /<userSchema>/login\`
+sent with the public key or an OAuth 1.0 signature), or the app itself (an OAuth 1.0 HMAC-SHA1 signature whose
 consumer key is the public key and whose secret is the private key). Each schema's permissions decide what each may do.
 
 **Errors.** Every failure is \`{"error": "…"}\` with the HTTP status (400 bad input, 401 not allowed, 404 not
@@ -39,7 +41,7 @@ export function openapiPlugin(version: string) {
       info: { title: "Burrow API", version, description: DESCRIPTION },
       tags: [
         { name: "datastore", description: "Objects of the app's schemas: create, read, query, update, delete, relationships" },
-        { name: "users", description: "Token login (OAuth 2.0 MAC), refresh, logout and passwords on user schemas" },
+        { name: "users", description: "Token login (OAuth 2.0 MAC), the legacy session login, refresh, logout and passwords on user schemas" },
         { name: "files", description: "Stored files of binary fields" },
         { name: "admin", description: "The admin JSON API (Authorization: Bearer from POST /_admin/api/login)" },
         { name: "health", description: "Liveness" },
@@ -49,6 +51,7 @@ export function openapiPlugin(version: string) {
           apiKey: { type: "apiKey", in: "header", name: "X-Service-API-Key", description: "the environment's public key" },
           mac: { type: "apiKey", in: "header", name: "Authorization", description: "OAuth 2.0 MAC: MAC id, ts, nonce, mac over the request (draft-ietf-oauth-v2-http-mac)" },
           oauth1: { type: "apiKey", in: "header", name: "Authorization", description: "OAuth 1.0 HMAC-SHA1 signed with the environment's private key (RFC 5849)" },
+          sessionCookie: { type: "apiKey", in: "cookie", name: SESSION_COOKIE, description: "the session of GET /<userSchema>/login; counts only together with the API key or an OAuth 1.0 signature" },
           adminBearer: { type: "http", scheme: "bearer", description: "token from POST /_admin/api/login" },
         },
       },

@@ -1,39 +1,40 @@
-// SQL expressions that render stored objects as the API's JSON inside SQLite (json_object), so reads
-// never decode rows into JavaScript objects and re-serialize them. Pure string building.
+// SQL expressions that render stored objects as the API's JSON inside SQLite, so reads never decode rows into
+// JavaScript objects and re-serialize them. A field whose value is NULL is left out of the object (product.md
+// §7): each member is `,"name":<value>` text that is NULL when the field is, and concat() skips NULLs, all in C
+// (docs/decisions.md has the measurements against json_object and json_patch). Pure string building.
 
 import { q } from "../db/sql.ts";
 import type { FieldDef } from "./definition.ts";
 import { columnsOf } from "./layout.ts";
 
-/** Pairs per json_object call; longer objects are extended with json_set (SQLite caps function arguments). */
-const PAIRS_PER_CALL = 60;
+/** Members per concat() call (two arguments each): SQLite before 3.48 caps function arguments at 127. */
+const MEMBERS_PER_CALL = 60;
 
-/** A field's JSON value from its columns; `col` qualifies a column name (e.g. with a table alias). */
-function fieldJsonSql(name: string, def: FieldDef, col: (c: string) => string): string {
+const lit = (s: string) => `'${s.replaceAll("'", "''")}'`;
+
+/**
+ * concat() arguments rendering one member as `,"name":<value>`, or only NULLs when the field is NULL. Values go
+ * through json_quote (strings escaped, floats with json_object's round-trip digits, any stored type valid JSON),
+ * json() (stored arrays) or json_object (geopoints); `col` qualifies a column name (e.g. with a table alias).
+ */
+function memberSql(name: string, def: FieldDef, col: (c: string) => string, distance?: string): string[] {
   const [c0, c1] = columnsOf(name, def).map(col);
+  const prefix = `,${JSON.stringify(name)}:`;
+  const guarded = (isNull: string, value: string) => [`CASE WHEN ${isNull} THEN NULL ELSE ${lit(prefix)} END`, value];
   switch (def.type) {
     case "boolean":
-      return `json(CASE ${c0} WHEN 1 THEN 'true' WHEN 0 THEN 'false' END)`;
+      return [`CASE ${c0} WHEN 1 THEN ${lit(`${prefix}true`)} WHEN 0 THEN ${lit(`${prefix}false`)} END`];
     case "array":
-      return `json(${c0})`;
-    case "relationship":
-      return def.many ? `json(${c0})` : c0!;
-    case "geopoint":
-      return `CASE WHEN ${c0} IS NULL OR ${c1} IS NULL THEN NULL ELSE json_object('lat', ${c0}, 'lon', ${c1}) END`;
+      return guarded(`${c0} IS NULL`, `json(${c0})`);
+    case "geopoint": {
+      const isNull = `${c0} IS NULL OR ${c1} IS NULL`;
+      const dist = distance === undefined ? "" : `, 'distance', ${distance}`;
+      return guarded(isNull, `CASE WHEN ${isNull} THEN NULL ELSE json_object('lat', ${c0}, 'lon', ${c1}${dist}) END`);
+    }
     default:
-      return c0!;
+      if (def.type === "relationship" && def.many) return guarded(`${c0} IS NULL`, `json(${c0})`);
+      return guarded(`${c0} IS NULL`, `CASE WHEN ${c0} IS NULL THEN NULL ELSE json_quote(${c0}) END`);
   }
-}
-
-/** json_object over (key, SQL expression) pairs, chunked to stay under SQLite's argument limit. */
-function jsonObjectSql(pairs: readonly (readonly [string, string])[]): string {
-  const lit = (k: string) => `'${k.replaceAll("'", "''")}'`;
-  let expr = `json_object(${pairs.slice(0, PAIRS_PER_CALL).map(([k, v]) => `${lit(k)}, ${v}`).join(", ")})`;
-  for (let i = PAIRS_PER_CALL; i < pairs.length; i += PAIRS_PER_CALL) {
-    const chunk = pairs.slice(i, i + PAIRS_PER_CALL);
-    expr = `json_set(${expr}, ${chunk.map(([k, v]) => `'$.${k}', ${v}`).join(", ")})`;
-  }
-  return expr;
 }
 
 interface RenderOptions {
@@ -43,19 +44,28 @@ interface RenderOptions {
   distance?: { field: string; sql: string };
 }
 
-/** The object: key, fields (never passwords), createddate, lastmoddate, sm_owner; optionally narrowed. */
+/**
+ * The object: key, fields (never passwords), createddate, lastmoddate, sm_owner, each only when not NULL;
+ * optionally narrowed. The key is never NULL (TEXT PRIMARY KEY NOT NULL), so every other member starts with ",".
+ */
 export function objectJsonSql(pk: string, fields: Iterable<[string, FieldDef]>, qualifier: string | null, opts: RenderOptions = {}): string {
   const col = qualifier === null ? q : (c: string) => `${qualifier}.${q(c)}`;
   const only = opts.only ?? null;
   const want = (name: string) => only === null || only.has(name);
-  const pairs: [string, string][] = [[pk, col(pk)]];
+  const members: string[][] = [];
   for (const [name, def] of fields) {
     if (def.type === "password" || !want(name)) continue;
-    if (opts.distance?.field === name) {
-      const [lat, lon] = columnsOf(name, def).map(col);
-      pairs.push([name, `CASE WHEN ${lat} IS NULL OR ${lon} IS NULL THEN NULL ELSE json_object('lat', ${lat}, 'lon', ${lon}, 'distance', ${opts.distance.sql}) END`]);
-    } else pairs.push([name, fieldJsonSql(name, def, col)]);
+    members.push(memberSql(name, def, col, opts.distance?.field === name ? opts.distance.sql : undefined));
   }
-  for (const auto of ["createddate", "lastmoddate", "sm_owner"]) if (want(auto)) pairs.push([auto, col(auto)]);
-  return jsonObjectSql(pairs);
+  // createddate and lastmoddate are INTEGER NOT NULL: concat() writes their digits as they are.
+  for (const date of ["createddate", "lastmoddate"]) if (want(date)) members.push([lit(`,"${date}":`), col(date)]);
+  if (want("sm_owner")) members.push(memberSql("sm_owner", { type: "string" }, col));
+  const head = [lit(`{${JSON.stringify(pk)}:`), `json_quote(${col(pk)})`];
+  if (members.length <= MEMBERS_PER_CALL) return `concat(${[...head, ...members.flat(), "'}'"].join(", ")})`;
+  // Each chunk starts with a constant (''): SQLite (3.54.1 too) keeps a call's arguments in reusable temporary
+  // registers when none of its first 32 arguments is constant, yet still codes later constant arguments once at
+  // start-up into those registers, where other calls overwrite them (a ',"createddate":' came out as ',"f140":').
+  const chunks: string[] = [];
+  for (let i = 0; i < members.length; i += MEMBERS_PER_CALL) chunks.push(`concat('', ${members.slice(i, i + MEMBERS_PER_CALL).flat().join(", ")})`);
+  return `concat(${[...head, ...chunks, "'}'"].join(", ")})`;
 }

@@ -121,7 +121,7 @@ describe("DELETE /<schema>/<id>/<field>/<values>", () => {
   test("one-to-one: the reference becomes NULL; a missing object is 404 This object does not exist", async () => {
     await t.request("POST", "/author", { body: { author_id: "f1", fav: "k1" } });
     await t.request("DELETE", "/author/f1/fav/k1");
-    expect((await author("f1")).fav).toBeNull();
+    expect(await author("f1")).not.toHaveProperty("fav");
     const r = await t.request("DELETE", "/author/ghost/tags/a");
     expect(r.status).toBe(404);
     expect(r.body.error).toBe("This object does not exist");

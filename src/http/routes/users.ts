@@ -1,13 +1,16 @@
-// User-schema endpoints under /<userSchema>/<name>: accessToken (form, JSON or GET), refreshToken, logout,
-// loggedInUser, forgotPassword, resetPassword. On a schema without a user block, a GET of these names is an
-// ordinary read by key and a POST answers the 404 of a schema that is not a user schema.
+// User-schema endpoints under /<userSchema>/<name>: accessToken (form, JSON or GET), the legacy session login
+// (a cookie), refreshToken, logout, loggedInUser, forgotPassword, resetPassword. On a schema without a user
+// block, a GET of these names is an ordinary read by key and a POST answers the 404 of a schema that is not a
+// user schema.
 
 import { Elysia } from "elysia";
 import type { ApiContext } from "../../request-context.ts";
 import type { Services } from "../services.ts";
-import { apiContextStep } from "../api-context.ts";
+import { apiContextStep, checkParams, keyContext, withSessionCookie } from "../api-context.ts";
 import { requestParams } from "../params.ts";
-import { clientIp } from "../origin.ts";
+import { clientIp, requestOrigin } from "../origin.ts";
+import { endSessionCookie, sessionToken, startSessionCookie } from "../../auth/session-cookie.ts";
+import { familyOf } from "../../auth/sessions.ts";
 import type { BodyParsers } from "../parsers.ts";
 import type { RequestInfo } from "../request-meta.ts";
 import { userDocs as docs } from "../openapi-docs.ts";
@@ -25,17 +28,35 @@ export function userRoutes(services: Services, info: RequestInfo, parsers: BodyP
       const ctx = await api;
       const name = schemaParam(params.schema);
       if (isUserSchema(ctx, name)) return run(ctx, name, request);
-      const key = new URL(request.url).pathname.split("/")[2]!;
-      return rawJson(await data.get(ctx, name, key, readShape(request)));
+      return readByKey(ctx, name, request);
     };
+  const readByKey = async (ctx: ApiContext, name: string, request: Request) =>
+    rawJson(await data.get(ctx, name, new URL(request.url).pathname.split("/")[2]!, readShape(request)));
+  /** Session cookies are Secure when the client reached us over https (directly or through a trusted proxy). */
+  const secure = (request: Request) => requestOrigin(request, info, services.config.trustedProxy).scheme === "https";
+  const NO_STORE = { "cache-control": "no-store" };
 
   return new Elysia({ name: "users" })
     .use(parsers)
+    // The legacy session login resolves its context before the group's derive step, without the session cookie:
+    // a client replaying a logged-out or expired cookie must still be able to log in.
+    .get("/:schema/login", async ({ params, request }) => {
+      checkParams(params, request);
+      const ctx = await keyContext(services, info, request);
+      const name = schemaParam(params.schema);
+      if (!isUserSchema(ctx, name)) return readByKey(await withSessionCookie(services, ctx, sessionToken(request.headers.get("cookie"))), name, request);
+      const login = await accounts.sessionLogin(ctx, accounts.userSchema(ctx, name), await requestParams(request, limit), ip(request));
+      return rawJson(login.user, 200, { ...NO_STORE, "set-cookie": startSessionCookie(login.token, login.expiresIn, secure(request)) });
+    }, { detail: docs.login })
     .derive(apiContextStep(services, info))
     .get("/:schema/accessToken", getEndpoint(async (ctx, schema, request) => rawJson(await accounts.login(ctx, accounts.userSchema(ctx, schema), await requestParams(request, limit), ip(request)))), { detail: docs.accessTokenGet })
-    .get("/:schema/logout", getEndpoint(async (ctx, schema) => {
+    .get("/:schema/logout", getEndpoint(async (ctx, schema, request) => {
       await accounts.logout(ctx, accounts.userSchema(ctx, schema));
-      return json({});
+      // A session that came from the cookie ended: the cookie is replaced by an expired "no session" marker.
+      const token = sessionToken(request.headers.get("cookie"));
+      const family = ctx.principal.kind === "user" ? ctx.principal.family : null;
+      if (token === null || familyOf(token) !== family) return json({});
+      return json({}, 200, { ...NO_STORE, "set-cookie": endSessionCookie(secure(request)) });
     }), { detail: docs.logout })
     .get("/:schema/loggedInUser", getEndpoint(async (ctx, schema) => rawJson(await accounts.loggedInUser(ctx, accounts.userSchema(ctx, schema)))), { detail: docs.loggedInUser })
     .post("/:schema/accessToken", async ({ api, params, body, request }) => {
