@@ -130,7 +130,7 @@ export class Accounts {
   async sessionLogin(ctx: ApiContext, s: CompiledSchema, params: Record<string, string>, ip: string | null): Promise<{ user: string; token: string; expiresIn: number }> {
     this.limitIp(ctx, ip);
     const { username, user } = await this.checkPassword(ctx, s, params, SESSION_REFUSALS);
-    const tokens = await this.deps.sessions(ctx).issue(s.name, username, s.def.user?.singleSession === true, false);
+    const tokens = await this.deps.sessions(ctx).issue(s.name, username, s.def.user?.singleSession === true, "cookie");
     return { user, token: tokens.access_token, expiresIn: tokens.expires_in };
   }
 

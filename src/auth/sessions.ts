@@ -26,6 +26,8 @@ export interface Session {
   username: string;
   family: string;
   expires: number;
+  /** A cookie session of the legacy /login: its token is never a MAC id, and a MAC session's is never a cookie. */
+  cookie: boolean;
 }
 
 export interface Tokens {
@@ -90,10 +92,12 @@ export class Sessions {
   }
 
   /**
-   * A new session. `single` revokes every other session of the user first. A session that is not `refreshable`
-   * (a cookie session, whose refresh token nobody receives) ends with its access token and is swept then.
+   * A new session. `single` revokes every other session of the user first. A cookie session (legacy /login)
+   * stores no MAC key (its token never verifies as a MAC id, since a MAC id travels in clear in every signed
+   * request) and no usable refresh token: it ends with its access token and is swept then.
    */
-  async issue(schema: string, username: string, single: boolean, refreshable = true): Promise<Tokens> {
+  async issue(schema: string, username: string, single: boolean, kind: "mac" | "cookie" = "mac"): Promise<Tokens> {
+    const cookie = kind === "cookie";
     const now = Date.now();
     const family = randomToken(FAMILY_LENGTH);
     const tokens = this.newTokens(family);
@@ -102,7 +106,7 @@ export class Sessions {
         ...(single ? [{ sql: `DELETE FROM _burrow_sessions WHERE user_schema = ? AND username = ?`, args: [schema, username] }] : []),
         {
           sql: `INSERT INTO _burrow_sessions (family, access, mac_key, refresh, user_schema, username, expires, refresh_expires, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          args: [family, digest(tokens.access_token), tokens.mac_key, digest(tokens.refresh_token), schema, username, now + ACCESS_TTL_S * 1000, now + (refreshable ? REFRESH_TTL_S : ACCESS_TTL_S) * 1000, now],
+          args: [family, digest(tokens.access_token), cookie ? "" : tokens.mac_key, digest(tokens.refresh_token), schema, username, now + ACCESS_TTL_S * 1000, now + (cookie ? ACCESS_TTL_S : REFRESH_TTL_S) * 1000, now],
         },
       ],
       "write",
@@ -130,7 +134,7 @@ export class Sessions {
   async whyRefused(accessToken: string): Promise<"expired" | "invalid"> {
     const family = familyOf(accessToken);
     if (!family) return "invalid";
-    const rs = await this.db.execute({ sql: `SELECT access, refresh_expires FROM _burrow_sessions WHERE family = ?`, args: [family] });
+    const rs = await this.db.execute({ sql: `SELECT access, refresh_expires FROM _burrow_sessions WHERE family = ? AND mac_key <> ''`, args: [family] });
     const r = rs.rows[0];
     return r && Number(r.refresh_expires) > Date.now() && matches(accessToken, r.access as string) ? "expired" : "invalid";
   }
@@ -139,7 +143,8 @@ export class Sessions {
     const rs = await this.db.execute({ sql: `SELECT access, mac_key, user_schema, username, expires FROM _burrow_sessions WHERE family = ?`, args: [family] });
     const r = rs.rows[0];
     if (!r || Number(r.expires) <= now || !matches(accessToken, r.access as string)) return null;
-    const session = { sign: macSigner(r.mac_key as string), schema: r.user_schema as string, username: r.username as string, family, expires: Number(r.expires) };
+    const macKey = r.mac_key as string;
+    const session = { sign: macSigner(macKey), schema: r.user_schema as string, username: r.username as string, family, expires: Number(r.expires), cookie: macKey === "" };
     if (this.cache.size >= SESSION_CACHE_MAX) this.cache.clear();
     this.cache.set(family, { token: accessToken, session, until: now + SESSION_CACHE_MS });
     return session;
@@ -155,7 +160,7 @@ export class Sessions {
     const now = Date.now();
     const tokens = this.newTokens(family);
     const rs = await this.db.execute({
-      sql: `UPDATE _burrow_sessions SET access = ?, mac_key = ?, refresh = ?, expires = ? WHERE family = ? AND refresh = ? AND refresh_expires > ? RETURNING user_schema, username`,
+      sql: `UPDATE _burrow_sessions SET access = ?, mac_key = ?, refresh = ?, expires = ? WHERE family = ? AND refresh = ? AND refresh_expires > ? AND mac_key <> '' RETURNING user_schema, username`,
       args: [digest(tokens.access_token), tokens.mac_key, digest(tokens.refresh_token), now + ACCESS_TTL_S * 1000, family, digest(refreshToken), now],
     });
     this.cache.delete(family);

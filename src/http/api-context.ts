@@ -102,7 +102,8 @@ export function withSessionCookie(services: Services, ctx: ApiContext | Promise<
 }
 
 function cookieCaller(ctx: ApiContext, session: Session | null): ApiContext {
-  if (!session) throw unauthorized(COOKIE_REFUSED);
+  // A MAC session's access token travels in clear as the MAC id of every signed request: alone it proves nothing.
+  if (!session || !session.cookie) throw unauthorized(COOKIE_REFUSED);
   return { ...ctx, principal: { kind: "user", schema: session.schema, username: session.username, family: session.family } };
 }
 
@@ -151,7 +152,8 @@ function signedContext(services: Services, info: RequestInfo, request: Request, 
 }
 
 function macContext(services: Services, info: RequestInfo, request: Request, env: EnvName, header: MacHeader, session: Session | null): ApiContext | Promise<ApiContext> {
-  if (!session) return refusedToken(services.sessions[env], header.id);
+  // A cookie session's token is not a MAC id (it has no MAC key); it is refused like an unknown token.
+  if (!session || session.cookie) return refusedToken(services.sessions[env], header.id);
   const now = Date.now();
   const origin = requestOrigin(request, info, services.config.trustedProxy);
   const result = verifyMac({ header, key: session.sign, methods: signedMethods(info, request), rawTarget: rawTarget(request, info), host: origin.host, ports: candidatePorts(origin), now, windowSeconds: MAC_WINDOW_SECONDS });

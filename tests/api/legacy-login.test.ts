@@ -176,6 +176,18 @@ describe("cookies that do not count", () => {
     }
   });
 
+  test("a MAC session's access token is no cookie, and a cookie's token is no MAC id", async () => {
+    // The MAC id travels in clear in every signed request; alone it must not act as the user.
+    const mac = (await t.request("POST", "/user/accessToken", { body: { username: "bob", password: "bob-password" } })).body;
+    expect((await t.request("GET", "/user/loggedInUser", { headers: { authorization: macAuth(mac, "GET", "/user/loggedInUser") } })).body.username).toBe("bob");
+    const stolen = await t.request("GET", "/user/loggedInUser", withCookie(`session_burrow=${mac.access_token}`));
+    expect([stolen.status, stolen.body.error]).toEqual([401, COOKIE_REFUSED]);
+    // The other way: a cookie session's token signed as a MAC id (with any key) is not a live MAC token.
+    const token = sessionToken(await session("bob"))!;
+    const asMac = await t.request("GET", "/user/loggedInUser", { headers: { authorization: macAuth({ access_token: token, mac_key: "" }, "GET", "/user/loggedInUser") } });
+    expect([asMac.status, asMac.body.error]).toEqual([401, "the access token is not valid (logged out or expired); log in again"]);
+  });
+
   test("a cookie of the other environment is 401", async () => {
     expect((await t.admin("POST", "/deploy", {})).status).toBe(200);
     const dev = await session("ann");
