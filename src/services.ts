@@ -12,6 +12,9 @@ import { MemoryNonceCache } from "./auth/nonces.ts";
 import { MemoryRateLimiter } from "./auth/rate-limit.ts";
 import { SESSIONS_DDL, Sessions } from "./auth/sessions.ts";
 import { Mailer } from "./mail/mailer.ts";
+import { PushService } from "./push/push-service.ts";
+import { PUSH_QUEUE_DDL } from "./push/queue.ts";
+import { PUSH_TOKENS_DDL } from "./push/token-store.ts";
 import { FILES_DDL, Files } from "./files/files.ts";
 import { type Logger, createLogger } from "./log.ts";
 import { Catalog } from "./schema/catalog.ts";
@@ -46,7 +49,7 @@ export async function openServices(config: Config, opts: { log?: Logger; refresh
     production: openClient(join(config.dir, "production.db")),
   };
   await migrateSystemDb(system);
-  for (const env of ENVIRONMENTS) await envDbs[env].batch([LAYOUT_DDL, ...FILES_DDL, ...SESSIONS_DDL, TEMP_PASSWORDS_DDL], "write");
+  for (const env of ENVIRONMENTS) await envDbs[env].batch([LAYOUT_DDL, ...FILES_DDL, ...SESSIONS_DDL, TEMP_PASSWORDS_DDL, ...PUSH_TOKENS_DDL, ...PUSH_QUEUE_DDL], "write");
   const keys = indexKeys(await ensureKeys(system, config.keys));
   const catalog = new Catalog(system, envDbs, BUMP_EPOCH);
   await catalog.load();
@@ -78,6 +81,10 @@ export async function openServices(config: Config, opts: { log?: Logger; refresh
   let lastCheck = Date.now();
   let closed = false;
 
+  const push = new PushService(envDbs, settings, log);
+  // A deleted user's device tokens go with it (the datastore only announces the deletion).
+  data.onUsersRemoved(async (ctx, _schema, keys) => void (await push.tokens(ctx.env).removeUsers(keys)));
+
   const services: Services = {
     config,
     version: VERSION,
@@ -95,6 +102,7 @@ export async function openServices(config: Config, opts: { log?: Logger; refresh
     limiter,
     mailer,
     accounts,
+    push,
     keys,
     refreshIfDue() {
       const now = Date.now();

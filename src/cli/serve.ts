@@ -45,6 +45,7 @@ async function startServer(config: Config): Promise<RunningServer> {
     app.listen(serveOptions(config));
     const server = app.server!;
     const stopMaintenance = services.startMaintenance();
+    const stopPush = services.push.start();
     const host = config.http.host.includes(":") ? `[${config.http.host}]` : config.http.host;
     const opened = services;
     return {
@@ -55,6 +56,7 @@ async function startServer(config: Config): Promise<RunningServer> {
         stopMaintenance();
         // Not forced: stop accepting, let requests in flight finish, then close the stores and the lock.
         await server.stop(false);
+        await stopPush();
         opened.close();
         lock.release();
       },

@@ -29,9 +29,22 @@ interface BatchResult {
 
 const NO_RELATIONS: RelationMap = new Map();
 
+/** Told after user objects were deleted (e.g. push removes their device tokens); runs after the delete. */
+export type UsersRemovedListener = (ctx: ApiContext, schema: string, keys: readonly string[]) => Promise<void>;
+
 export class Datastore {
   private readonly objects: Objects;
   private readonly relations: Relations;
+  private readonly usersRemoved: UsersRemovedListener[] = [];
+
+  /** Follow deletions of user objects (the service layer wires push to this; the datastore knows no listener). */
+  onUsersRemoved(listener: UsersRemovedListener): void {
+    this.usersRemoved.push(listener);
+  }
+
+  private async notifyUsersRemoved(ctx: ApiContext, schema: string, keys: readonly string[]): Promise<void> {
+    if (keys.length) for (const l of this.usersRemoved) await l(ctx, schema, keys);
+  }
 
   constructor(catalog: Catalog, files: Files) {
     this.objects = new Objects(catalog, files);
@@ -69,8 +82,9 @@ export class Datastore {
   }
 
   /** Delete one object within the caller's delete scope; 404 when there is none to delete. */
-  remove(ctx: ApiContext, schema: string, key: string): Promise<void> {
-    return this.objects.remove(ctx, schema, key);
+  async remove(ctx: ApiContext, schema: string, key: string): Promise<void> {
+    await this.objects.remove(ctx, schema, key);
+    if (ctx.schemas.schemas.get(schema)?.def.user) await this.notifyUsersRemoved(ctx, schema, [key]);
   }
 
   /**
@@ -81,7 +95,12 @@ export class Datastore {
   async removeWhere(ctx: ApiContext, schema: string, where: Pick<QueryTree, "where" | "or">): Promise<number> {
     const s = ctx.schemas.schemas.get(schema);
     if (!s) throw notFound("This object does not exist");
-    const deleted = await deleteObjects(ctx, s, where);
+    let deleted: number;
+    if (s.def.user) {
+      const keys = await deleteObjects(ctx, s, where, true);
+      deleted = keys.length;
+      await this.notifyUsersRemoved(ctx, schema, keys);
+    } else deleted = await deleteObjects(ctx, s, where);
     await this.objects.afterDelete(ctx, [s]);
     const only = where.where[0];
     const single = !where.or && where.where.length === 1 && only!.field === s.pk && only!.op === "eq";

@@ -158,13 +158,17 @@ export async function findOne(ctx: ApiContext, s: CompiledSchema, id: string, sh
 }
 
 /** DELETE /<schema>?<conditions>: delete every match. Returns how many were deleted. */
-export async function deleteObjects(ctx: ApiContext, s: CompiledSchema, tree: Pick<QueryTree, "where" | "or">): Promise<number> {
+/** Delete the matches; the deleted keys (a user schema's, for those who follow user deletions) or their count. */
+export async function deleteObjects(ctx: ApiContext, s: CompiledSchema, tree: Pick<QueryTree, "where" | "or">, keys: true): Promise<string[]>;
+export async function deleteObjects(ctx: ApiContext, s: CompiledSchema, tree: Pick<QueryTree, "where" | "or">, keys?: false): Promise<number>;
+export async function deleteObjects(ctx: ApiContext, s: CompiledSchema, tree: Pick<QueryTree, "where" | "or">, keys = false): Promise<number | string[]> {
   if (tree.where.length === 0 && !tree.or) throw badRequest(`DELETE /${s.name} needs at least one condition; deleting every object is refused`);
   if ([...tree.where, ...(tree.or?.flat() ?? [])].some((c) => c.op === "near"))
     throw badRequest("[near] sorts results and cannot select what to delete; use [within]");
   const where = compileConditions(s, tree, s.open.delete ? null : await access(ctx, s, "delete"));
-  const rs = await ctx.db.execute({ sql: `DELETE FROM ${s.table} WHERE rowid IN (SELECT t.rowid FROM ${s.table} AS t WHERE ${where.sql})`, args: where.args });
-  return rs.rowsAffected;
+  const sql = `DELETE FROM ${s.table} WHERE rowid IN (SELECT t.rowid FROM ${s.table} AS t WHERE ${where.sql})`;
+  if (keys) return (await ctx.db.execute({ sql: `${sql} RETURNING ${q(s.pk)} AS k`, args: where.args })).rows.map((r) => String(r.k));
+  return (await ctx.db.execute({ sql, args: where.args })).rowsAffected;
 }
 
 /**

@@ -15,6 +15,7 @@ import { adminRoutes } from "./routes/admin.ts";
 import { fileRoutes } from "./routes/files.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { objectRoutes } from "./routes/objects.ts";
+import { pushRoutes } from "./routes/push.ts";
 import { userRoutes } from "./routes/users.ts";
 
 interface AppOptions {
@@ -53,6 +54,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     .use(healthRoutes(services))
     .use(adminRoutes(services, info, parsers))
     .use(fileRoutes(services))
+    .use(pushRoutes(services, info, parsers))
     .use(userRoutes(services, info, parsers))
     .use(objectRoutes(services, info, parsers));
 

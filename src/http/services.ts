@@ -11,6 +11,7 @@ import type { Datastore } from "../datastore/datastore.ts";
 import type { Files } from "../files/files.ts";
 import type { Logger } from "../log.ts";
 import type { Mailer } from "../mail/mailer.ts";
+import type { PushService } from "../push/push-service.ts";
 import type { Catalog } from "../schema/catalog.ts";
 import type { Admins } from "../system/admins.ts";
 import type { EnvName } from "../system/environments.ts";
@@ -41,6 +42,8 @@ export interface Services {
   readonly limiter: RateLimiter;
   readonly mailer: Mailer;
   readonly accounts: Accounts;
+  /** Device tokens, the push queue and its delivery workers (started by `serve`). */
+  readonly push: PushService;
   keys: KeyIndex;
   /** Reload keys, settings and schemas when another process changed them; undefined when not due yet. */
   refreshIfDue(): Promise<void> | undefined;

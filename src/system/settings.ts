@@ -35,6 +35,27 @@ const SETTINGS_SPEC: Spec = {
   },
   push: {
     clientSend: { type: "boolean", default: { development: true, production: false } },
+    apns: {
+      url: { type: "string", default: { development: "https://api.sandbox.push.apple.com", production: "https://api.push.apple.com" } },
+      topic: { type: "string", default: both("") },
+      keyP8: { type: "string", secret: true, default: both("") },
+      keyId: { type: "string", default: both("") },
+      teamId: { type: "string", default: both("") },
+      p12: { type: "string", secret: true, default: both("") },
+      p12Password: { type: "string", secret: true, default: both("") },
+      ca: { type: "string", default: both("") },
+    },
+    fcm: {
+      url: { type: "string", default: both("https://fcm.googleapis.com") },
+      serviceAccount: { type: "string", secret: true, default: both("") },
+    },
+    web: {
+      vapidPublicKey: { type: "string", default: both("") },
+      vapidPrivateKey: { type: "string", secret: true, default: both("") },
+      subject: { type: "string", default: both("mailto:push@localhost") },
+      allowPrivateEndpoints: { type: "boolean", default: both(false) },
+    },
+    concurrency: { type: "integer", min: 1, max: 10_000, default: both(500) },
   },
   files: {
     store: { type: "string", oneOf: ["local", "s3"], default: both("local") },
@@ -134,8 +155,10 @@ export class Settings {
     return rs.rows.length ? (JSON.parse(rs.rows[0]!.doc as string) as SettingsDoc) : {};
   }
 
-  async update(env: EnvName, patch: unknown): Promise<SettingsDoc> {
+  /** Merge a patch and store it; `validate` sees the resolved document first and may refuse it (400). */
+  async update(env: EnvName, patch: unknown, validate?: (env: EnvName, resolved: SettingsDoc) => void): Promise<SettingsDoc> {
     const next = mergeSettings(await this.stored(env), patch);
+    validate?.(env, resolveSettings(env, next));
     await this.db.batch(
       [
         { sql: `INSERT INTO settings (env, doc, updated) VALUES (?, ?, ?) ON CONFLICT(env) DO UPDATE SET doc = excluded.doc, updated = excluded.updated`, args: [env, JSON.stringify(next), Date.now()] },

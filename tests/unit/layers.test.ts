@@ -16,6 +16,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["auth/"],
   ["system/"],
   ["mail/"],
+  ["push/"],
   ["files/"],
   ["datastore/"],
   ["http/"],

@@ -130,12 +130,21 @@ export function adminRoutes(services: Services, info: RequestInfo, parsers: Body
     .get("/deploys", async () => {
       return json(await catalog.history());
     }, { detail: admin("Deploy history, newest first"), response: { 200: S.DeployHistory, ...S.errors(401) } })
+    .get("/push/notifications", async ({ request }) => {
+      const url = new URL(request.url);
+      const limit = Math.min(200, Math.max(1, Number(url.searchParams.get("limit") ?? 50) || 50));
+      return json(await services.push.queue(envParam(url.searchParams.get("env") ?? "production")).recent(limit));
+    }, { detail: admin("Recent push notifications", "Newest first: target, queued, sent, failed, expired, retries, still pending, and the first errors. ?env=development|production (default production), ?limit=1..200.") })
+    .get("/push/queue", async ({ request }) => {
+      const env = envParam(new URL(request.url).searchParams.get("env") ?? "production");
+      return json({ env, ...(await services.push.queue(env).stats()), tokens: await services.push.tokens(env).count() });
+    }, { detail: admin("The push queue", "Deliveries waiting (depth), the age of the oldest, those waiting for a retry, leased ones, and registered tokens. ?env=development|production.") })
     .get("/settings/:env", ({ params }) => {
       return json(redactSettings(services.settings.get(envParam(params.env))));
     }, { params: t.Object({ env: t.String({ description: "development or production" }) }), detail: admin("An environment's settings (secrets shown as {set: true|false})"), response: { 200: S.AnyObject, ...S.errors(401, 404) } })
     .put("/settings/:env", async ({ params, body }) => {
       const env = envParam(params.env);
-      return json(redactSettings(await services.settings.update(env, body)));
+      return json(redactSettings(await services.settings.update(env, body, services.push.validateSettings)));
     }, {
       parse: "admin",
       params: t.Object({ env: t.String({ description: "development or production" }) }),

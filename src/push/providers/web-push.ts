@@ -1,0 +1,300 @@
+// Web Push (RFC 8030/8291/8292) through the `web-push` library's request builder: the payload encrypted per
+// subscription (aes128gcm), a VAPID JWT, and our own `fetch` (timeouts, no redirects, capped reads). Subscription
+// endpoints come from clients, so unless told otherwise only https endpoints on public hosts are contacted.
+// Also the VAPID key helpers and the subscription parser the token-registration endpoint uses.
+
+import { createECDH, createPublicKey } from "node:crypto";
+import webpush, { type RequestDetails } from "web-push";
+import { parseCidr, parseIp, type Cidr } from "../../net/ip.ts";
+import type { DeliveryResult, PushMessage, PushProvider } from "../provider.ts";
+
+export interface WebPushConfig {
+  vapidPublicKey: string;
+  vapidPrivateKey: string;
+  /** The VAPID contact: a mailto: or https: URL. */
+  subject: string;
+  /** Contact http:// and private/loopback endpoints (tests only). */
+  allowPrivateEndpoints?: boolean;
+  /** How long the push service keeps an undelivered message, default 4 weeks (the library's default). */
+  ttlSeconds?: number;
+  /** Per-request timeout in ms, default 10 s. */
+  timeoutMs?: number;
+  /** Most requests in flight at once, default 100. */
+  concurrency?: number;
+}
+
+/** A browser PushSubscription as JSON (`expirationTime` is ignored). */
+export interface Subscription {
+  endpoint: string;
+  keys: { p256dh: string; auth: string };
+}
+
+const DEFAULT_TTL_S = 28 * 24 * 3600;
+const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_CONCURRENCY = 100;
+const MAX_ENDPOINT = 2048;
+/** RFC 8030 push services must accept 4096 bytes of encrypted body; more is refused (413) by the big ones. */
+const MAX_BODY_SENT = 4096;
+/** Answers of push services are read up to this size (only for the failure reason). */
+const MAX_BODY_READ = 4096;
+
+const B64URL = /^[A-Za-z0-9_-]+={0,2}$/;
+const decode = (s: string) => Buffer.from(s.replace(/=+$/, ""), "base64url");
+
+/** Throws unless `s` is base64url of a 65-byte uncompressed point on P-256. */
+function checkP256Point(s: string, what: string): void {
+  const bytes = B64URL.test(s) ? decode(s) : null;
+  if (!bytes || bytes.length !== 65 || bytes[0] !== 4) throw new Error(`${what} must be base64url of a 65-byte uncompressed P-256 public key`);
+  try {
+    createPublicKey({ key: { kty: "EC", crv: "P-256", x: bytes.subarray(1, 33).toString("base64url"), y: bytes.subarray(33).toString("base64url") }, format: "jwk" });
+  } catch {
+    throw new Error(`${what} is not a point on the P-256 curve`);
+  }
+}
+
+/** Parse and check a subscription JSON (the device token of the web platform); throws an Error with a one-line message. */
+export function parseSubscription(text: string): Subscription {
+  if (typeof text !== "string" || text.length > 8192) throw new Error("subscription must be a JSON text of at most 8192 characters");
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    throw new Error("subscription is not valid JSON");
+  }
+  if (typeof data !== "object" || data === null || Array.isArray(data)) throw new Error("subscription must be a JSON object");
+  const o = data as { endpoint?: unknown; keys?: unknown };
+  if (typeof o.endpoint !== "string" || o.endpoint === "") throw new Error("subscription endpoint is missing");
+  if (o.endpoint.length > MAX_ENDPOINT) throw new Error(`subscription endpoint is longer than ${MAX_ENDPOINT} characters`);
+  let url: URL;
+  try {
+    url = new URL(o.endpoint);
+  } catch {
+    throw new Error("subscription endpoint is not an absolute URL");
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") throw new Error("subscription endpoint must be an https URL");
+  if (url.username || url.password) throw new Error("subscription endpoint must not contain credentials");
+  if (typeof o.keys !== "object" || o.keys === null) throw new Error("subscription keys are missing");
+  const keys = o.keys as { p256dh?: unknown; auth?: unknown };
+  if (typeof keys.p256dh !== "string") throw new Error("subscription keys.p256dh is missing");
+  if (typeof keys.auth !== "string") throw new Error("subscription keys.auth is missing");
+  checkP256Point(keys.p256dh, "subscription keys.p256dh");
+  if (!B64URL.test(keys.auth) || decode(keys.auth).length !== 16) throw new Error("subscription keys.auth must be base64url of 16 bytes");
+  return { endpoint: url.href, keys: { p256dh: keys.p256dh.replace(/=+$/, ""), auth: keys.auth.replace(/=+$/, "") } };
+}
+
+/** A new VAPID key pair (base64url, public 65 bytes, private 32 bytes). */
+export function generateVapidKeys(): { publicKey: string; privateKey: string } {
+  const { publicKey, privateKey } = webpush.generateVAPIDKeys();
+  return { publicKey, privateKey };
+}
+
+/** Throws an Error with a one-line message unless the pair is a usable VAPID key pair. */
+export function validateVapidKeys(publicKey: string, privateKey: string): void {
+  if (typeof publicKey !== "string" || publicKey === "") throw new Error("VAPID public key is missing");
+  if (typeof privateKey !== "string" || privateKey === "") throw new Error("VAPID private key is missing");
+  if (!/^[A-Za-z0-9_-]+$/.test(publicKey)) throw new Error("VAPID public key must be base64url without padding");
+  if (!/^[A-Za-z0-9_-]+$/.test(privateKey)) throw new Error("VAPID private key must be base64url without padding");
+  checkP256Point(publicKey, "VAPID public key");
+  const priv = decode(privateKey);
+  if (priv.length !== 32) throw new Error("VAPID private key must be base64url of 32 bytes");
+  const ecdh = createECDH("prime256v1");
+  try {
+    ecdh.setPrivateKey(priv);
+  } catch {
+    throw new Error("VAPID private key is not a valid P-256 private key");
+  }
+  if (!ecdh.getPublicKey().equals(decode(publicKey))) throw new Error("VAPID private key does not match the public key");
+}
+
+/** Throws unless the VAPID subject is a mailto: or https: URL. */
+export function validateVapidSubject(subject: string): void {
+  let url: URL;
+  try {
+    url = new URL(subject);
+  } catch {
+    throw new Error("VAPID subject must be a mailto: or https: URL");
+  }
+  if (url.protocol !== "mailto:" && url.protocol !== "https:") throw new Error("VAPID subject must be a mailto: or https: URL");
+}
+
+const cidrs = (list: string[]): Cidr[] => list.map((c) => parseCidr(c)!);
+/** IPv4 ranges that are not public unicast: this network, private, CGNAT, loopback, link-local, IETF, TEST-NETs, benchmarking, multicast, reserved. */
+const BLOCKED_V4 = cidrs(["0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24", "192.0.2.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4"]);
+/** IPv6 ranges that are not public unicast: unspecified, loopback, discard, Teredo, documentation, unique-local, link-local, site-local, multicast. */
+const BLOCKED_V6 = cidrs(["::/128", "::1/128", "100::/64", "2001::/32", "2001:db8::/32", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8"]);
+/** IPv6 ranges that carry an IPv4 address, and the offset of its 4 bytes: mapped, compatible, NAT64, 6to4. */
+const EMBEDS_V4: [Cidr, number][] = [
+  [parseCidr("::ffff:0:0/96")!, 12],
+  [parseCidr("::/96")!, 12],
+  [parseCidr("64:ff9b::/96")!, 12],
+  [parseCidr("64:ff9b:1::/48")!, 12],
+  [parseCidr("2002::/16")!, 2],
+];
+
+function inCidr(bytes: Uint8Array, cidr: Cidr): boolean {
+  if (bytes.length !== cidr.bytes.length) return false;
+  let bits = cidr.prefix;
+  for (let i = 0; bits > 0; i++, bits -= 8) {
+    const mask = bits >= 8 ? 0xff : (0xff << (8 - bits)) & 0xff;
+    if ((bytes[i]! & mask) !== (cidr.bytes[i]! & mask)) return false;
+  }
+  return true;
+}
+
+function privateIp(bytes: Uint8Array): boolean {
+  if (bytes.length === 4) return BLOCKED_V4.some((c) => inCidr(bytes, c));
+  for (const [cidr, at] of EMBEDS_V4) if (inCidr(bytes, cidr)) return privateIp(bytes.subarray(at, at + 4));
+  return BLOCKED_V6.some((c) => inCidr(bytes, c));
+}
+
+/**
+ * Why an endpoint must not be contacted, or null when it may: not https, `localhost`, or an IP literal that is
+ * not public unicast (IPv4-mapped and other IPv4-embedding IPv6 forms included). Host names are not resolved.
+ */
+export function endpointNotAllowed(endpoint: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    return "not a URL";
+  }
+  if (url.protocol !== "https:") return "not https";
+  const host = url.hostname.replace(/^\[|\]$/g, "").replace(/\.+$/, "").toLowerCase();
+  if (host === "" || host === "localhost" || host.endsWith(".localhost")) return "localhost";
+  const ip = parseIp(host);
+  if (ip && privateIp(ip)) return "private address";
+  return null;
+}
+
+/** A counting semaphore: at most `limit` holders at once, waiters served in order (O(1) per operation). */
+function semaphore(limit: number) {
+  let active = 0;
+  let waiting: (() => void)[] = [];
+  let head = 0;
+  return {
+    async acquire(): Promise<void> {
+      if (active < limit) {
+        active++;
+        return;
+      }
+      await new Promise<void>((resolve) => waiting.push(resolve));
+    },
+    release(): void {
+      if (head < waiting.length) {
+        const next = waiting[head]!;
+        waiting[head++] = undefined as never;
+        if (head > 1024 && head * 2 > waiting.length) {
+          waiting = waiting.slice(head);
+          head = 0;
+        }
+        next(); // the slot passes straight to the next waiter
+      } else active--;
+    },
+  };
+}
+
+function retryAfterMs(value: string | null): number | undefined {
+  if (!value) return undefined;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  const date = Date.parse(v);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+/** At most `max` bytes of the body as text, one line. */
+async function readCapped(res: Response, max: number): Promise<string> {
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (size < max) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.byteLength;
+  }
+  if (size >= max) await reader.cancel().catch(() => {});
+  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, max)).replace(/\s+/g, " ").trim().slice(0, 200);
+}
+
+function describe(e: unknown): string {
+  if (e instanceof Error) return e.name === "TimeoutError" ? "timed out" : e.name === "AbortError" ? "aborted" : e.message.split("\n")[0]!.slice(0, 200);
+  return String(e).slice(0, 200);
+}
+
+/** The Topic header: the message id cut to at most 32 URL-safe characters (a resent delivery replaces the first). */
+const topicOf = (id: string) => id.replace(/[^A-Za-z0-9_-]/g, "").slice(0, 32) || undefined;
+
+export function createWebPushProvider(config: WebPushConfig): PushProvider {
+  validateVapidKeys(config.vapidPublicKey, config.vapidPrivateKey);
+  validateVapidSubject(config.subject);
+  const vapidDetails = { subject: config.subject, publicKey: config.vapidPublicKey, privateKey: config.vapidPrivateKey };
+  const ttl = config.ttlSeconds ?? DEFAULT_TTL_S;
+  const timeoutMs = config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const slots = semaphore(Math.max(1, config.concurrency ?? DEFAULT_CONCURRENCY));
+  const closing = new AbortController();
+
+  async function deliver(message: PushMessage): Promise<DeliveryResult> {
+    let sub: Subscription;
+    try {
+      sub = parseSubscription(message.token);
+    } catch (e) {
+      return { kind: "invalid-token", reason: (e as Error).message };
+    }
+    const refusal = config.allowPrivateEndpoints ? null : endpointNotAllowed(sub.endpoint);
+    if (refusal) return { kind: "invalid-token", reason: `endpoint not allowed (${refusal})` };
+    let details: RequestDetails;
+    try {
+      details = webpush.generateRequestDetails(sub, JSON.stringify(message.payload), { vapidDetails, contentEncoding: "aes128gcm", TTL: ttl, topic: topicOf(message.id) });
+    } catch (e) {
+      return { kind: "failed", reason: `web push request: ${describe(e)}` };
+    }
+    if (details.body && details.body.length > MAX_BODY_SENT) return { kind: "failed", reason: `payload too large (${details.body.length} bytes encrypted, at most ${MAX_BODY_SENT})` };
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(details.headers)) if (k.toLowerCase() !== "content-length") headers[k] = String(v);
+    let res: Response;
+    try {
+      res = await fetch(details.endpoint, {
+        method: "POST",
+        headers,
+        body: details.body,
+        redirect: "manual",
+        signal: AbortSignal.any([closing.signal, AbortSignal.timeout(timeoutMs)]),
+      });
+    } catch (e) {
+      return { kind: "retry", reason: `web push: ${describe(e)}` };
+    }
+    const status = res.status;
+    if (status === 200 || status === 201 || status === 202) {
+      await res.body?.cancel().catch(() => {});
+      return { kind: "sent" };
+    }
+    const text = await readCapped(res, MAX_BODY_READ).catch(() => "");
+    const reason = `web push ${status}${text ? `: ${text}` : ""}`;
+    if (status === 404 || status === 410) return { kind: "invalid-token", reason };
+    if (status === 429 || status >= 500) {
+      const afterMs = retryAfterMs(res.headers.get("retry-after"));
+      return afterMs === undefined ? { kind: "retry", reason } : { kind: "retry", reason, afterMs };
+    }
+    if (status >= 300 && status < 400) return { kind: "failed", reason: `web push ${status}: redirects are not followed` };
+    return { kind: "failed", reason };
+  }
+
+  return {
+    platform: "web",
+    async send(message) {
+      if (closing.signal.aborted) return { kind: "retry", reason: "web push provider closed" };
+      await slots.acquire();
+      try {
+        return await deliver(message);
+      } catch (e) {
+        return { kind: "retry", reason: `web push: ${describe(e)}` };
+      } finally {
+        slots.release();
+      }
+    },
+    close() {
+      closing.abort();
+    },
+  };
+}
