@@ -5,12 +5,14 @@
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { makeTestApp, type TestApp } from "../helpers/app.ts";
+import { type ApnsFake, makeApnsTestPki, startApnsFake, TEST_TOPIC } from "../helpers/apns-fake.ts";
 import { startFcmFake, type FcmFake } from "../helpers/fcm-fake.ts";
 import { startWebPushFake, type WebPushFake } from "../helpers/web-push-fake.ts";
 
 let t: TestApp;
 let fcm: FcmFake;
 let web: WebPushFake;
+let apns: ApnsFake;
 
 /** Run the worker until the queue is empty or nothing is due (bounded). */
 async function drainAll(env: "development" | "production" = "development"): Promise<void> {
@@ -29,10 +31,15 @@ beforeAll(async () => {
   const keys = generateVapidKeys();
   expect((await t.admin("PUT", "/settings/development", { push: { web: { vapidPublicKey: keys.publicKey, vapidPrivateKey: keys.privateKey } } })).status).toBe(200);
   web = startWebPushFake(keys.publicKey);
+  const pki = makeApnsTestPki();
+  apns = await startApnsFake(pki);
+  const apnsSettings = { url: apns.url, ca: apns.ca, topic: TEST_TOPIC, keyP8: pki.p8.pem, keyId: pki.p8.keyId, teamId: pki.p8.teamId };
+  expect((await t.admin("PUT", "/settings/development", { push: { apns: apnsSettings } })).status).toBe(200);
 });
 afterAll(async () => {
   fcm.stop();
   web.stop();
+  await apns.close();
   await t.close();
 });
 
@@ -78,8 +85,24 @@ describe("delivery", () => {
     expect(fcm.deliveries.map((d) => d.token)).toEqual(["fcm-busy"]);
   });
 
+  test("iOS devices get the APNs shape over HTTP/2 with a provider token; Unregistered expires the token", async () => {
+    const live = "0a".repeat(32);
+    const dead = "0b".repeat(32);
+    await t.request("POST", `/_push/tokens/ios/${live}`, { body: { user: "ios-ann" } });
+    await t.request("POST", `/_push/tokens/ios/${dead}`, { body: { user: "ios-ann" } });
+    apns.answer(dead, { status: 410, reason: "Unregistered" });
+    expect((await t.request("POST", "/_push/notifications", { body: { payload: { message: "hi", badge: 1, sound: "ding", deep: "link" }, users: ["ios-ann"] } })).body).toEqual({ queued: 2 });
+    await drainAll();
+    expect(apns.deliveries.map((d) => [d.token, d.payload, d.auth, d.headers["apns-topic"], d.headers["apns-push-type"]])).toEqual([
+      [live, { aps: { alert: "hi", badge: 1, sound: "ding" }, deep: "link" }, "jwt", TEST_TOPIC, "alert"],
+    ]);
+    expect((await t.request("GET", "/_push/tokens?user=ios-ann")).body["ios-ann"]).toEqual([{ type: "ios", token: live }]);
+    expect((await t.request("GET", "/_push/expired_tokens")).body.some((e: { token: string }) => e.token === dead)).toBe(true);
+  });
+
   test("a broadcast over 256 bytes skips iOS and reaches every other registered device", async () => {
     await t.request("POST", `/_push/tokens/ios/${"ab".repeat(32)}`, { body: { user: "ios-user" } });
+    apns.deliveries.length = 0;
     fcm.deliveries.length = 0;
     web.deliveries.length = 0;
     const tokens = Number((await t.services.envDbs.development.execute(`SELECT count(*) AS n FROM _burrow_push_tokens WHERE type <> 'ios'`)).rows[0]!.n);
@@ -89,5 +112,6 @@ describe("delivery", () => {
     const [n] = (await t.admin("GET", "/push/notifications?env=development&limit=1")).body;
     expect(n).toMatchObject({ queued: tokens, sent: tokens, failed: 0, errors: [] });
     expect(fcm.deliveries.length + web.deliveries.length).toBe(tokens);
+    expect(apns.deliveries).toEqual([]);
   });
 });
