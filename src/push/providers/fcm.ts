@@ -5,6 +5,7 @@
 
 import { createPrivateKey, createSign, type KeyObject } from "node:crypto";
 import type { DeliveryResult, PushMessage, PushProvider } from "../provider.ts";
+import { readCapped, retryAfterMs, semaphore } from "./http-util.ts";
 
 export interface FcmConfig {
   /** The service account JSON text (project_id, client_email, private_key, token_uri). */
@@ -78,61 +79,6 @@ function parseServiceAccount(json: string): ServiceAccount {
 export function validateFcmServiceAccount(json: string): { projectId: string; clientEmail: string } {
   const sa = parseServiceAccount(json);
   return { projectId: sa.projectId, clientEmail: sa.clientEmail };
-}
-
-/** A counting semaphore: at most `limit` holders at once, waiters served in order (O(1) per operation). */
-function semaphore(limit: number) {
-  let active = 0;
-  let waiting: (() => void)[] = [];
-  let head = 0;
-  return {
-    async acquire(): Promise<void> {
-      if (active < limit) {
-        active++;
-        return;
-      }
-      await new Promise<void>((resolve) => waiting.push(resolve));
-    },
-    release(): void {
-      if (head < waiting.length) {
-        const next = waiting[head]!;
-        waiting[head++] = undefined as never;
-        if (head > 1024 && head * 2 > waiting.length) {
-          waiting = waiting.slice(head);
-          head = 0;
-        }
-        next(); // the slot passes straight to the next waiter
-      } else active--;
-    },
-  };
-}
-
-/** Retry-After as milliseconds (delta-seconds or an HTTP date), or undefined. */
-function retryAfterMs(value: string | null, now: number = Date.now()): number | undefined {
-  if (!value) return undefined;
-  const v = value.trim();
-  if (/^\d+$/.test(v)) return Number(v) * 1000;
-  const date = Date.parse(v);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
-/** The response body as text, at most `max` bytes (the rest is discarded). */
-async function readCapped(res: Response, max: number = MAX_BODY): Promise<string> {
-  if (!res.body) return "";
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size < max) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-    }
-  } finally {
-    if (size >= max) await reader.cancel().catch(() => {});
-  }
-  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, max));
 }
 
 const b64url = (s: string | Buffer) => Buffer.from(s).toString("base64url");
@@ -233,7 +179,7 @@ export function createFcmProvider(config: FcmConfig): PushProvider {
     } catch (e) {
       throw new TokenError({ kind: "retry", reason: `FCM token endpoint: ${describe(e)}` });
     }
-    const text = await readCapped(res).catch(() => "");
+    const text = await readCapped(res, MAX_BODY).catch(() => "");
     if (res.status === 429 || res.status >= 500) {
       const afterMs = retryAfterMs(res.headers.get("retry-after"));
       const reason = `FCM token endpoint answered ${res.status}`;
@@ -295,7 +241,7 @@ export function createFcmProvider(config: FcmConfig): PushProvider {
       await res.body?.cancel().catch(() => {});
       return { kind: "sent" };
     }
-    const text = await readCapped(res).catch(() => "");
+    const text = await readCapped(res, MAX_BODY).catch(() => "");
     const err = parseFcmError(text);
     if (res.status === 401 && !err.errorCodes.includes("THIRD_PARTY_AUTH_ERROR")) {
       if (cached?.token === token) cached = null; // a newer token fetched meanwhile stays

@@ -7,6 +7,7 @@ import { createECDH, createPublicKey } from "node:crypto";
 import webpush, { type RequestDetails } from "web-push";
 import { parseCidr, parseIp, type Cidr } from "../../net/ip.ts";
 import type { DeliveryResult, PushMessage, PushProvider } from "../provider.ts";
+import { readCapped, retryAfterMs, semaphore } from "./http-util.ts";
 
 export interface WebPushConfig {
   vapidPublicKey: string;
@@ -164,57 +165,6 @@ export function endpointNotAllowed(endpoint: string): string | null {
   const ip = parseIp(host);
   if (ip && privateIp(ip)) return "private address";
   return null;
-}
-
-/** A counting semaphore: at most `limit` holders at once, waiters served in order (O(1) per operation). */
-function semaphore(limit: number) {
-  let active = 0;
-  let waiting: (() => void)[] = [];
-  let head = 0;
-  return {
-    async acquire(): Promise<void> {
-      if (active < limit) {
-        active++;
-        return;
-      }
-      await new Promise<void>((resolve) => waiting.push(resolve));
-    },
-    release(): void {
-      if (head < waiting.length) {
-        const next = waiting[head]!;
-        waiting[head++] = undefined as never;
-        if (head > 1024 && head * 2 > waiting.length) {
-          waiting = waiting.slice(head);
-          head = 0;
-        }
-        next(); // the slot passes straight to the next waiter
-      } else active--;
-    },
-  };
-}
-
-function retryAfterMs(value: string | null): number | undefined {
-  if (!value) return undefined;
-  const v = value.trim();
-  if (/^\d+$/.test(v)) return Number(v) * 1000;
-  const date = Date.parse(v);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
-}
-
-/** At most `max` bytes of the body as text, one line. */
-async function readCapped(res: Response, max: number): Promise<string> {
-  if (!res.body) return "";
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  while (size < max) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    size += value.byteLength;
-  }
-  if (size >= max) await reader.cancel().catch(() => {});
-  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, max)).replace(/\s+/g, " ").trim().slice(0, 200);
 }
 
 function describe(e: unknown): string {

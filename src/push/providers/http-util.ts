@@ -1,0 +1,57 @@
+// Small HTTP helpers the fetch-based push providers share: a counting semaphore bounding requests in flight,
+// Retry-After as milliseconds, and reading at most a few KB of a response body.
+
+/** A counting semaphore: at most `limit` holders at once, waiters served in order (O(1) per operation). */
+export function semaphore(limit: number) {
+  let active = 0;
+  let waiting: (() => void)[] = [];
+  let head = 0;
+  return {
+    async acquire(): Promise<void> {
+      if (active < limit) {
+        active++;
+        return;
+      }
+      await new Promise<void>((resolve) => waiting.push(resolve));
+    },
+    release(): void {
+      if (head < waiting.length) {
+        const next = waiting[head]!;
+        waiting[head++] = undefined as never;
+        if (head > 1024 && head * 2 > waiting.length) {
+          waiting = waiting.slice(head);
+          head = 0;
+        }
+        next(); // the slot passes straight to the next waiter
+      } else active--;
+    },
+  };
+}
+
+/** Retry-After as milliseconds (delta-seconds or an HTTP date), or undefined. */
+export function retryAfterMs(value: string | null, now: number = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  const date = Date.parse(v);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** The response body as text, at most `max` bytes (the rest is discarded). */
+export async function readCapped(res: Response, max: number): Promise<string> {
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < max) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } finally {
+    if (size >= max) await reader.cancel().catch(() => {});
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, max));
+}
