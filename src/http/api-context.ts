@@ -14,7 +14,7 @@ import type { Services } from "./services.ts";
 import type { EnvName } from "../system/environments.ts";
 import { parseAcceptVersion } from "./accept.ts";
 import { isFormType, readText } from "./body.ts";
-import { candidatePorts, defaultPort, rawTarget, requestOrigin } from "./origin.ts";
+import { candidatePorts, defaultPort, pathOf, rawTarget, requestOrigin } from "./origin.ts";
 import type { RequestInfo } from "./request-meta.ts";
 
 const API_KEY_HEADER = "x-service-api-key";
@@ -48,10 +48,8 @@ export function checkParams(params: Record<string, string | null>, request: Requ
 
 /** Whether the path of a URL decodes (every % starts a valid escape of UTF-8). */
 function decodablePath(url: string): boolean {
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  const q = url.indexOf("?", start);
   try {
-    decodeURIComponent(q < 0 ? url.slice(start) : url.slice(start, q));
+    decodeURIComponent(pathOf(url));
     return true;
   } catch {
     return false;

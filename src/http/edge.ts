@@ -10,6 +10,7 @@ import type { RequestInfoWriter } from "./request-meta.ts";
 import { SystemPath } from "./api-context.ts";
 import { bareErrorResponse, errorResponse, json } from "./respond.ts";
 import { noteRefusal } from "./request-log.ts";
+import { pathOf } from "./origin.ts";
 
 /** The part of Elysia's context the edge reads and writes. */
 interface EdgeContext {
@@ -119,10 +120,7 @@ function apiErrorOf(code: unknown, error: unknown, request: Request, allowedAt: 
 
 /** 404, or 405 with Allow where other methods have a route; a HEAD is refused as its GET would be. */
 function noRoute(request: Request, allowedAt: (path: string) => string[]): ApiError {
-  const url = request.url;
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  const q = url.indexOf("?", start);
-  const allowed = allowedAt(q < 0 ? url.slice(start) : url.slice(start, q));
+  const allowed = allowedAt(pathOf(request.url));
   if (allowed.length === 0) return new ApiError(404, "not found");
   return methodNotAllowed(`${request.method === "HEAD" ? "GET" : request.method} is not allowed here`, allowed);
 }

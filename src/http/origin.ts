@@ -85,9 +85,20 @@ export function candidatePorts(o: Origin): number[] {
   return o.scheme === "https" ? [443, 80] : [80, 443];
 }
 
-/** The request-target as received (path and query), for signature checks. */
-export function rawTarget(req: Request, info: RequestInfo): string {
-  const url = info.original(req).url;
+/** The path and query of an absolute URL ("/" when it has no path). */
+export function targetOf(url: string): string {
   const start = url.indexOf("/", url.indexOf("//") + 2);
   return start < 0 ? "/" : url.slice(start);
+}
+
+/** The path of an absolute URL, without its query. */
+export function pathOf(url: string): string {
+  const target = targetOf(url);
+  const q = target.indexOf("?");
+  return q < 0 ? target : target.slice(0, q);
+}
+
+/** The request-target as received (path and query), for signature checks. */
+export function rawTarget(req: Request, info: RequestInfo): string {
+  return targetOf(info.original(req).url);
 }

@@ -6,6 +6,7 @@
 
 import type { ApiError } from "../errors.ts";
 import type { Logger } from "../log.ts";
+import { targetOf } from "./origin.ts";
 
 const MAX_PATH = 200;
 
@@ -19,14 +20,14 @@ export function noteRefusal(request: Request, e: ApiError): void {
 
 /** `/todo?priority&_expand`: the path, then the names of the query parameters (values may be secrets). */
 export function loggedTarget(url: string): string {
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  const q = url.indexOf("?", start);
-  let out = q < 0 ? url.slice(start) : url.slice(start, q);
+  const target = targetOf(url);
+  const q = target.indexOf("?");
+  let out = q < 0 ? target : target.slice(0, q);
   if (q >= 0) {
-    const names = url
+    const names = target
       .slice(q + 1)
       .split("&")
-      .map((kv) => kv.slice(0, (kv.indexOf("=") + 1 || kv.length + 1) - 1))
+      .map((kv) => (kv.includes("=") ? kv.slice(0, kv.indexOf("=")) : kv))
       .filter((n) => n !== "");
     if (names.length) out += `?${names.join("&")}`;
   }

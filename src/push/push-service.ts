@@ -116,9 +116,12 @@ export class PushService {
     const batch = await e.queue.lease(limit ?? this.pushSettings(env).concurrency);
     if (batch.length === 0) return 0;
     const payloads = await e.queue.payloads([...new Set(batch.map((d) => d.notification))]);
+    // Each platform's provider once per batch (settings compared and VAPID keys made once, not per delivery).
+    const providers = new Map<PushPlatform, { provider: PushProvider | null; error?: string }>();
+    for (const platform of new Set(batch.map((d) => d.platform))) providers.set(platform, await this.provider(env, platform));
     const settled = await Promise.all(
       batch.map(async (d: Leased) => {
-        const { provider, error } = await this.provider(env, d.platform);
+        const { provider, error } = providers.get(d.platform)!;
         const payload = payloads.get(d.notification);
         if (!provider || !payload) return { d, outcome: { kind: "failed", reason: provider ? "the notification is gone" : (error ?? NOT_CONFIGURED[d.platform]) } as Outcome };
         const id = `${d.notification.toString(16).padStart(16, "0")}${d.id.toString(16).padStart(16, "0")}`;

@@ -7,6 +7,7 @@
 import type { Client, InStatement } from "@libsql/core/api";
 import { type TokenType, PLATFORM_OF } from "./tokens.ts";
 import type { PushPlatform } from "./provider.ts";
+import { expireStatements } from "./token-store.ts";
 
 export const PUSH_QUEUE_DDL = [
   `CREATE TABLE IF NOT EXISTS _burrow_push_notifications (id INTEGER PRIMARY KEY, created INTEGER NOT NULL, target TEXT NOT NULL,
@@ -124,14 +125,7 @@ export class PushQueue {
         if (c.errors.length < MAX_ERRORS_KEPT) c.errors.push(`${d.type}: ${outcome.reason}`.slice(0, 200));
       } else {
         c.expired++;
-        stmts.push(
-          { sql: `DELETE FROM _burrow_push_tokens WHERE type = ? AND token = ?`, args: [d.type, d.token] },
-          {
-            sql: `INSERT INTO _burrow_push_expired (type, token, expired, reason) VALUES (?, ?, ?, ?)
-                  ON CONFLICT (type, token) DO UPDATE SET expired = excluded.expired, reason = excluded.reason`,
-            args: [d.type, d.token, now, outcome.reason.slice(0, 200)],
-          },
-        );
+        stmts.push(...expireStatements(d.type, d.token, outcome.reason, now));
       }
     }
     for (const [id, c] of counts)

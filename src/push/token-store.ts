@@ -2,7 +2,7 @@
 // register (keep or overwrite the user link), remove, tokens per user, and expiring a token a provider
 // refused (it leaves the registry and joins the expired list with the time).
 
-import type { Client } from "@libsql/core/api";
+import type { Client, InStatement } from "@libsql/core/api";
 import type { TokenType } from "./tokens.ts";
 
 export const PUSH_TOKENS_DDL = [
@@ -12,6 +12,18 @@ export const PUSH_TOKENS_DDL = [
   `CREATE TABLE IF NOT EXISTS _burrow_push_expired (type TEXT NOT NULL, token TEXT NOT NULL, expired INTEGER NOT NULL, reason TEXT NOT NULL,
      PRIMARY KEY (type, token)) STRICT, WITHOUT ROWID`,
 ];
+
+/** The statements that move a refused token from the registry to the expired list (the queue runs them too). */
+export function expireStatements(type: string, token: string, reason: string, now: number): InStatement[] {
+  return [
+    { sql: `DELETE FROM _burrow_push_tokens WHERE type = ? AND token = ?`, args: [type, token] },
+    {
+      sql: `INSERT INTO _burrow_push_expired (type, token, expired, reason) VALUES (?, ?, ?, ?)
+            ON CONFLICT (type, token) DO UPDATE SET expired = excluded.expired, reason = excluded.reason`,
+      args: [type, token, now, reason.slice(0, 200)],
+    },
+  ];
+}
 
 export interface RegisteredToken {
   type: TokenType;
@@ -67,17 +79,7 @@ export class TokenStore {
 
   /** A token a provider refused for good: out of the registry, into the expired list. */
   async expire(type: TokenType, token: string, reason: string): Promise<void> {
-    await this.db.batch(
-      [
-        { sql: `DELETE FROM _burrow_push_tokens WHERE type = ? AND token = ?`, args: [type, token] },
-        {
-          sql: `INSERT INTO _burrow_push_expired (type, token, expired, reason) VALUES (?, ?, ?, ?)
-                ON CONFLICT (type, token) DO UPDATE SET expired = excluded.expired, reason = excluded.reason`,
-          args: [type, token, Date.now(), reason.slice(0, 200)],
-        },
-      ],
-      "write",
-    );
+    await this.db.batch(expireStatements(type, token, reason, Date.now()), "write");
   }
 
   /** The expired list, oldest first; `clear` empties what it returned. */

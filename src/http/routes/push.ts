@@ -32,7 +32,7 @@ function stringList(v: unknown, what: string): string[] {
 }
 
 /** The target of a send body: tokens, users, or (neither) a broadcast. */
-export function targetOf(body: Record<string, unknown>, tokensKey = "tokens", usersKey = "users"): Target {
+export function sendTarget(body: Record<string, unknown>, tokensKey = "tokens", usersKey = "users"): Target {
   if (body[tokensKey] !== undefined) {
     const raw = body[tokensKey];
     if (!Array.isArray(raw) || raw.length > MAX_TARGETS) throw badRequest(`${tokensKey} must be an array of at most ${MAX_TARGETS} {"type", "token"} objects`);
@@ -98,7 +98,7 @@ export function pushRoutes(services: Services, info: RequestInfo, parsers: BodyP
     .post("/notifications", async ({ api, body }) => {
       const b = bodyObject(body);
       const ctx = await api;
-      return json(await send(ctx, targetOf(b), b.payload));
+      return json(await send(ctx, sendTarget(b), b.payload));
     }, { parse: "datastore", detail: tag("Send a notification", "{\"payload\": {...}} broadcasts; add \"tokens\": [{\"type\", \"token\"}] or \"users\": [\"name\"] to target. Answers {\"queued\": n} once every delivery is stored. Payloads up to 256 bytes reach every platform, up to 1024 bytes Android and the web; larger ones are 400.") })
     .get("/expired_tokens", async ({ api, request }) => {
       const ctx = await api;
@@ -127,11 +127,11 @@ export function pushRoutes(services: Services, info: RequestInfo, parsers: BodyP
     }, { parse: "datastore", detail: tag("Legacy: broadcast", "{\"kvPairs\": {...}}") })
     .post("/push_users_universal", async ({ api, body }) => {
       const b = bodyObject(body);
-      return json(await send(await api, targetOf(b, "tokens", "userIds"), b.kvPairs));
+      return json(await send(await api, sendTarget(b, "tokens", "userIds"), b.kvPairs));
     }, { parse: "datastore", detail: tag("Legacy: send to users", "{\"kvPairs\": {...}, \"userIds\": [...]}") })
     .post("/push_tokens_universal", async ({ api, body }) => {
       const b = bodyObject(body);
-      return json(await send(await api, targetOf(b), isObj(b.payload) ? b.payload.kvPairs : undefined));
+      return json(await send(await api, sendTarget(b), isObj(b.payload) ? b.payload.kvPairs : undefined));
     }, { parse: "datastore", detail: tag("Legacy: send to tokens", "{\"tokens\": [{\"token\", \"type\"}], \"payload\": {\"kvPairs\": {...}}}") })
     .get("/get_tokens_for_users_universal", async ({ api, request }) => {
       const ctx = await api;

@@ -5,7 +5,7 @@
 
 import { createPrivateKey, createSign, type KeyObject } from "node:crypto";
 import type { DeliveryResult, PushMessage, PushProvider } from "../provider.ts";
-import { readCapped, retryAfterMs, semaphore } from "./http-util.ts";
+import { boundedSend, describeFailure, readCapped, retryAfterMs, semaphore } from "./http-util.ts";
 
 export interface FcmConfig {
   /** The service account JSON text (project_id, client_email, private_key, token_uri). */
@@ -177,7 +177,7 @@ export function createFcmProvider(config: FcmConfig): PushProvider {
         redirect: "manual",
       });
     } catch (e) {
-      throw new TokenError({ kind: "retry", reason: `FCM token endpoint: ${describe(e)}` });
+      throw new TokenError({ kind: "retry", reason: `FCM token endpoint: ${describeFailure(e)}` });
     }
     const text = await readCapped(res, MAX_BODY).catch(() => "");
     if (res.status === 429 || res.status >= 500) {
@@ -222,7 +222,7 @@ export function createFcmProvider(config: FcmConfig): PushProvider {
     try {
       token = await accessToken();
     } catch (e) {
-      return e instanceof TokenError ? e.result : { kind: "retry", reason: `FCM token: ${describe(e)}` };
+      return e instanceof TokenError ? e.result : { kind: "retry", reason: `FCM token: ${describeFailure(e)}` };
     }
     const body = JSON.stringify({ message: { token: message.token, data, android: { collapse_key: message.id, priority: "high" } } });
     let res: Response;
@@ -235,7 +235,7 @@ export function createFcmProvider(config: FcmConfig): PushProvider {
         redirect: "manual",
       });
     } catch (e) {
-      return { kind: "retry", reason: `FCM send: ${describe(e)}` };
+      return { kind: "retry", reason: `FCM send: ${describeFailure(e)}` };
     }
     if (res.status >= 200 && res.status < 300) {
       await res.body?.cancel().catch(() => {});
@@ -252,29 +252,10 @@ export function createFcmProvider(config: FcmConfig): PushProvider {
 
   return {
     platform: "android",
-    async send(message) {
-      if (closing.signal.aborted) return { kind: "retry", reason: "FCM provider closed" };
-      await slots.acquire();
-      try {
-        return await deliver(message);
-      } catch (e) {
-        return { kind: "retry", reason: `FCM: ${describe(e)}` };
-      } finally {
-        slots.release();
-      }
-    },
+    send: boundedSend("FCM", slots, closing.signal, deliver),
     close() {
       closing.abort();
     },
   };
 }
 
-/** A short description of a fetch failure (timeouts named as such). */
-function describe(e: unknown): string {
-  if (e instanceof Error) {
-    if (e.name === "TimeoutError") return "timed out";
-    if (e.name === "AbortError") return "aborted";
-    return e.message.split("\n")[0]!.slice(0, 200);
-  }
-  return String(e).slice(0, 200);
-}

@@ -1,5 +1,7 @@
 // Small HTTP helpers the fetch-based push providers share: a counting semaphore bounding requests in flight,
-// Retry-After as milliseconds, and reading at most a few KB of a response body.
+// the bounded send around one delivery, Retry-After as milliseconds, and reading at most a few KB of a body.
+
+import type { DeliveryResult, PushMessage } from "../provider.ts";
 
 /** A counting semaphore: at most `limit` holders at once, waiters served in order (O(1) per operation). */
 export function semaphore(limit: number) {
@@ -54,4 +56,32 @@ export async function readCapped(res: Response, max: number): Promise<string> {
     if (size >= max) await reader.cancel().catch(() => {});
   }
   return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, max));
+}
+
+/**
+ * A provider's `send`: at most the semaphore's limit in flight, a closed provider answers retry, and anything a
+ * delivery throws (network, timeout) is a retry named after the provider.
+ */
+export function boundedSend(name: string, slots: ReturnType<typeof semaphore>, closed: AbortSignal, deliver: (m: PushMessage) => Promise<DeliveryResult>) {
+  return async (message: PushMessage): Promise<DeliveryResult> => {
+    if (closed.aborted) return { kind: "retry", reason: `${name} provider closed` };
+    await slots.acquire();
+    try {
+      return await deliver(message);
+    } catch (e) {
+      return { kind: "retry", reason: `${name}: ${describeFailure(e)}` };
+    } finally {
+      slots.release();
+    }
+  };
+}
+
+/** A short description of a fetch failure (timeouts named as such). */
+export function describeFailure(e: unknown): string {
+  if (e instanceof Error) {
+    if (e.name === "TimeoutError") return "timed out";
+    if (e.name === "AbortError") return "aborted";
+    return e.message.split("\n")[0]!.slice(0, 200);
+  }
+  return String(e).slice(0, 200);
 }

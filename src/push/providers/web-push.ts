@@ -7,7 +7,7 @@ import { createECDH, createPublicKey } from "node:crypto";
 import webpush, { type RequestDetails } from "web-push";
 import { parseCidr, parseIp, type Cidr } from "../../net/ip.ts";
 import type { DeliveryResult, PushMessage, PushProvider } from "../provider.ts";
-import { readCapped, retryAfterMs, semaphore } from "./http-util.ts";
+import { boundedSend, describeFailure, readCapped, retryAfterMs, semaphore } from "./http-util.ts";
 
 export interface WebPushConfig {
   vapidPublicKey: string;
@@ -167,10 +167,6 @@ export function endpointNotAllowed(endpoint: string): string | null {
   return null;
 }
 
-function describe(e: unknown): string {
-  if (e instanceof Error) return e.name === "TimeoutError" ? "timed out" : e.name === "AbortError" ? "aborted" : e.message.split("\n")[0]!.slice(0, 200);
-  return String(e).slice(0, 200);
-}
 
 /** The Topic header: the message id cut to at most 32 URL-safe characters (a resent delivery replaces the first). */
 const topicOf = (id: string) => id.replace(/[^A-Za-z0-9_-]/g, "").slice(0, 32) || undefined;
@@ -197,7 +193,7 @@ export function createWebPushProvider(config: WebPushConfig): PushProvider {
     try {
       details = webpush.generateRequestDetails(sub, JSON.stringify(message.payload), { vapidDetails, contentEncoding: "aes128gcm", TTL: ttl, topic: topicOf(message.id) });
     } catch (e) {
-      return { kind: "failed", reason: `web push request: ${describe(e)}` };
+      return { kind: "failed", reason: `web push request: ${describeFailure(e)}` };
     }
     if (details.body && details.body.length > MAX_BODY_SENT) return { kind: "failed", reason: `payload too large (${details.body.length} bytes encrypted, at most ${MAX_BODY_SENT})` };
     const headers: Record<string, string> = {};
@@ -212,7 +208,7 @@ export function createWebPushProvider(config: WebPushConfig): PushProvider {
         signal: AbortSignal.any([closing.signal, AbortSignal.timeout(timeoutMs)]),
       });
     } catch (e) {
-      return { kind: "retry", reason: `web push: ${describe(e)}` };
+      return { kind: "retry", reason: `web push: ${describeFailure(e)}` };
     }
     const status = res.status;
     if (status === 200 || status === 201 || status === 202) {
@@ -232,17 +228,7 @@ export function createWebPushProvider(config: WebPushConfig): PushProvider {
 
   return {
     platform: "web",
-    async send(message) {
-      if (closing.signal.aborted) return { kind: "retry", reason: "web push provider closed" };
-      await slots.acquire();
-      try {
-        return await deliver(message);
-      } catch (e) {
-        return { kind: "retry", reason: `web push: ${describe(e)}` };
-      } finally {
-        slots.release();
-      }
-    },
+    send: boundedSend("web push", slots, closing.signal, deliver),
     close() {
       closing.abort();
     },
