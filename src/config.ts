@@ -14,6 +14,8 @@ interface ListenAddress {
 export interface Config {
   dir: string;
   http: ListenAddress;
+  /** A second listener serving the push API at its root (--push-http), or null. */
+  pushHttp: ListenAddress | null;
   publicUrl: string | null;
   trustedProxy: Cidr[];
   bodyLimit: number;
@@ -40,6 +42,7 @@ interface Option {
 const OPTIONS: readonly Option[] = [
   { key: "dir", flag: "--dir", env: "BURROW_DIR", default: "./burrow_data", help: "data directory (system.db, development.db, production.db, files/)" },
   { key: "http", flag: "--http", env: "BURROW_HTTP", default: "127.0.0.1:8080", help: "listen address host:port (port 0 picks a free port)" },
+  { key: "pushHttp", flag: "--push-http", env: "BURROW_PUSH_HTTP", default: "", help: "also serve the push API (/_push/...) at the root of a second listener host:port (default off)" },
   { key: "publicUrl", flag: "--public-url", env: "BURROW_PUBLIC_URL", default: "", help: "external base URL used in file links (default: from the request's Host)" },
   { key: "trustedProxy", flag: "--trusted-proxy", env: "BURROW_TRUSTED_PROXY", default: "", help: "comma-separated IPs/CIDRs whose X-Forwarded-* headers are believed" },
   { key: "bodyLimit", flag: "--body-limit", env: "BURROW_BODY_LIMIT", default: "32mb", help: "largest accepted request body (e.g. 512kb, 32mb); larger bodies get 413" },
@@ -78,6 +81,8 @@ export function loadConfig(
   };
 
   const http = parseListen(raw.http!) ?? fail("http", "expected host:port, e.g. 127.0.0.1:8080");
+  const pushHttp = raw.pushHttp ? (parseListen(raw.pushHttp) ?? fail("pushHttp", "expected host:port, e.g. 127.0.0.1:8081")) : null;
+  if (pushHttp && http.port !== 0 && pushHttp.port === http.port && pushHttp.host === http.host) fail("pushHttp", "it must differ from --http");
   let publicUrl: string | null = null;
   if (raw.publicUrl) {
     let u: URL | null = null;
@@ -125,6 +130,7 @@ export function loadConfig(
   return Object.freeze({
     dir: resolve(raw.dir!),
     http,
+    pushHttp,
     publicUrl,
     trustedProxy,
     bodyLimit,

@@ -11,6 +11,8 @@ import { mkdirSync } from "node:fs";
 
 interface RunningServer {
   url: string;
+  /** The --push-http listener's URL, or null. */
+  pushUrl: string | null;
   services: Services;
   /** Requests the server is still answering. */
   pending(): number;
@@ -18,17 +20,17 @@ interface RunningServer {
 }
 
 /** A start-up failure in one line: what went wrong and what to check. */
-function startupError(e: unknown, config: Config): ConfigError {
+function startupError(e: unknown, config: Config, listen: { host: string; port: number } = config.http, flag = "--http"): ConfigError {
   if (e instanceof ConfigError) return e;
   if (e instanceof DirectoryInUse) return new ConfigError(e.message);
   const err = e as { code?: string; message?: string };
   const code = err?.code ?? "";
   const msg = err?.message ?? String(e);
   if (code === "EADDRINUSE" || /address already in use|EADDRINUSE/i.test(msg))
-    return new ConfigError(`cannot listen on ${config.http.host}:${config.http.port}: the address is in use (another server there? choose another with --http host:port)`);
+    return new ConfigError(`cannot listen on ${listen.host}:${listen.port}: the address is in use (another server there? choose another with ${flag} host:port)`);
   if (code === "EADDRNOTAVAIL" || /EADDRNOTAVAIL|cannot assign requested address/i.test(msg))
-    return new ConfigError(`cannot listen on ${config.http.host}:${config.http.port}: this machine has no such address`);
-  if (code === "EACCES" && /listen|bind|port/i.test(msg)) return new ConfigError(`cannot listen on ${config.http.host}:${config.http.port}: permission denied (ports below 1024 need privileges)`);
+    return new ConfigError(`cannot listen on ${listen.host}:${listen.port}: this machine has no such address`);
+  if (code === "EACCES" && /listen|bind|port/i.test(msg)) return new ConfigError(`cannot listen on ${listen.host}:${listen.port}: permission denied (ports below 1024 need privileges)`);
   if (["EACCES", "EPERM", "EROFS", "ENOTDIR", "EEXIST", "ENOSPC"].includes(code) || /unable to open database|readonly database|disk I\/O|SQLITE_CANTOPEN/i.test(msg))
     return new ConfigError(`cannot use the data directory ${config.dir}: ${msg.split("\n")[0]} (it must be a writable directory)`);
   return new ConfigError(`cannot start: ${msg.split("\n")[0]}`);
@@ -44,18 +46,32 @@ async function startServer(config: Config): Promise<RunningServer> {
     // Elysia hands its routes to Bun's native router; what no route matches goes through app.fetch.
     app.listen(serveOptions(config));
     const server = app.server!;
+    let pushServer: ReturnType<typeof Bun.serve> | null = null;
+    if (config.pushHttp) {
+      const handle = app.mount("/_push");
+      try {
+        pushServer = Bun.serve({
+          ...serveOptions({ http: config.pushHttp }),
+          fetch: (req, srv) => handle(req, srv.requestIP(req)?.address ?? null),
+        });
+      } catch (e) {
+        await server.stop(true);
+        throw startupError(e, config, config.pushHttp, "--push-http");
+      }
+    }
     const stopMaintenance = services.startMaintenance();
     const stopPush = services.push.start();
-    const host = config.http.host.includes(":") ? `[${config.http.host}]` : config.http.host;
+    const hostOf = (h: string) => (h.includes(":") ? `[${h}]` : h);
     const opened = services;
     return {
-      url: `http://${host}:${server.port}`,
+      url: `http://${hostOf(config.http.host)}:${server.port}`,
+      pushUrl: pushServer && config.pushHttp ? `http://${hostOf(config.pushHttp.host)}:${pushServer.port}` : null,
       services: opened,
-      pending: () => server.pendingRequests,
+      pending: () => server.pendingRequests + (pushServer?.pendingRequests ?? 0),
       async stop() {
         stopMaintenance();
         // Not forced: stop accepting, let requests in flight finish, then close the stores and the lock.
-        await server.stop(false);
+        await Promise.all([server.stop(false), pushServer?.stop(false)]);
         await stopPush();
         opened.close();
         lock.release();
@@ -81,7 +97,7 @@ export async function serve(config: Config): Promise<void> {
   } catch (e) {
     throw startupError(e, config);
   }
-  const { services, url } = running;
+  const { services, url, pushUrl } = running;
   const k = services.keys.set;
   const latest = services.catalog.latestVersion();
   const burrow = invocation();
@@ -95,6 +111,7 @@ export async function serve(config: Config): Promise<void> {
     `                   ${burrow} admin create --email E --password P, or BURROW_ADMIN_EMAIL + BURROW_ADMIN_PASSWORD)`,
     `  API reference    ${url}/_admin/docs`,
     `  health           ${url}/_health`,
+    ...(pushUrl ? [`  push API         ${pushUrl}/   (also ${url}/_push/)`] : []),
   ];
   process.stdout.write(lines.join("\n") + "\n");
   for (const w of services.catalog.productionWarnings()) services.log.warn(w);

@@ -11,6 +11,7 @@ import { createRequestInfo } from "./request-meta.ts";
 import { answeredStatus, noteRefusal, requestLog } from "./request-log.ts";
 import { ApiError } from "../errors.ts";
 import { loggedEnvironment } from "./api-context.ts";
+import { targetOf } from "./origin.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { fileRoutes } from "./routes/files.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -25,6 +26,8 @@ interface AppOptions {
 
 export function createApp(services: Services, opts: AppOptions = {}) {
   let peer = opts.peer;
+  // Peers of requests that arrived on a second listener (--push-http), which the main server does not know.
+  const mountedPeers = new WeakMap<Request, string | null>();
   const info = createRequestInfo((req) => (peer ? peer(req) : null));
   const parsers = bodyParsers(services);
   let allowedAt: (path: string) => string[] = () => [];
@@ -60,8 +63,22 @@ export function createApp(services: Services, opts: AppOptions = {}) {
 
   allowedAt = methodTable(app.routes);
   dispatch = (r) => app.handle(r);
-  peer ??= (req) => app.server?.requestIP(req)?.address ?? null;
-  return app;
+  peer ??= (req) => (mountedPeers.has(req) ? mountedPeers.get(req)! : (app.server?.requestIP(req)?.address ?? null));
+  /**
+   * A handler serving this app's routes under `prefix` at the root of another listener (`--push-http`): a
+   * request for `/notifications` there is routed as `/<prefix>/notifications`, while signatures are checked
+   * against the path the client sent and rate limits see that listener's peer.
+   */
+  const mount = (prefix: string) => (req: Request, peerAddress: string | null): Promise<Response> => {
+    const target = targetOf(req.url);
+    const next = target === prefix || target.startsWith(prefix + "/") || target.startsWith(prefix + "?")
+      ? req
+      : new Request(req.url.slice(0, req.url.length - target.length) + prefix + (target === "/" ? "" : target), req);
+    mountedPeers.set(req, peerAddress);
+    if (next !== req) info.mounted(next, req);
+    return app.handle(next);
+  };
+  return Object.assign(app, { mount });
 }
 
 export type App = ReturnType<typeof createApp>;

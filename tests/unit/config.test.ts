@@ -11,6 +11,7 @@ describe("loadConfig", () => {
     expect(c.dir).toEndWith("/burrow_data");
     expect(c.http).toEqual({ host: "127.0.0.1", port: 8080 });
     expect(c.publicUrl).toBeNull();
+    expect(c.pushHttp).toBeNull();
     expect(c.bodyLimit).toBe(32 * 1024 * 1024);
     expect(c.infer).toBe(true);
     expect(c.admin).toBeNull();
@@ -24,6 +25,7 @@ describe("loadConfig", () => {
     expect(loadConfig({}, env).infer).toBe(false);
     expect(loadConfig({ "--no-infer": true }, {}).infer).toBe(false);
     expect(loadConfig({ "--public-url": "https://api.example.com/" }, {}).publicUrl).toBe("https://api.example.com");
+    expect(loadConfig({}, { BURROW_PUSH_HTTP: "0.0.0.0:8081" }).pushHttp).toEqual({ host: "0.0.0.0", port: 8081 });
   });
 
   test("invalid values are one clear line naming the option", () => {
@@ -31,6 +33,8 @@ describe("loadConfig", () => {
       [{ "--http": "nowhere" }, {}, 'invalid --http "nowhere"'],
       [{ "--http": "1.2.3.4:70000" }, {}, "invalid --http"],
       [{}, { BURROW_HTTP: "x:y" }, "invalid --http"],
+      [{ "--push-http": "1.2.3.4:70000" }, {}, 'invalid --push-http "1.2.3.4:70000"'],
+      [{ "--push-http": "127.0.0.1:8080" }, {}, "it must differ from --http"],
       [{ "--body-limit": "lots" }, {}, 'invalid --body-limit "lots"'],
       [{ "--body-limit": "10" }, {}, "invalid --body-limit"],
       [{ "--public-url": "ftp://x" }, {}, "invalid --public-url"],

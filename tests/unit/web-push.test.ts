@@ -11,6 +11,7 @@ import {
   parseSubscription,
   validateVapidKeys,
 } from "../../src/push/providers/web-push.ts";
+import { publicOnlyLookup } from "../../src/net/public-address.ts";
 import { startWebPushFake, type WebPushFake } from "../helpers/web-push-fake.ts";
 
 const vapid = generateVapidKeys();
@@ -23,7 +24,7 @@ const msg = (token: string, payload: Record<string, unknown> = { title: "Hi", bo
   payload,
 });
 
-function provider(extra: { concurrency?: number; timeoutMs?: number; allowPrivateEndpoints?: boolean; vapidPublicKey?: string; vapidPrivateKey?: string } = {}): PushProvider {
+function provider(extra: { concurrency?: number; timeoutMs?: number; allowPrivateEndpoints?: boolean; vapidPublicKey?: string; vapidPrivateKey?: string; lookup?: ReturnType<typeof publicOnlyLookup> } = {}): PushProvider {
   return createWebPushProvider({
     vapidPublicKey: vapid.publicKey,
     vapidPrivateKey: vapid.privateKey,
@@ -143,6 +144,27 @@ describe("Web Push provider", () => {
     for (const ok of ["https://fcm.googleapis.com/fcm/send/abc", "https://updates.push.services.mozilla.com/wpush/v2/x", "https://8.8.8.8/x", "https://[2a00:1450:4001::1]/x", "https://172.32.0.1/x"]) {
       expect(endpointNotAllowed(ok)).toBeNull();
     }
+    p.close();
+  });
+
+  test("a name is resolved when connecting, and refused when any of its addresses is private (no DNS rebinding)", async () => {
+    const s = fake.subscribe();
+    const keys = JSON.parse(s.token).keys;
+    const port = new URL(s.endpoint).port;
+    const asked: string[] = [];
+    const answers: Record<string, string[]> = { "push.rebind.test": ["127.0.0.1"], "mixed.push.test": ["8.8.8.8", "10.1.2.3"], "v6.push.test": ["::ffff:192.168.0.9"] };
+    const lookup = publicOnlyLookup((host, cb) => {
+      asked.push(host);
+      cb(null, (answers[host] ?? []).map((address) => ({ address, family: address.includes(":") ? 6 : 4 })));
+    });
+    const p = provider({ allowPrivateEndpoints: false, lookup });
+    expect(await p.send(msg(JSON.stringify({ endpoint: `https://push.rebind.test:${port}/${s.id}`, keys })))).toEqual({ kind: "invalid-token", reason: "endpoint not allowed (push.rebind.test resolves to a private address (127.0.0.1))" });
+    expect(await p.send(msg(JSON.stringify({ endpoint: `https://mixed.push.test:${port}/${s.id}`, keys })))).toEqual({ kind: "invalid-token", reason: "endpoint not allowed (mixed.push.test resolves to a private address (10.1.2.3))" });
+    expect(await p.send(msg(JSON.stringify({ endpoint: `https://v6.push.test:${port}/${s.id}`, keys })))).toEqual({ kind: "invalid-token", reason: "endpoint not allowed (v6.push.test resolves to a private address (::ffff:192.168.0.9))" });
+    // A name without addresses is a network failure (retried), not a refusal.
+    expect((await p.send(msg(JSON.stringify({ endpoint: `https://gone.push.test:${port}/${s.id}`, keys })))).kind).toBe("retry");
+    expect(asked).toEqual(["push.rebind.test", "mixed.push.test", "v6.push.test", "gone.push.test"]);
+    expect(fake.deliveries.filter((d) => d.id === s.id)).toEqual([]);
     p.close();
   });
 

@@ -1,13 +1,15 @@
 // Web Push (RFC 8030/8291/8292) through the `web-push` library's request builder: the payload encrypted per
-// subscription (aes128gcm), a VAPID JWT, and our own `fetch` (timeouts, no redirects, capped reads). Subscription
-// endpoints come from clients, so unless told otherwise only https endpoints on public hosts are contacted.
+// subscription (aes128gcm), a VAPID JWT, and our own outbound request (timeouts, no redirects, capped reads).
+// Subscription endpoints come from clients, so unless told otherwise only https endpoints whose every address is
+// public are contacted (checked when connecting).
 // Also the VAPID key helpers and the subscription parser the token-registration endpoint uses.
 
 import { createECDH, createPublicKey } from "node:crypto";
 import webpush, { type RequestDetails } from "web-push";
-import { parseCidr, parseIp, type Cidr } from "../../net/ip.ts";
+import { outboundRequest } from "../../net/outbound-request.ts";
+import { hostNotAllowed, type publicOnlyLookup } from "../../net/public-address.ts";
 import type { DeliveryResult, PushMessage, PushProvider } from "../provider.ts";
-import { boundedSend, describeFailure, readCapped, retryAfterMs, semaphore } from "./http-util.ts";
+import { boundedSend, describeFailure, retryAfterMs, semaphore } from "./http-util.ts";
 
 export interface WebPushConfig {
   vapidPublicKey: string;
@@ -22,6 +24,8 @@ export interface WebPushConfig {
   timeoutMs?: number;
   /** Most requests in flight at once, default 100. */
   concurrency?: number;
+  /** The DNS lookup that admits only public addresses (tests give one with a fixed resolver). */
+  lookup?: ReturnType<typeof publicOnlyLookup>;
 }
 
 /** A browser PushSubscription as JSON (`expirationTime` is ignored). */
@@ -118,39 +122,10 @@ export function validateVapidSubject(subject: string): void {
   if (url.protocol !== "mailto:" && url.protocol !== "https:") throw new Error("VAPID subject must be a mailto: or https: URL");
 }
 
-const cidrs = (list: string[]): Cidr[] => list.map((c) => parseCidr(c)!);
-/** IPv4 ranges that are not public unicast: this network, private, CGNAT, loopback, link-local, IETF, TEST-NETs, benchmarking, multicast, reserved. */
-const BLOCKED_V4 = cidrs(["0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24", "192.0.2.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4"]);
-/** IPv6 ranges that are not public unicast: unspecified, loopback, discard, Teredo, documentation, unique-local, link-local, site-local, multicast. */
-const BLOCKED_V6 = cidrs(["::/128", "::1/128", "100::/64", "2001::/32", "2001:db8::/32", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8"]);
-/** IPv6 ranges that carry an IPv4 address, and the offset of its 4 bytes: mapped, compatible, NAT64, 6to4. */
-const EMBEDS_V4: [Cidr, number][] = [
-  [parseCidr("::ffff:0:0/96")!, 12],
-  [parseCidr("::/96")!, 12],
-  [parseCidr("64:ff9b::/96")!, 12],
-  [parseCidr("64:ff9b:1::/48")!, 12],
-  [parseCidr("2002::/16")!, 2],
-];
-
-function inCidr(bytes: Uint8Array, cidr: Cidr): boolean {
-  if (bytes.length !== cidr.bytes.length) return false;
-  let bits = cidr.prefix;
-  for (let i = 0; bits > 0; i++, bits -= 8) {
-    const mask = bits >= 8 ? 0xff : (0xff << (8 - bits)) & 0xff;
-    if ((bytes[i]! & mask) !== (cidr.bytes[i]! & mask)) return false;
-  }
-  return true;
-}
-
-function privateIp(bytes: Uint8Array): boolean {
-  if (bytes.length === 4) return BLOCKED_V4.some((c) => inCidr(bytes, c));
-  for (const [cidr, at] of EMBEDS_V4) if (inCidr(bytes, cidr)) return privateIp(bytes.subarray(at, at + 4));
-  return BLOCKED_V6.some((c) => inCidr(bytes, c));
-}
-
 /**
- * Why an endpoint must not be contacted, or null when it may: not https, `localhost`, or an IP literal that is
- * not public unicast (IPv4-mapped and other IPv4-embedding IPv6 forms included). Host names are not resolved.
+ * Why an endpoint must not be contacted, judged from the URL alone, or null when it may: not https, `localhost`,
+ * or an IP literal that is not public unicast. Names are resolved when connecting (outboundRequest), and a name
+ * with any private address is refused then.
  */
 export function endpointNotAllowed(endpoint: string): string | null {
   let url: URL;
@@ -160,11 +135,7 @@ export function endpointNotAllowed(endpoint: string): string | null {
     return "not a URL";
   }
   if (url.protocol !== "https:") return "not https";
-  const host = url.hostname.replace(/^\[|\]$/g, "").replace(/\.+$/, "").toLowerCase();
-  if (host === "" || host === "localhost" || host.endsWith(".localhost")) return "localhost";
-  const ip = parseIp(host);
-  if (ip && privateIp(ip)) return "private address";
-  return null;
+  return hostNotAllowed(url.hostname);
 }
 
 
@@ -198,28 +169,29 @@ export function createWebPushProvider(config: WebPushConfig): PushProvider {
     if (details.body && details.body.length > MAX_BODY_SENT) return { kind: "failed", reason: `payload too large (${details.body.length} bytes encrypted, at most ${MAX_BODY_SENT})` };
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(details.headers)) if (k.toLowerCase() !== "content-length") headers[k] = String(v);
-    let res: Response;
+    let res;
     try {
-      res = await fetch(details.endpoint, {
+      res = await outboundRequest(details.endpoint, {
         method: "POST",
         headers,
-        body: details.body,
-        redirect: "manual",
-        signal: AbortSignal.any([closing.signal, AbortSignal.timeout(timeoutMs)]),
+        body: details.body ?? undefined,
+        timeoutMs,
+        signal: closing.signal,
+        maxBody: MAX_BODY_READ,
+        allowPrivate: config.allowPrivateEndpoints === true,
+        lookup: config.lookup,
       });
     } catch (e) {
+      if ((e as { code?: string }).code === "EADDRNOTPUBLIC") return { kind: "invalid-token", reason: `endpoint not allowed (${(e as Error).message})` };
       return { kind: "retry", reason: `web push: ${describeFailure(e)}` };
     }
     const status = res.status;
-    if (status === 200 || status === 201 || status === 202) {
-      await res.body?.cancel().catch(() => {});
-      return { kind: "sent" };
-    }
-    const text = await readCapped(res, MAX_BODY_READ).catch(() => "");
-    const reason = `web push ${status}${text ? `: ${text}` : ""}`;
+    if (status === 200 || status === 201 || status === 202) return { kind: "sent" };
+    const reason = `web push ${status}${res.body ? `: ${res.body}` : ""}`;
     if (status === 404 || status === 410) return { kind: "invalid-token", reason };
     if (status === 429 || status >= 500) {
-      const afterMs = retryAfterMs(res.headers.get("retry-after"));
+      const header = res.headers["retry-after"];
+      const afterMs = retryAfterMs(typeof header === "string" ? header : null);
       return afterMs === undefined ? { kind: "retry", reason } : { kind: "retry", reason, afterMs };
     }
     if (status >= 300 && status < 400) return { kind: "failed", reason: `web push ${status}: redirects are not followed` };
