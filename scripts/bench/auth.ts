@@ -120,7 +120,7 @@ try {
   // Warm both paths (JIT, the session cache) before anything is recorded.
   const warmTs = String(Math.floor(Date.now() / 1000));
   for (const signed of [false, true])
-    runPreparedGets({
+    await runPreparedGets({
       base: server.url,
       connections: 50,
       seconds: 1,

@@ -57,9 +57,12 @@ function parseWrk(out: string, stderr: string): LoadResult {
   return { tool: "wrk 4.1", requests, rps, p50: pct("50"), p99: pct("99"), errors };
 }
 
-function spawnWrk(script: string, spec: { base: string; connections: number; seconds: number }): LoadResult {
-  const proc = Bun.spawnSync(["wrk", "-t1", `-c${spec.connections}`, `-d${spec.seconds}s`, "--timeout", "5s", "--latency", "-s", script, spec.base], { stdout: "pipe", stderr: "pipe" });
-  return parseWrk(proc.stdout.toString(), proc.stderr.toString());
+/** Run wrk without blocking this process (a benchmark may sample the server while it runs). */
+async function spawnWrk(script: string, spec: { base: string; connections: number; seconds: number }): Promise<LoadResult> {
+  const proc = Bun.spawn(["wrk", "-t1", `-c${spec.connections}`, `-d${spec.seconds}s`, "--timeout", "5s", "--latency", "-s", script, spec.base], { stdout: "pipe", stderr: "pipe" });
+  const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+  await proc.exited;
+  return parseWrk(out, err);
 }
 
 async function runWrk(spec: LoadSpec): Promise<LoadResult> {
@@ -80,7 +83,7 @@ end
 `;
   writeFileSync(join(dir, "script.lua"), script);
   try {
-    return spawnWrk(join(dir, "script.lua"), spec);
+    return await spawnWrk(join(dir, "script.lua"), spec);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -91,7 +94,7 @@ end
  * repeat a nonce). The Lua collector is stopped after loading, so the client never pauses mid-run; throws
  * when the run needed more requests than were prepared.
  */
-export function runPreparedGets(spec: { base: string; connections: number; seconds: number; requests: { path: string; headers: Record<string, string> }[] }): LoadResult {
+export async function runPreparedGets(spec: { base: string; connections: number; seconds: number; requests: { path: string; headers: Record<string, string> }[] }): Promise<LoadResult> {
   const dir = mkdtempSync(join(tmpdir(), "burrow-wrk-"));
   const host = new URL(spec.base).host;
   // One request per line, CRLF written as a tab (header values here never hold one).
@@ -117,7 +120,7 @@ end
   );
   let result: LoadResult;
   try {
-    result = spawnWrk(join(dir, "script.lua"), spec);
+    result = await spawnWrk(join(dir, "script.lua"), spec);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -6,6 +6,7 @@ import { ConfigError, type Config } from "../config.ts";
 import { DirectoryInUse, lockDataDir } from "../db/dir-lock.ts";
 import { createApp } from "../http/app.ts";
 import { serveOptions } from "../http/serve-options.ts";
+import { startDeliveryThread } from "../push/delivery-host.ts";
 import { openServices, type Services } from "../services.ts";
 import { mkdirSync } from "node:fs";
 
@@ -60,7 +61,7 @@ async function startServer(config: Config): Promise<RunningServer> {
       }
     }
     const stopMaintenance = services.startMaintenance();
-    const stopPush = services.push.start();
+    const stopPush = await startDeliveryThread(services.push, { dir: config.dir, logLevel: config.logLevel });
     const hostOf = (h: string) => (h.includes(":") ? `[${h}]` : h);
     const opened = services;
     return {

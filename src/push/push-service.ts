@@ -20,6 +20,12 @@ const TYPES_OF: Record<PushPlatform, TokenType> = { ios: "ios", android: "androi
 const NOT_CONFIGURED: Record<PushPlatform, string> = { ios: "APNs is not configured (settings push.apns)", android: "FCM is not configured (settings push.fcm.serviceAccount)", web: "Web Push is not configured" };
 export const MAX_ATTEMPTS = 10;
 const IDLE_POLL_MS = 250;
+/** Rows leased, and outcomes recorded, per statement batch. */
+const CHUNK = 100;
+/** Sends started between turns of the event loop. */
+const SLICE = 8;
+/** Longest an outcome waits to be recorded. */
+const SETTLE_MS = 50;
 
 /** Backoff before attempt n+1: 1 s, 2 s, 4 s ... capped at 1 hour, ±20% jitter; a provider's Retry-After wins. */
 export function retryDelay(attempts: number, afterMs?: number, random = Math.random): number {
@@ -42,6 +48,12 @@ export function outcomeOf(r: DeliveryResult, attempts: number, now = Date.now())
   }
 }
 
+type Settled = { d: Leased; outcome: Outcome };
+interface Prepared {
+  payloads: Map<number, Record<string, unknown>>;
+  providers: Map<PushPlatform, { provider: PushProvider | null; error?: string }>;
+}
+
 interface EnvPush {
   tokens: TokenStore;
   queue: PushQueue;
@@ -51,13 +63,23 @@ interface EnvPush {
 
 export class PushService {
   private readonly envs = new Map<EnvName, EnvPush>();
+  /** Called after a send is queued (delivery on another thread is woken through it). */
+  onQueued: ((env: EnvName) => void) | null = null;
 
   constructor(
     dbs: Record<EnvName, Client>,
     private readonly settings: Settings,
     private readonly log: Logger,
   ) {
+    this.logger = log;
     for (const env of ENVIRONMENTS) this.envs.set(env, { tokens: new TokenStore(dbs[env]), queue: new PushQueue(dbs[env]), providers: new Map() });
+  }
+
+  readonly logger: Logger;
+
+  /** Wake this process's worker of an environment (something was queued). */
+  wake(env: EnvName): void {
+    this.envs.get(env)!.wake?.();
   }
 
   tokens(env: EnvName): TokenStore {
@@ -81,7 +103,8 @@ export class PushService {
     const types = platformsFor(checked.bytes).map((p) => TYPES_OF[p]);
     const { id, queued } = await this.queue(env).enqueue(target, checked.payload, types);
     this.log.info(`push notification ${id} queued`, { env, target: target.kind, queued, bytes: checked.bytes });
-    this.envs.get(env)!.wake?.();
+    this.wake(env);
+    this.onQueued?.(env);
     return { queued };
   }
 
@@ -110,48 +133,121 @@ export class PushService {
     return made;
   }
 
-  /** One pass over due deliveries of an environment; answers how many were handled. */
+  /** Payloads and providers for a leased chunk (payloads cached by notification, providers once per platform). */
+  private async prepare(env: EnvName, batch: readonly Leased[], payloads: Map<number, Record<string, unknown>>): Promise<Prepared> {
+    const missing = [...new Set(batch.map((d) => d.notification))].filter((n) => !payloads.has(n));
+    if (missing.length) {
+      if (payloads.size > 1000) payloads.clear();
+      for (const [id, payload] of await this.queue(env).payloads(missing)) payloads.set(id, payload);
+    }
+    const providers = new Map<PushPlatform, { provider: PushProvider | null; error?: string }>();
+    for (const platform of new Set(batch.map((d) => d.platform))) providers.set(platform, await this.provider(env, platform));
+    return { payloads, providers };
+  }
+
+  /** Deliver one leased row; answers its outcome (never throws: anything thrown is a retry). */
+  private async deliver(d: Leased, { payloads, providers }: Prepared): Promise<Settled> {
+    const { provider, error } = providers.get(d.platform)!;
+    const payload = payloads.get(d.notification);
+    if (!provider || !payload) return { d, outcome: { kind: "failed", reason: provider ? "the notification is gone" : (error ?? NOT_CONFIGURED[d.platform]) } };
+    const id = `${d.notification.toString(16).padStart(16, "0")}${d.id.toString(16).padStart(16, "0")}`;
+    try {
+      const result = await provider.send({ id, token: d.token, payload: shapeFor(PLATFORM_OF[d.type], payload) });
+      return { d, outcome: outcomeOf(result, d.attempts) };
+    } catch (err) {
+      return { d, outcome: outcomeOf({ kind: "retry", reason: `push: ${(err as Error).message}` }, d.attempts) };
+    }
+  }
+
+  /** One pass over due deliveries of an environment (lease, send all, record); answers how many were handled. */
   async drain(env: EnvName, limit?: number): Promise<number> {
     const e = this.envs.get(env)!;
     const batch = await e.queue.lease(limit ?? this.pushSettings(env).concurrency);
     if (batch.length === 0) return 0;
-    const payloads = await e.queue.payloads([...new Set(batch.map((d) => d.notification))]);
-    // Each platform's provider once per batch (settings compared and VAPID keys made once, not per delivery).
-    const providers = new Map<PushPlatform, { provider: PushProvider | null; error?: string }>();
-    for (const platform of new Set(batch.map((d) => d.platform))) providers.set(platform, await this.provider(env, platform));
-    const settled = await Promise.all(
-      batch.map(async (d: Leased) => {
-        const { provider, error } = providers.get(d.platform)!;
-        const payload = payloads.get(d.notification);
-        if (!provider || !payload) return { d, outcome: { kind: "failed", reason: provider ? "the notification is gone" : (error ?? NOT_CONFIGURED[d.platform]) } as Outcome };
-        const id = `${d.notification.toString(16).padStart(16, "0")}${d.id.toString(16).padStart(16, "0")}`;
-        const result = await provider.send({ id, token: d.token, payload: shapeFor(PLATFORM_OF[d.type], payload) });
-        return { d, outcome: outcomeOf(result, d.attempts) };
-      }),
-    );
-    await e.queue.settle(settled);
+    const prepared = await this.prepare(env, batch, new Map());
+    await e.queue.settle(await Promise.all(batch.map((d) => this.deliver(d, prepared))));
     return batch.length;
   }
 
-  /** Start one worker per environment; the returned function stops them (in-flight sends finish). */
-  start(): () => Promise<void> {
-    let running = true;
-    const loops = ENVIRONMENTS.map(async (env) => {
-      const e = this.envs.get(env)!;
-      await e.queue.releaseLeases();
-      while (running) {
-        let handled = 0;
+  /**
+   * The worker of one environment, a pipeline: it keeps up to `push.concurrency` deliveries in flight, leasing
+   * more in chunks as sends finish (a slow endpoint holds one slot, never a whole batch), records outcomes in
+   * chunks (every CHUNK outcomes or SETTLE_MS), and starts sends SLICE at a time with a turn of the event loop
+   * in between, so API requests are served while a broadcast is going out. When stopped it leases nothing
+   * more, lets the sends in flight finish and records them.
+   */
+  private async work(env: EnvName, running: () => boolean): Promise<void> {
+    const e = this.envs.get(env)!;
+    const payloads = new Map<number, Record<string, unknown>>();
+    let inFlight = 0;
+    let done: Settled[] = [];
+    let lastSettle = Date.now();
+    let nextLeaseAt = 0;
+    let wakeLoop: (() => void) | null = null;
+    await e.queue.releaseLeases();
+    for (;;) {
+      const limit = Math.max(1, this.pushSettings(env).concurrency);
+      const settleAt = Math.min(CHUNK, limit);
+      if (done.length >= settleAt || (done.length > 0 && (inFlight === 0 || !running() || Date.now() - lastSettle >= SETTLE_MS))) {
+        const outcomes = done;
+        done = [];
         try {
-          handled = await this.drain(env);
+          await e.queue.settle(outcomes);
+        } catch (err) {
+          // The rows stay leased; after the lease they are due again (a resend keeps its collapse id).
+          this.log.error("push worker could not record outcomes", { env, count: outcomes.length, message: (err as Error).message });
+        }
+        lastSettle = Date.now();
+        continue;
+      }
+      const room = limit - inFlight;
+      if (running() && Date.now() >= nextLeaseAt && room >= Math.min(CHUNK, limit)) {
+        const want = Math.min(CHUNK, room);
+        let batch: Leased[] = [];
+        try {
+          batch = await e.queue.lease(want);
+          if (batch.length) {
+            const prepared = await this.prepare(env, batch, payloads);
+            for (let i = 0; i < batch.length; i++) {
+              inFlight++;
+              void this.deliver(batch[i]!, prepared).then((r) => {
+                inFlight--;
+                done.push(r);
+                wakeLoop?.();
+              });
+              if ((i + 1) % SLICE === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+            }
+          }
         } catch (err) {
           this.log.error("push worker failed", { env, message: (err as Error).message });
         }
-        if (handled === 0 && running) await new Promise<void>((resolve) => {
-          const timer = setTimeout(() => (e.wake = undefined, resolve()), IDLE_POLL_MS);
-          e.wake = () => (clearTimeout(timer), e.wake = undefined, resolve());
-        });
+        // Nothing more due now: look again after a pause (a send or a stop wakes the worker sooner).
+        if (batch.length < want) nextLeaseAt = Date.now() + IDLE_POLL_MS;
+        if (batch.length > 0) continue;
       }
-    });
+      if (!running() && inFlight === 0) return;
+      await new Promise<void>((resolve) => {
+        const wait = inFlight > 0 || done.length > 0 ? SETTLE_MS : Math.max(1, nextLeaseAt - Date.now());
+        const finish = () => {
+          clearTimeout(timer);
+          wakeLoop = null;
+          e.wake = undefined;
+          resolve();
+        };
+        const timer = setTimeout(finish, wait);
+        wakeLoop = finish;
+        e.wake = () => {
+          nextLeaseAt = 0;
+          finish();
+        };
+      });
+    }
+  }
+
+  /** Start one worker per environment; the returned function stops them (in-flight sends finish and are recorded). */
+  start(): () => Promise<void> {
+    let running = true;
+    const loops = ENVIRONMENTS.map((env) => this.work(env, () => running));
     return async () => {
       running = false;
       for (const e of this.envs.values()) e.wake?.();

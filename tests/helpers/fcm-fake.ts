@@ -85,8 +85,11 @@ const fcmError = (status: number, code: string, errorCode: string | null, messag
     { status },
   );
 
-/** Start the fake on 127.0.0.1; `clock` (ms) is the fake's notion of now for JWT and token expiry. */
-export async function startFcmFake(opts: { projectId?: string; clock?: () => number } = {}): Promise<FcmFake> {
+/**
+ * Start the fake on 127.0.0.1; `clock` (ms) is the fake's notion of now for JWT and token expiry; `onDelivery`
+ * replaces recording in `deliveries` (benchmarks).
+ */
+export async function startFcmFake(opts: { projectId?: string; clock?: () => number; onDelivery?: (token: string, collapseKey: string) => void } = {}): Promise<FcmFake> {
   const clock = opts.clock ?? Date.now;
   const issued = new Map<string, number>(); // access token -> expiry (ms)
   const behaviours = new Map<string, FcmBehaviour>();
@@ -182,7 +185,8 @@ export async function startFcmFake(opts: { projectId?: string; clock?: () => num
       if (b.retryAfter !== undefined) res.headers.set("retry-after", b.retryAfter);
       return res;
     }
-    fake.deliveries.push({ token: m.token, data: data as Record<string, string>, collapseKey: android.collapse_key, priority: android.priority });
+    if (opts.onDelivery) opts.onDelivery(m.token, android.collapse_key);
+    else fake.deliveries.push({ token: m.token, data: data as Record<string, string>, collapseKey: android.collapse_key, priority: android.priority });
     return Response.json({ name: `projects/${project}/messages/${randomBytes(8).toString("hex")}` });
   }
 

@@ -44,9 +44,24 @@ export interface WebPushFake {
   stop(): void;
 }
 
+interface WebPushFakeOptions {
+  /** Called for every accepted delivery instead of recording it in `deliveries` (benchmarks). */
+  onDelivery?: (id: string, topic: string | null) => void;
+  /**
+   * Subscriptions share one key pair and any hex id is a subscription (benchmarks: a hundred thousand
+   * subscriptions without a key pair each; every message is still encrypted and decrypted on its own).
+   */
+  sharedKeys?: boolean;
+}
+
 /** Start a fake push service on 127.0.0.1 that accepts pushes signed with `vapidPublicKey`. */
-export function startWebPushFake(vapidPublicKey: string): WebPushFake {
+export function startWebPushFake(vapidPublicKey: string, opts: WebPushFakeOptions = {}): WebPushFake {
   const subs = new Map<string, { ecdh: ECDH; auth: string }>();
+  const shared = opts.sharedKeys ? (() => {
+    const ecdh = createECDH("prime256v1");
+    ecdh.generateKeys();
+    return { ecdh, auth: randomBytes(16).toString("base64url") };
+  })() : null;
   const behaviours = new Map<string, WebPushBehaviour>();
   const vapidKey = (() => {
     const raw = Buffer.from(vapidPublicKey, "base64url");
@@ -61,11 +76,14 @@ export function startWebPushFake(vapidPublicKey: string): WebPushFake {
     peak: 0,
     delayMs: 0,
     subscribe(endpointBase) {
-      const ecdh = createECDH("prime256v1");
-      ecdh.generateKeys();
-      const auth = randomBytes(16).toString("base64url");
+      const keys = shared ?? (() => {
+        const ecdh = createECDH("prime256v1");
+        ecdh.generateKeys();
+        return { ecdh, auth: randomBytes(16).toString("base64url") };
+      })();
+      const { ecdh, auth } = keys;
       const id = randomBytes(12).toString("hex");
-      subs.set(id, { ecdh, auth });
+      if (!shared) subs.set(id, keys);
       const endpoint = `${endpointBase ?? fake.url}/push/${id}`;
       return { id, endpoint, token: JSON.stringify({ endpoint, expirationTime: null, keys: { p256dh: ecdh.getPublicKey("base64url"), auth } }) };
     },
@@ -79,7 +97,7 @@ export function startWebPushFake(vapidPublicKey: string): WebPushFake {
   };
 
   async function push(req: Request, id: string): Promise<Response> {
-    const sub = subs.get(id);
+    const sub = subs.get(id) ?? shared;
     if (!sub) return new Response("no such subscription", { status: 404 });
     const auth = /^vapid t=([^,\s]+),\s*k=([A-Za-z0-9_-]+)$/.exec(req.headers.get("authorization") ?? "");
     if (!auth) return refuse(401, "missing vapid authorization");
@@ -111,7 +129,8 @@ export function startWebPushFake(vapidPublicKey: string): WebPushFake {
       if (b.status === 301) headers.location = `${fake.url}/push/${id}`;
       return new Response(`answering ${b.status}`, { status: b.status, headers });
     }
-    fake.deliveries.push({ id, payload, topic: req.headers.get("topic"), ttl: req.headers.get("ttl"), urgency: req.headers.get("urgency"), claims });
+    if (opts.onDelivery) opts.onDelivery(id, req.headers.get("topic"));
+    else fake.deliveries.push({ id, payload, topic: req.headers.get("topic"), ttl: req.headers.get("ttl"), urgency: req.headers.get("urgency"), claims });
     return new Response(null, { status: 201, headers: { location: `${fake.url}/message/${randomBytes(8).toString("hex")}` } });
   }
 

@@ -5,7 +5,7 @@
 
 import { createPrivateKey, createSign, type KeyObject } from "node:crypto";
 import type { DeliveryResult, PushMessage, PushProvider } from "../provider.ts";
-import { boundedSend, describeFailure, readCapped, retryAfterMs, semaphore } from "./http-util.ts";
+import { boundedSend, describeFailure, readCapped, requestSignals, retryAfterMs, semaphore } from "./http-util.ts";
 
 export interface FcmConfig {
   /** The service account JSON text (project_id, client_email, private_key, token_uri). */
@@ -155,7 +155,7 @@ export function createFcmProvider(config: FcmConfig): PushProvider {
   let pending: Promise<string> | null = null;
   let refused: { result: DeliveryResult; until: number } | null = null;
 
-  const signal = () => AbortSignal.any([closing.signal, AbortSignal.timeout(timeoutMs)]);
+  const signals = requestSignals();
 
   function assertion(): string {
     const iat = Math.floor(clock() / 1000);
@@ -166,6 +166,15 @@ export function createFcmProvider(config: FcmConfig): PushProvider {
   }
 
   async function fetchToken(): Promise<string> {
+    const request = signals.start(timeoutMs);
+    try {
+      return await fetchTokenWith(request.signal);
+    } finally {
+      request.done();
+    }
+  }
+
+  async function fetchTokenWith(signal: AbortSignal): Promise<string> {
     const started = clock();
     let res: Response;
     try {
@@ -173,7 +182,7 @@ export function createFcmProvider(config: FcmConfig): PushProvider {
         method: "POST",
         headers: { "content-type": "application/x-www-form-urlencoded" },
         body: `grant_type=${encodeURIComponent("urn:ietf:params:oauth:grant-type:jwt-bearer")}&assertion=${assertion()}`,
-        signal: signal(),
+        signal,
         redirect: "manual",
       });
     } catch (e) {
@@ -225,13 +234,22 @@ export function createFcmProvider(config: FcmConfig): PushProvider {
       return e instanceof TokenError ? e.result : { kind: "retry", reason: `FCM token: ${describeFailure(e)}` };
     }
     const body = JSON.stringify({ message: { token: message.token, data, android: { collapse_key: message.id, priority: "high" } } });
+    const request = signals.start(timeoutMs);
+    try {
+      return await sendWith(token, body, request.signal);
+    } finally {
+      request.done();
+    }
+  }
+
+  async function sendWith(token: string, body: string, signal: AbortSignal): Promise<DeliveryResult> {
     let res: Response;
     try {
       res = await fetch(sendUrl, {
         method: "POST",
         headers: { authorization: `Bearer ${token}`, "content-type": "application/json; charset=utf-8" },
         body,
-        signal: signal(),
+        signal,
         redirect: "manual",
       });
     } catch (e) {
@@ -255,6 +273,7 @@ export function createFcmProvider(config: FcmConfig): PushProvider {
     send: boundedSend("FCM", slots, closing.signal, deliver),
     close() {
       closing.abort();
+      signals.close();
     },
   };
 }

@@ -85,3 +85,34 @@ export function describeFailure(e: unknown): string {
   }
   return String(e).slice(0, 200);
 }
+
+/**
+ * Per-request abort signals with a deadline, all aborted by close(). Not AbortSignal.any over a long-lived
+ * "closing" signal: in Bun that signal keeps every dependent alive, one AbortSignal leaked per request (measured:
+ * 78,000 of them and +170 MB after 100,000 FCM sends).
+ */
+export function requestSignals() {
+  const open = new Set<AbortController>();
+  let closed = false;
+  return {
+    /** A signal aborted after `timeoutMs` (a TimeoutError) or by close(); call done() once the answer is read. */
+    start(timeoutMs: number): { signal: AbortSignal; done(): void } {
+      const c = new AbortController();
+      if (closed) c.abort(new DOMException("the provider is closed", "AbortError"));
+      const timer = setTimeout(() => c.abort(new DOMException(`timed out after ${timeoutMs} ms`, "TimeoutError")), timeoutMs);
+      open.add(c);
+      return {
+        signal: c.signal,
+        done() {
+          clearTimeout(timer);
+          open.delete(c);
+        },
+      };
+    },
+    close(): void {
+      closed = true;
+      for (const c of open) c.abort(new DOMException("the provider is closed", "AbortError"));
+      open.clear();
+    },
+  };
+}

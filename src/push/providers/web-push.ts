@@ -35,6 +35,8 @@ export interface Subscription {
 }
 
 const DEFAULT_TTL_S = 28 * 24 * 3600;
+/** Lifetime of a VAPID JWT (RFC 8292 allows up to 24 hours). */
+const VAPID_LIFETIME_S = 12 * 3600;
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_CONCURRENCY = 100;
 const MAX_ENDPOINT = 2048;
@@ -145,7 +147,20 @@ const topicOf = (id: string) => id.replace(/[^A-Za-z0-9_-]/g, "").slice(0, 32) |
 export function createWebPushProvider(config: WebPushConfig): PushProvider {
   validateVapidKeys(config.vapidPublicKey, config.vapidPrivateKey);
   validateVapidSubject(config.subject);
-  const vapidDetails = { subject: config.subject, publicKey: config.vapidPublicKey, privateKey: config.vapidPrivateKey };
+  // One VAPID JWT per push service origin, valid 12 hours and renewed with an hour to spare (the library would
+  // sign a new one for every message).
+  const vapidByAudience = new Map<string, { authorization: string; renewAt: number }>();
+  const vapidAuthorization = (endpoint: string): string => {
+    const audience = new URL(endpoint).origin;
+    const now = Date.now();
+    const cached = vapidByAudience.get(audience);
+    if (cached && cached.renewAt > now) return cached.authorization;
+    const expiration = Math.floor(now / 1000) + VAPID_LIFETIME_S;
+    const headers = webpush.getVapidHeaders(audience, config.subject, config.vapidPublicKey, config.vapidPrivateKey, "aes128gcm", expiration);
+    if (vapidByAudience.size >= 1000) vapidByAudience.clear();
+    vapidByAudience.set(audience, { authorization: String(headers.Authorization), renewAt: now + (VAPID_LIFETIME_S - 3600) * 1000 });
+    return String(headers.Authorization);
+  };
   const ttl = config.ttlSeconds ?? DEFAULT_TTL_S;
   const timeoutMs = config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const slots = semaphore(Math.max(1, config.concurrency ?? DEFAULT_CONCURRENCY));
@@ -162,7 +177,13 @@ export function createWebPushProvider(config: WebPushConfig): PushProvider {
     if (refusal) return { kind: "invalid-token", reason: `endpoint not allowed (${refusal})` };
     let details: RequestDetails;
     try {
-      details = webpush.generateRequestDetails(sub, JSON.stringify(message.payload), { vapidDetails, contentEncoding: "aes128gcm", TTL: ttl, topic: topicOf(message.id) });
+      details = webpush.generateRequestDetails(sub, JSON.stringify(message.payload), {
+        // No vapidDetails: the library signs nothing (webpush.setVapidDetails is never called); ours is cached.
+        headers: { Authorization: vapidAuthorization(sub.endpoint) },
+        contentEncoding: "aes128gcm",
+        TTL: ttl,
+        topic: topicOf(message.id),
+      });
     } catch (e) {
       return { kind: "failed", reason: `web push request: ${describeFailure(e)}` };
     }

@@ -1,0 +1,33 @@
+// Lowering the scheduling priority of the calling thread (Linux), for worker threads whose work must yield to
+// the requests the main thread serves: SCHED_IDLE (runs only when a CPU is otherwise idle) or a nice value.
+// Elsewhere these do nothing and answer false.
+
+import { readlinkSync } from "node:fs";
+import { setPriority } from "node:os";
+
+/** SCHED_IDLE for the calling thread only; true when applied. */
+export function idleThreadPolicy(): boolean {
+  if (process.platform !== "linux") return false;
+  try {
+    const { dlopen } = require("bun:ffi") as typeof import("bun:ffi");
+    const libc = dlopen("libc.so.6", { sched_setscheduler: { args: ["i32", "i32", "ptr"], returns: "i32" } });
+    // pid 0 is the calling thread; 5 is SCHED_IDLE; the priority in sched_param must be 0.
+    return libc.symbols.sched_setscheduler(0, 5, new Int32Array(1)) === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** A nice value for the calling thread only (setpriority on a thread id affects only that thread on Linux). */
+export function niceThread(nice: number): boolean {
+  if (process.platform !== "linux") return false;
+  try {
+    // /proc/thread-self -> "<pid>/task/<tid>"
+    const tid = Number(readlinkSync("/proc/thread-self").split("/").pop());
+    if (!Number.isInteger(tid)) return false;
+    setPriority(tid, nice);
+    return true;
+  } catch {
+    return false;
+  }
+}

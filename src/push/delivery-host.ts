@@ -1,0 +1,57 @@
+// Runs a PushService's delivery on its own thread (delivery-thread.ts) for `burrow serve`: the main thread keeps
+// queueing sends and forwards a wake-up for each; the thread leases, delivers and records. If the thread cannot
+// start, delivery runs on the main thread instead (and says so in the log).
+
+import type { Level } from "../log.ts";
+import type { PushService } from "./push-service.ts";
+import type { FromDeliveryThread, ToDeliveryThread } from "./delivery-thread.ts";
+
+/** In the compiled binary every module sits in one bundle at the root and the thread at push/ (scripts/build.ts). */
+const THREAD_URL = import.meta.url.includes("/$bunfs/") ? new URL("./push/delivery-thread.ts", import.meta.url).href : new URL("./delivery-thread.ts", import.meta.url).href;
+const STOP_WAIT_MS = 15_000;
+
+export async function startDeliveryThread(push: PushService, opts: { dir: string; logLevel: Level }): Promise<() => Promise<void>> {
+  const log = push.logger;
+  let worker: Worker;
+  try {
+    worker = new Worker(THREAD_URL);
+  } catch (e) {
+    log.warn("push delivery thread could not start; delivering on the main thread", { message: String((e as Error)?.message ?? e) });
+    return push.start();
+  }
+  const post = (m: ToDeliveryThread) => worker.postMessage(m);
+  const started = await new Promise<boolean>((resolve) => {
+    worker.onmessage = (e: MessageEvent<FromDeliveryThread>) => {
+      if (e.data.type === "ready") resolve(true);
+      else if (e.data.type === "failed") {
+        log.warn("push delivery thread failed to start; delivering on the main thread", { message: e.data.message });
+        resolve(false);
+      }
+    };
+    worker.onerror = (e) => {
+      log.warn("push delivery thread failed; delivering on the main thread", { message: String(e.message ?? e) });
+      resolve(false);
+    };
+    post({ type: "start", dir: opts.dir, logLevel: opts.logLevel });
+  });
+  if (!started) {
+    worker.terminate();
+    return push.start();
+  }
+  push.onQueued = (env) => post({ type: "wake", env });
+  return async () => {
+    push.onQueued = null;
+    const stopped = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, STOP_WAIT_MS);
+      worker.onmessage = (e: MessageEvent<FromDeliveryThread>) => {
+        if (e.data.type === "stopped") {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+    });
+    post({ type: "stop" });
+    await stopped;
+    worker.terminate();
+  };
+}
