@@ -1,0 +1,95 @@
+// Runs inside QuickJS before a bundle is installed (Burrow's custom code sandbox, guest side). It takes the one
+// host function, `__host(service, op, argsJson) -> Promise<json>`, off the global object, builds the frozen
+// `services` object on it, and exposes `__burrow.install(exports)` (checks the bundle's methods, answers them
+// as JSON) and `__burrow.run(name, requestJson)` (one call: the request in, the response out, both JSON).
+(function () {
+  "use strict";
+  var host = globalThis.__host;
+  var ops = JSON.parse(globalThis.__serviceOps);
+  delete globalThis.__host;
+  delete globalThis.__serviceOps;
+  var NAME = /^[a-z][a-z0-9_]{0,63}$/;
+
+  function op(service, name) {
+    return function () {
+      var args = Array.prototype.slice.call(arguments);
+      return host(service, name, JSON.stringify(args)).then(function (out) {
+        return out === undefined ? undefined : JSON.parse(out);
+      });
+    };
+  }
+  var services = {};
+  Object.keys(ops).forEach(function (service) {
+    var s = {};
+    ops[service].forEach(function (name) {
+      s[name] = op(service, name);
+    });
+    services[service] = Object.freeze(s);
+  });
+  Object.freeze(services);
+
+  var methods = new Map();
+
+  function install(exports) {
+    var list = exports && exports.methods;
+    if (!Array.isArray(list)) throw new TypeError("the bundle must export `methods`, an array of { name, params, execute }");
+    var seen = [];
+    list.forEach(function (m, i) {
+      if (!m || typeof m !== "object") throw new TypeError("methods[" + i + "] is not an object");
+      if (typeof m.name !== "string" || !NAME.test(m.name)) throw new TypeError("methods[" + i + "].name must match ^[a-z][a-z0-9_]{0,63}$, got " + JSON.stringify(m.name));
+      if (methods.has(m.name)) throw new TypeError("method " + m.name + " is defined twice");
+      if (typeof m.execute !== "function") throw new TypeError("method " + m.name + " has no execute function");
+      var params = m.params === undefined ? [] : m.params;
+      if (!Array.isArray(params) || !params.every(function (p) { return typeof p === "string" && p.length > 0 && p.length <= 128; }))
+        throw new TypeError("method " + m.name + ": params must be an array of names");
+      methods.set(m.name, { execute: m.execute, params: params.slice() });
+      seen.push({ name: m.name, params: params.slice() });
+    });
+    return JSON.stringify(seen);
+  }
+
+  function toBase64(bytes) {
+    var chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    var out = "";
+    for (var i = 0; i < bytes.length; i += 3) {
+      var a = bytes[i], b = bytes[i + 1], c = bytes[i + 2];
+      out += chars[a >> 2] + chars[((a & 3) << 4) | (b >> 4)] + (i + 1 < bytes.length ? chars[((b & 15) << 2) | (c >> 6)] : "=") + (i + 2 < bytes.length ? chars[c & 63] : "=");
+    }
+    return out;
+  }
+
+  function shape(result) {
+    if (result === undefined || result === null) return { status: 200, headers: {}, kind: "json", body: {} };
+    if (typeof result !== "object") throw new TypeError("a method must return { status, body, headers }");
+    var status = result.status === undefined ? 200 : result.status;
+    if (typeof status !== "number" || status % 1 !== 0 || status < 100 || status > 599) throw new TypeError("status must be an integer from 100 to 599");
+    var headers = {};
+    if (result.headers !== undefined) {
+      if (!result.headers || typeof result.headers !== "object") throw new TypeError("headers must be an object of strings");
+      Object.keys(result.headers).forEach(function (k) {
+        if (typeof result.headers[k] !== "string") throw new TypeError("header " + k + " must be a string");
+        headers[k] = result.headers[k];
+      });
+    }
+    var body = result.body;
+    if (typeof body === "string") return { status: status, headers: headers, kind: "text", body: body };
+    if (body instanceof ArrayBuffer) body = new Uint8Array(body);
+    if (ArrayBuffer.isView(body)) return { status: status, headers: headers, kind: "bytes", body: toBase64(new Uint8Array(body.buffer, body.byteOffset, body.byteLength)) };
+    return { status: status, headers: headers, kind: "json", body: body === undefined ? {} : body };
+  }
+
+  function run(name, requestJson) {
+    var m = methods.get(name);
+    if (!m) return Promise.reject(new TypeError("no method " + name));
+    var request = JSON.parse(requestJson);
+    return Promise.resolve()
+      .then(function () {
+        return m.execute(Object.freeze(request), services);
+      })
+      .then(function (result) {
+        return JSON.stringify(shape(result));
+      });
+  }
+
+  Object.defineProperty(globalThis, "__burrow", { value: Object.freeze({ install: install, run: run }), enumerable: false });
+})();

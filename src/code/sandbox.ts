@@ -1,0 +1,276 @@
+// One custom-code sandbox: a QuickJS module instance of its own (quickjs-engine.ts) with a runtime and context,
+// the guest bootstrap (sandbox/bootstrap.js) and one bundle loaded. It runs one call at a time under hard
+// limits - a wall-clock deadline enforced by the interrupt handler and by a host timer (a guest awaiting
+// forever), a memory cap, a stack cap - and bridges the guest's `services` to a host dispatcher through
+// promises resolved by the host. A sandbox that hit a limit is marked unusable and dropped whole (its wasm
+// memory with it), never reused.
+
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
+import bootstrap from "../../sandbox/bootstrap.js" with { type: "text" };
+import { newEngine } from "./quickjs-engine.ts";
+
+export interface SandboxLimits {
+  /** Wall time of one call, ms. */
+  timeoutMs: number;
+  /** QuickJS heap cap, bytes. */
+  memoryBytes: number;
+  /** QuickJS stack cap, bytes. */
+  stackBytes: number;
+}
+
+export const DEFAULT_LIMITS: SandboxLimits = { timeoutMs: 25_000, memoryBytes: 64 * 1024 * 1024, stackBytes: 512 * 1024 };
+
+/** What a guest may call: service name -> operation names (the dispatcher decides what they do). */
+export type ServiceOps = Record<string, readonly string[]>;
+/** Runs one service operation for the guest; its value goes back to the guest as JSON. */
+export type Dispatch = (service: string, op: string, args: unknown[]) => Promise<unknown>;
+
+export interface MethodInfo {
+  name: string;
+  params: string[];
+}
+
+export interface MethodResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: { kind: "json"; value: unknown } | { kind: "text"; value: string } | { kind: "bytes"; value: Uint8Array };
+}
+
+export type CodeErrorKind = "compile" | "timeout" | "memory" | "stack" | "thrown" | "result";
+
+/** A failure of guest code, with what kind of limit or error it was and (compile errors) the line. */
+export class CodeError extends Error {
+  constructor(
+    readonly kind: CodeErrorKind,
+    message: string,
+    readonly line?: number,
+  ) {
+    super(message);
+  }
+}
+
+interface GuestError {
+  name?: string;
+  message?: string;
+  stack?: string;
+  lineNumber?: number;
+}
+
+/** The kind and message of an error the guest raised (interruption and out-of-memory are QuickJS InternalErrors). */
+function classify(e: GuestError | string | undefined, timeoutMs: number): CodeError {
+  const name = typeof e === "object" ? e?.name : undefined;
+  const message = typeof e === "object" ? String(e?.message ?? "") : String(e);
+  if (name === "InternalError" && message === "interrupted") return new CodeError("timeout", `the method ran longer than ${timeoutMs} ms`);
+  if (/out of memory/i.test(message)) return new CodeError("memory", "the method ran out of memory");
+  if (name === "RangeError" && /stack overflow|call stack/i.test(message)) return new CodeError("stack", "the method's call stack overflowed (too deep recursion)");
+  if (name === "InternalError" && /stack overflow/i.test(message)) return new CodeError("stack", "the method's call stack overflowed (too deep recursion)");
+  return new CodeError("thrown", `${name && name !== "Error" ? `${name}: ` : ""}${message}`.slice(0, 1000));
+}
+
+/** The line of a compile error, from QuickJS's message or stack ("bundle.js:12"). */
+function lineOf(e: GuestError): number | undefined {
+  if (typeof e.lineNumber === "number") return e.lineNumber;
+  const m = /bundle\.js:(\d+)/.exec(`${e.stack ?? ""} ${e.message ?? ""}`);
+  return m ? Number(m[1]) : undefined;
+}
+
+export class Sandbox {
+  /** False once a call hit a limit or the sandbox was disposed: drop it. */
+  usable = true;
+  private dispatch: Dispatch | null = null;
+  private deadline = Infinity;
+  private inCall = false;
+  /** Host calls the guest started that have not settled (a call may leave some behind, e.g. an unawaited log). */
+  private hostCalls = 0;
+
+  private constructor(
+    private readonly rt: QuickJSRuntime,
+    private readonly ctx: QuickJSContext,
+    private readonly run: QuickJSHandle,
+    readonly methods: MethodInfo[],
+    private readonly limits: SandboxLimits,
+  ) {}
+
+  /** Load a bundle (JavaScript ES module source) under `limits`; throws CodeError("compile") with the line. */
+  static async load(source: string, ops: ServiceOps, limits: SandboxLimits = DEFAULT_LIMITS): Promise<Sandbox> {
+    const engine = await newEngine(limits.memoryBytes);
+    const rt = engine.newRuntime();
+    rt.setMemoryLimit(limits.memoryBytes);
+    rt.setMaxStackSize(limits.stackBytes);
+    const ctx = rt.newContext();
+    let holder: Sandbox | null = null;
+    const host = ctx.newFunction("__host", (svc, op, args) => {
+      const deferred = ctx.newPromise();
+      const sandbox = holder;
+      const service = ctx.getString(svc);
+      const name = ctx.getString(op);
+      const argsJson = ctx.getString(args);
+      if (sandbox) sandbox.hostCalls++;
+      void (async () => {
+        let value: unknown;
+        let failure: string | null = null;
+        try {
+          if (!sandbox?.dispatch) throw new Error("services are only available during a call");
+          value = await sandbox.dispatch(service, name, JSON.parse(argsJson) as unknown[]);
+        } catch (e) {
+          failure = String((e as Error)?.message ?? e);
+        }
+        if (sandbox) sandbox.hostCalls--;
+        if (!sandbox?.usable) return; // the call timed out meanwhile; this sandbox is being dropped
+        if (failure !== null) {
+          const err = ctx.newError(failure);
+          deferred.reject(err);
+          err.dispose();
+        } else {
+          const h = value === undefined ? ctx.undefined : ctx.newString(JSON.stringify(value));
+          deferred.resolve(h);
+          if (value !== undefined) h.dispose();
+        }
+        sandbox.pump();
+      })();
+      return deferred.handle;
+    });
+    ctx.setProp(ctx.global, "__host", host);
+    host.dispose();
+    const opsHandle = ctx.newString(JSON.stringify(ops));
+    ctx.setProp(ctx.global, "__serviceOps", opsHandle);
+    opsHandle.dispose();
+    ctx.unwrapResult(ctx.evalCode(bootstrap, "bootstrap.js", { type: "global", strict: true })).dispose();
+
+    // Loading runs the bundle's top level: it gets the same deadline as a call.
+    const deadline = Date.now() + limits.timeoutMs;
+    rt.setInterruptHandler(() => Date.now() > deadline);
+    const evaluated = ctx.evalCode(source, "bundle.js", { type: "module" });
+    if (evaluated.error) {
+      const e = ctx.dump(evaluated.error) as GuestError;
+      evaluated.error.dispose();
+      const c = classify(e, limits.timeoutMs);
+      throw c.kind === "thrown" ? new CodeError("compile", c.message, lineOf(e)) : c;
+    }
+    let exportsHandle = evaluated.value;
+    const state = ctx.getPromiseState(exportsHandle);
+    if (state.type === "fulfilled" && !state.notAPromise) {
+      exportsHandle.dispose();
+      exportsHandle = state.value;
+    } else if (state.type !== "fulfilled") {
+      exportsHandle.dispose();
+      if (state.type === "rejected") {
+        const e = ctx.dump(state.error) as GuestError;
+        state.error.dispose();
+        throw new CodeError("compile", String(e?.message ?? e), lineOf(e ?? {}));
+      }
+      throw new CodeError("compile", "the bundle's top level awaits something that never settles");
+    }
+    const burrow = ctx.getProp(ctx.global, "__burrow");
+    const install = ctx.getProp(burrow, "install");
+    const installed = ctx.callFunction(install, ctx.undefined, exportsHandle);
+    install.dispose();
+    exportsHandle.dispose();
+    if (installed.error) {
+      const e = ctx.dump(installed.error) as GuestError;
+      installed.error.dispose();
+      burrow.dispose();
+      throw new CodeError("compile", String(e?.message ?? e));
+    }
+    const methods = JSON.parse(ctx.getString(installed.value)) as MethodInfo[];
+    installed.value.dispose();
+    const run = ctx.getProp(burrow, "run");
+    burrow.dispose();
+    rt.setInterruptHandler(() => false);
+    const sandbox = new Sandbox(rt, ctx, run, methods, limits);
+    holder = sandbox;
+    rt.setInterruptHandler(() => Date.now() > sandbox.deadline);
+    return sandbox;
+  }
+
+  /** Run the guest's pending promise jobs (after the host settled one of its promises). */
+  private pump(): void {
+    if (!this.usable) return;
+    const r = this.rt.executePendingJobs();
+    if (r.error) r.error.dispose(); // the error also rejects the call's promise, which reports it
+  }
+
+  /** Call a method with a request (any JSON); `dispatch` serves the guest's services for this call only. */
+  async call(name: string, request: unknown, dispatch: Dispatch): Promise<MethodResponse> {
+    if (!this.usable) throw new Error("this sandbox is no longer usable");
+    if (this.inCall) throw new Error("a sandbox runs one call at a time");
+    this.inCall = true;
+    this.dispatch = dispatch;
+    const { ctx, limits } = this;
+    this.deadline = Date.now() + limits.timeoutMs;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      const nameHandle = ctx.newString(name);
+      const reqHandle = ctx.newString(JSON.stringify(request));
+      const started = ctx.callFunction(this.run, ctx.undefined, nameHandle, reqHandle);
+      nameHandle.dispose();
+      reqHandle.dispose();
+      if (started.error) {
+        const e = ctx.dump(started.error) as GuestError;
+        started.error.dispose();
+        throw this.fail(classify(e, limits.timeoutMs));
+      }
+      const promise = started.value;
+      const settled = ctx.resolvePromise(promise);
+      promise.dispose();
+      this.pump();
+      const timeout = new Promise<"timeout">((resolve) => {
+        timer = setTimeout(() => resolve("timeout"), Math.max(0, this.deadline - Date.now()));
+      });
+      const outcome = await Promise.race([settled, timeout]);
+      if (outcome === "timeout") {
+        // Awaiting something that never settles: the guest still holds handles, so the sandbox is dropped
+        // whole rather than disposed (disposing a runtime with live objects aborts the wasm instance).
+        this.usable = false;
+        throw new CodeError("timeout", `the method ran longer than ${limits.timeoutMs} ms`);
+      }
+      if (outcome.error) {
+        const e = ctx.dump(outcome.error) as GuestError;
+        outcome.error.dispose();
+        throw this.fail(classify(e, limits.timeoutMs));
+      }
+      const json = ctx.getString(outcome.value);
+      outcome.value.dispose();
+      return responseOf(json);
+    } finally {
+      clearTimeout(timer);
+      this.dispatch = null;
+      this.deadline = Infinity;
+      this.inCall = false;
+    }
+  }
+
+  /** A limit hit leaves the runtime in an unknown state: mark it unusable. */
+  private fail(e: CodeError): CodeError {
+    if (e.kind === "timeout" || e.kind === "memory" || e.kind === "stack") this.usable = false;
+    return e;
+  }
+
+  /** Bytes the QuickJS heap uses now (for recycling a sandbox that grew). */
+  memoryUsed(): number {
+    const handle = this.rt.computeMemoryUsage();
+    const usage = this.ctx.dump(handle) as { memory_used_size?: number };
+    handle.dispose();
+    return usage.memory_used_size ?? 0;
+  }
+
+  /**
+   * Free the sandbox. One that is unusable, or still has host calls outstanding (their promises hold guest
+   * objects; freeing the runtime then would abort the wasm instance), is dropped whole instead.
+   */
+  dispose(): void {
+    if (!this.usable) return;
+    this.usable = false;
+    if (this.hostCalls > 0) return;
+    this.run.dispose();
+    this.ctx.dispose();
+    this.rt.dispose();
+  }
+}
+
+function responseOf(json: string): MethodResponse {
+  const r = JSON.parse(json) as { status: number; headers: Record<string, string>; kind: "json" | "text" | "bytes"; body: unknown };
+  const body: MethodResponse["body"] =
+    r.kind === "text" ? { kind: "text", value: r.body as string } : r.kind === "bytes" ? { kind: "bytes", value: new Uint8Array(Buffer.from(r.body as string, "base64")) } : { kind: "json", value: r.body };
+  return { status: r.status, headers: r.headers, body };
+}
