@@ -11,7 +11,7 @@ const THREAD_URL = import.meta.url.includes("/$bunfs/") ? new URL("./push/delive
 const STOP_WAIT_MS = 15_000;
 
 export async function startDeliveryThread(push: PushService, opts: { dir: string; logLevel: Level }): Promise<() => Promise<void>> {
-  const log = push.logger;
+  const log = push.log;
   let worker: Worker;
   try {
     worker = new Worker(THREAD_URL);

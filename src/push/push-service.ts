@@ -69,13 +69,10 @@ export class PushService {
   constructor(
     dbs: Record<EnvName, Client>,
     private readonly settings: Settings,
-    private readonly log: Logger,
+    readonly log: Logger,
   ) {
-    this.logger = log;
     for (const env of ENVIRONMENTS) this.envs.set(env, { tokens: new TokenStore(dbs[env]), queue: new PushQueue(dbs[env]), providers: new Map() });
   }
-
-  readonly logger: Logger;
 
   /** Wake this process's worker of an environment (something was queued). */
   wake(env: EnvName): void {
