@@ -176,7 +176,6 @@ export class Sandbox {
     installed.value.dispose();
     const run = ctx.getProp(burrow, "run");
     burrow.dispose();
-    rt.setInterruptHandler(() => false);
     const sandbox = new Sandbox(rt, ctx, run, methods, limits);
     holder = sandbox;
     rt.setInterruptHandler(() => Date.now() > sandbox.deadline);

@@ -5,6 +5,7 @@
 
 import { createPrivateKey, createSign, type KeyObject } from "node:crypto";
 import type { DeliveryResult, PushMessage, PushProvider } from "../provider.ts";
+import { parseJsonObject } from "./json-object.ts";
 import { boundedSend, describeFailure, readCapped, requestSignals, retryAfterMs, semaphore } from "./http-util.ts";
 
 export interface FcmConfig {
@@ -40,14 +41,7 @@ interface ServiceAccount {
 
 /** Parse and check a service account JSON; throws an Error with a one-line message saying what is wrong. */
 function parseServiceAccount(json: string): ServiceAccount {
-  let data: unknown;
-  try {
-    data = JSON.parse(json);
-  } catch {
-    throw new Error("FCM service account is not valid JSON");
-  }
-  if (typeof data !== "object" || data === null || Array.isArray(data)) throw new Error("FCM service account must be a JSON object");
-  const o = data as Record<string, unknown>;
+  const o = parseJsonObject(json, "FCM service account");
   const fields = ["project_id", "client_email", "private_key", "token_uri"];
   const missing = fields.filter((f) => typeof o[f] !== "string" || (o[f] as string).trim() === "");
   if (missing.length > 0) throw new Error(`FCM service account is missing ${missing.join(", ")}`);

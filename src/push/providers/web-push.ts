@@ -9,6 +9,7 @@ import webpush, { type RequestDetails } from "web-push";
 import { outboundRequest } from "../../net/outbound-request.ts";
 import { hostNotAllowed, type publicOnlyLookup } from "../../net/public-address.ts";
 import type { DeliveryResult, PushMessage, PushProvider } from "../provider.ts";
+import { parseJsonObject } from "./json-object.ts";
 import { boundedSend, describeFailure, retryAfterMs, semaphore } from "./http-util.ts";
 
 export interface WebPushConfig {
@@ -62,14 +63,7 @@ function checkP256Point(s: string, what: string): void {
 /** Parse and check a subscription JSON (the device token of the web platform); throws an Error with a one-line message. */
 export function parseSubscription(text: string): Subscription {
   if (typeof text !== "string" || text.length > 8192) throw new Error("subscription must be a JSON text of at most 8192 characters");
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    throw new Error("subscription is not valid JSON");
-  }
-  if (typeof data !== "object" || data === null || Array.isArray(data)) throw new Error("subscription must be a JSON object");
-  const o = data as { endpoint?: unknown; keys?: unknown };
+  const o = parseJsonObject(text, "subscription") as { endpoint?: unknown; keys?: unknown };
   if (typeof o.endpoint !== "string" || o.endpoint === "") throw new Error("subscription endpoint is missing");
   if (o.endpoint.length > MAX_ENDPOINT) throw new Error(`subscription endpoint is longer than ${MAX_ENDPOINT} characters`);
   let url: URL;
