@@ -62,7 +62,7 @@
     if (result === undefined || result === null) return { status: 200, headers: {}, kind: "json", body: {} };
     if (typeof result !== "object") throw new TypeError("a method must return { status, body, headers }");
     var status = result.status === undefined ? 200 : result.status;
-    if (typeof status !== "number" || status % 1 !== 0 || status < 100 || status > 599) throw new TypeError("status must be an integer from 100 to 599");
+    if (typeof status !== "number" || status % 1 !== 0 || status < 200 || status > 599) throw new TypeError("status must be an integer from 200 to 599");
     var headers = {};
     if (result.headers !== undefined) {
       if (!result.headers || typeof result.headers !== "object") throw new TypeError("headers must be an object of strings");

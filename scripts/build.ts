@@ -6,7 +6,7 @@ import { parseArgs } from "node:util";
 const { values } = parseArgs({ options: { target: { type: "string" }, outfile: { type: "string" } } });
 const outfile = values.outfile ?? "dist/burrow";
 // Worker threads are separate entrypoints in a compiled binary (Bun embeds them next to the main bundle).
-const args = ["build", "--compile", "--minify", "--bytecode", "--format=esm", "src/main.ts", "src/auth/hasher-worker.ts", "src/push/delivery-thread.ts", "--outfile", outfile];
+const args = ["build", "--compile", "--minify", "--bytecode", "--format=esm", "src/main.ts", "src/auth/hasher-worker.ts", "src/push/delivery-thread.ts", "src/code/code-thread.ts", "--outfile", outfile];
 if (values.target) args.push(`--target=${values.target}`);
 
 const started = performance.now();

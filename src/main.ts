@@ -1,11 +1,11 @@
-// The `burrow` command: serve, admin create, keys, schema apply|export, deploy, version. `--help` on each.
+// The `burrow` command: serve, admin create, keys, schema apply|export, code deploy, deploy, version. `--help` on each.
 // Configuration and start-up errors print one line and exit with code 2; failed operations exit with code 1,
 // also in one line (the stack only at --log-level debug).
 
 import { ConfigError, configHelp, loadConfig } from "./config.ts";
 import { ApiError } from "./errors.ts";
 import { parseArgs } from "./cli/args.ts";
-import { adminCreate, deploy, keys, schemaApply, schemaExport } from "./cli/commands.ts";
+import { adminCreate, codeDeploy, deploy, keys, schemaApply, schemaExport } from "./cli/commands.ts";
 import { serve } from "./cli/serve.ts";
 import { VERSION } from "./version.ts";
 
@@ -39,6 +39,11 @@ const COMMANDS: Record<string, Command> = {
     summary: "print the schema definitions of development (or of production version N) as JSON",
     values: ["--version", "--out"],
     run: (c, _p, f) => schemaExport(c, f),
+  },
+  "code deploy": {
+    usage: "burrow code deploy <file|dir> [options]",
+    summary: "bundle custom code (a file, or a directory with index.ts/index.js) and store it as development's code",
+    run: (c, p) => codeDeploy(c, p[0]),
   },
   deploy: {
     usage: "burrow deploy [--version N] [--dry-run] [--force] [options]",

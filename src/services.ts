@@ -25,6 +25,14 @@ import { type KeySet, ensureKeys, readKeys } from "./system/keys.ts";
 import { Settings } from "./system/settings.ts";
 import { BUMP_EPOCH, migrateSystemDb, readEpoch } from "./system/system-db.ts";
 import { VERSION } from "./version.ts";
+import { availableParallelism } from "node:os";
+import { MemoryCodeCache } from "./code/code-cache.ts";
+import { CodeStore } from "./code/code-store.ts";
+import { CustomCode } from "./code/custom-code.ts";
+import { ThreadRunner } from "./code/thread-runner.ts";
+import type { CodeRunner } from "./code/code-runner.ts";
+import type { publicOnlyLookup } from "./net/public-address.ts";
+import { LogStore } from "./system/logs.ts";
 import type { KeyIndex, Services } from "./http/services.ts";
 
 export type { Services } from "./http/services.ts";
@@ -40,7 +48,21 @@ function indexKeys(set: KeySet): KeyIndex {
   return { set, byPublic: new Map(ENVIRONMENTS.map((e) => [set[e].publicKey, e])) };
 }
 
-export async function openServices(config: Config, opts: { log?: Logger; refreshIntervalMs?: number } = {}): Promise<Services> {
+/** Threads custom code runs on: two at least (a runaway method on one leaves the other), four at most. */
+export function codeThreads(): number {
+  return Math.max(2, Math.min(4, availableParallelism()));
+}
+
+interface OpenOptions {
+  log?: Logger;
+  refreshIntervalMs?: number;
+  /** Where custom code runs (default: worker threads). */
+  codeRunner?: () => CodeRunner;
+  /** The http service's DNS lookup (tests resolve test names with it). */
+  httpLookup?: ReturnType<typeof publicOnlyLookup>;
+}
+
+export async function openServices(config: Config, opts: OpenOptions = {}): Promise<Services> {
   mkdirSync(config.dir, { recursive: true });
   const log = opts.log ?? createLogger(config.logLevel);
   const system = openClient(join(config.dir, "system.db"));
@@ -85,6 +107,25 @@ export async function openServices(config: Config, opts: { log?: Logger; refresh
   // A deleted user's device tokens go with it (the datastore only announces the deletion).
   data.onUsersRemoved(async (ctx, _schema, keys) => void (await push.tokens(ctx.env).removeUsers(keys)));
 
+  const logs = new LogStore(system);
+  const codeStore = new CodeStore(system, BUMP_EPOCH);
+  await codeStore.load();
+  const code = new CustomCode(
+    codeStore,
+    catalog,
+    { data, push, settings, logs, cache: new MemoryCodeCache(), httpLookup: opts.httpLookup },
+    log,
+    opts.codeRunner ?? (() => new ThreadRunner({ threads: codeThreads(), warn: (m) => log.warn(m) })),
+  );
+  catalog.setCodeHooks({
+    developmentMethods: () => codeStore.developmentMethods(),
+    deployStatements: (version) => codeStore.deployStatements(version),
+    afterDeploy: async () => {
+      await codeStore.load();
+      code.sync();
+    },
+  });
+
   const services: Services = {
     config,
     version: VERSION,
@@ -103,6 +144,8 @@ export async function openServices(config: Config, opts: { log?: Logger; refresh
     mailer,
     accounts,
     push,
+    logs,
+    code,
     keys,
     refreshIfDue() {
       const now = Date.now();
@@ -114,7 +157,8 @@ export async function openServices(config: Config, opts: { log?: Logger; refresh
       const e = await readEpoch(system);
       const stored = await readKeys(system);
       if (stored.development && stored.production) services.keys = indexKeys(stored as KeySet);
-      await Promise.all([catalog.load(), settings.load()]);
+      await Promise.all([catalog.load(), settings.load(), codeStore.load()]);
+      code.sync();
       epoch = e;
       lastCheck = Date.now();
     },
@@ -134,6 +178,7 @@ export async function openServices(config: Config, opts: { log?: Logger; refresh
     close() {
       if (closed) return;
       closed = true;
+      void code.close();
       system.close();
       for (const env of ENVIRONMENTS) envDbs[env].close();
     },

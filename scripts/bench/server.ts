@@ -15,6 +15,8 @@ export interface BenchServer {
   headers: Record<string, string>;
   putSchema(name: string, def: unknown): Promise<void>;
   putSettings(env: "development" | "production", patch: unknown): Promise<void>;
+  /** Upload development's custom code (PUT /_admin/api/code); the answer's JSON. */
+  putCode(source: string): Promise<unknown>;
   /** Batch-create n objects (1000 per request); returns their keys in order. */
   seed(schema: string, n: number, make: (i: number) => Record<string, unknown>): Promise<string[]>;
   stop(): Promise<void>;
@@ -45,6 +47,11 @@ export async function startBenchServer(exe: string, opts: { logLevel?: "warn" | 
     async putSettings(env, patch) {
       const r = await fetch(`${server.url}/_admin/api/settings/${env}`, { method: "PUT", headers: { authorization: `Bearer ${login.token}` }, body: JSON.stringify(patch) });
       if (!r.ok) throw new Error(`settings: ${await r.text()}`);
+    },
+    async putCode(source) {
+      const r = await fetch(`${server.url}/_admin/api/code`, { method: "PUT", headers: { authorization: `Bearer ${login.token}`, "content-type": "application/javascript" }, body: source });
+      if (!r.ok) throw new Error(`code: ${await r.text()}`);
+      return r.json();
     },
     async seed(schema, n, make) {
       const started = performance.now();

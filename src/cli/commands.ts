@@ -1,4 +1,4 @@
-// The offline commands: admin create, keys, schema apply, schema export, deploy. Each opens the data
+// The offline commands: admin create, keys, schema apply, schema export, code deploy, deploy. Each opens the data
 // directory directly (safe next to a running server: SQLite locking plus the configuration epoch).
 
 import { readdirSync, readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
@@ -6,6 +6,8 @@ import { join } from "node:path";
 import { type Config, ConfigError, isEmail } from "../config.ts";
 import { notFound } from "../errors.ts";
 import { openServices } from "../services.ts";
+import { CodeError } from "../code/sandbox.ts";
+import { bundleCode } from "./code-deploy.ts";
 
 const out = (s: string) => process.stdout.write(s + "\n");
 
@@ -98,5 +100,20 @@ export async function deploy(config: Config, flags: Record<string, string | bool
     for (const line of r.changes) out(line);
     for (const w of r.warnings) process.stderr.write(`warning: ${w}\n`);
     out(flags["--dry-run"] ? `plan: would deploy development as production version ${r.version}` : `deployed development as production version ${r.version}`);
+  });
+}
+
+export async function codeDeploy(config: Config, path: string | undefined): Promise<void> {
+  if (!path) throw new ConfigError("code deploy needs a file or a directory of custom code");
+  const source = await bundleCode(path);
+  await withServices(config, async (s) => {
+    try {
+      const r = await s.code.upload(source, "js");
+      out(`development code: ${r.methods.length} method(s): ${r.methods.map((m) => `/${m.name}`).join(" ") || "(none)"}`);
+      out(`production gets it with the next deploy`);
+    } catch (e) {
+      if (e instanceof CodeError) throw new Error(`code deploy: ${e.message}${e.line !== undefined ? ` (bundled line ${e.line})` : ""}`);
+      throw e;
+    }
   });
 }

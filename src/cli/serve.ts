@@ -62,6 +62,8 @@ async function startServer(config: Config): Promise<RunningServer> {
     }
     const stopMaintenance = services.startMaintenance();
     const stopPush = await startDeliveryThread(services.push, { dir: config.dir, logLevel: config.logLevel });
+    // Load custom code into its threads before the first call needs it.
+    services.code.prewarm();
     const hostOf = (h: string) => (h.includes(":") ? `[${h}]` : h);
     const opened = services;
     return {
@@ -74,6 +76,7 @@ async function startServer(config: Config): Promise<RunningServer> {
         // Not forced: stop accepting, let requests in flight finish, then close the stores and the lock.
         await Promise.all([server.stop(false), pushServer?.stop(false)]);
         await stopPush();
+        await opened.code.close();
         opened.close();
         lock.release();
       },

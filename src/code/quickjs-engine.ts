@@ -20,14 +20,17 @@ function wasmModule(): Promise<WebAssembly.Module> {
 const PAGE = 64 * 1024;
 /** Linear memory the engine needs besides the guest's heap (the QuickJS runtime, its stack, the bundle). */
 export const ENGINE_OVERHEAD_BYTES = 16 * 1024 * 1024;
+/** Linear memory a fresh instance starts with (16 MB; pages are only resident once touched). */
+export const INITIAL_PAGES = 256;
+export const INITIAL_BYTES = INITIAL_PAGES * PAGE;
 
 /**
  * A fresh QuickJS module instance with its own memory, which cannot grow past `maxBytes`: QuickJS's own limit
  * does not count every allocation (typed array storage escapes it), the memory's maximum does.
  */
-export async function newEngine(maxBytes: number): Promise<QuickJSWASMModule> {
+export async function newEngine(maxBytes: number): Promise<{ engine: QuickJSWASMModule; memory: WebAssembly.Memory }> {
   const module = await wasmModule();
   const maximum = Math.ceil((maxBytes + ENGINE_OVERHEAD_BYTES) / PAGE);
-  const wasmMemory = new WebAssembly.Memory({ initial: Math.min(maximum, 256), maximum });
-  return newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmModule: module, wasmMemory }));
+  const memory = new WebAssembly.Memory({ initial: Math.min(maximum, INITIAL_PAGES), maximum });
+  return { engine: await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmModule: module, wasmMemory: memory })), memory };
 }

@@ -8,6 +8,7 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
 import bootstrap from "../../sandbox/bootstrap.js" with { type: "text" };
 import { newEngine } from "./quickjs-engine.ts";
+import { RawJson } from "./raw-json.ts";
 
 export interface SandboxLimits {
   /** Wall time of one call, ms. */
@@ -20,10 +21,18 @@ export interface SandboxLimits {
 
 export const DEFAULT_LIMITS: SandboxLimits = { timeoutMs: 25_000, memoryBytes: 64 * 1024 * 1024, stackBytes: 512 * 1024 };
 
+/** How long guest code may run without yielding before the `onLongRun` hook is told (once per call). */
+export const LONG_RUN_MS = 100;
+
 /** What a guest may call: service name -> operation names (the dispatcher decides what they do). */
 export type ServiceOps = Record<string, readonly string[]>;
 /** Runs one service operation for the guest; its value goes back to the guest as JSON. */
 export type Dispatch = (service: string, op: string, args: unknown[]) => Promise<unknown>;
+
+export interface SandboxHooks {
+  /** Guest code ran LONG_RUN_MS without yielding (a busy loop): the thread may lower its priority. */
+  onLongRun?: () => void;
+}
 
 export interface MethodInfo {
   name: string;
@@ -82,6 +91,9 @@ export class Sandbox {
   private inCall = false;
   /** Host calls the guest started that have not settled (a call may leave some behind, e.g. an unawaited log). */
   private hostCalls = 0;
+  /** When guest code last started running synchronously (a call, or jobs after a host promise settled). */
+  private syncSince = 0;
+  private longRunTold = false;
 
   private constructor(
     private readonly rt: QuickJSRuntime,
@@ -89,11 +101,18 @@ export class Sandbox {
     private readonly run: QuickJSHandle,
     readonly methods: MethodInfo[],
     private readonly limits: SandboxLimits,
+    private readonly memory: WebAssembly.Memory,
+    private readonly hooks: SandboxHooks,
   ) {}
 
+  /** Bytes of linear memory this sandbox holds (it never shrinks; a grown sandbox is recycled). */
+  memoryBytes(): number {
+    return this.memory.buffer.byteLength;
+  }
+
   /** Load a bundle (JavaScript ES module source) under `limits`; throws CodeError("compile") with the line. */
-  static async load(source: string, ops: ServiceOps, limits: SandboxLimits = DEFAULT_LIMITS): Promise<Sandbox> {
-    const engine = await newEngine(limits.memoryBytes);
+  static async load(source: string, ops: ServiceOps, limits: SandboxLimits = DEFAULT_LIMITS, hooks: SandboxHooks = {}): Promise<Sandbox> {
+    const { engine, memory } = await newEngine(limits.memoryBytes);
     const rt = engine.newRuntime();
     rt.setMemoryLimit(limits.memoryBytes);
     rt.setMaxStackSize(limits.stackBytes);
@@ -122,7 +141,7 @@ export class Sandbox {
           deferred.reject(err);
           err.dispose();
         } else {
-          const h = value === undefined ? ctx.undefined : ctx.newString(JSON.stringify(value));
+          const h = value === undefined ? ctx.undefined : ctx.newString(value instanceof RawJson ? value.text : JSON.stringify(value));
           deferred.resolve(h);
           if (value !== undefined) h.dispose();
         }
@@ -176,15 +195,26 @@ export class Sandbox {
     installed.value.dispose();
     const run = ctx.getProp(burrow, "run");
     burrow.dispose();
-    const sandbox = new Sandbox(rt, ctx, run, methods, limits);
+    const sandbox = new Sandbox(rt, ctx, run, methods, limits, memory, hooks);
     holder = sandbox;
-    rt.setInterruptHandler(() => Date.now() > sandbox.deadline);
+    rt.setInterruptHandler(() => sandbox.interrupt());
     return sandbox;
+  }
+
+  /** QuickJS asks this often while guest code runs: true stops it. */
+  private interrupt(): boolean {
+    const now = Date.now();
+    if (!this.longRunTold && this.hooks.onLongRun && now - this.syncSince > LONG_RUN_MS) {
+      this.longRunTold = true;
+      this.hooks.onLongRun();
+    }
+    return now > this.deadline;
   }
 
   /** Run the guest's pending promise jobs (after the host settled one of its promises). */
   private pump(): void {
     if (!this.usable) return;
+    this.syncSince = Date.now();
     const r = this.rt.executePendingJobs();
     if (r.error) r.error.dispose(); // the error also rejects the call's promise, which reports it
   }
@@ -197,6 +227,8 @@ export class Sandbox {
     this.dispatch = dispatch;
     const { ctx, limits } = this;
     this.deadline = Date.now() + limits.timeoutMs;
+    this.syncSince = Date.now();
+    this.longRunTold = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       const nameHandle = ctx.newString(name);

@@ -1,5 +1,5 @@
 // The one entry point to the datastore: every operation on objects (list, read, create, upsert, update,
-// delete, array and relationship sub-resources, counts) takes the caller's ApiContext first and plain inputs
+// conditional update, update and delete by query, array and relationship sub-resources, counts) takes the caller's ApiContext first and plain inputs
 // (schema name, key, body, parsed query tree, relations map), never a Request, and checks access itself.
 // The HTTP routes call it, and so will custom code. Objects, Relations, upsert and find are its internals.
 
@@ -7,15 +7,17 @@ import type { Catalog } from "../schema/catalog.ts";
 import type { Files } from "../files/files.ts";
 import { notFound } from "../errors.ts";
 import type { ApiContext } from "../request-context.ts";
-import { type FindResult, countObjects, deleteObjects, findObjects } from "./find.ts";
+import { type FindResult, countMatching, countObjects, deleteObjects, findObjects } from "./find.ts";
 import { type JsonText, Objects } from "./objects.ts";
 import type { ReadShape } from "./query/parse.ts";
-import type { QueryTree } from "./query/tree.ts";
+import type { Conditions, QueryTree } from "./query/tree.ts";
 import { Relations } from "./relations.ts";
+import { updateMatching } from "./update-where.ts";
 import { upsert } from "./upsert.ts";
 
 export type { FindResult } from "./find.ts";
 export type { JsonText } from "./objects.ts";
+export { MAX_BATCH } from "./objects.ts";
 export { hasNested } from "./upsert.ts";
 
 /** Relationship paths to schemas for writes with nested objects or inferred relationship fields (X-Service-Relations). */
@@ -81,6 +83,22 @@ export class Datastore {
     return this.objects.update(ctx, schema, key, body, relations);
   }
 
+  /**
+   * The update of `update`, made only when the object also matches the conditions, checked in the same
+   * statement; the whole object, or null when it does not exist, is outside the update scope or does not match.
+   */
+  updateIf(ctx: ApiContext, schema: string, key: string, body: unknown, conditions: Conditions): Promise<JsonText | null> {
+    return this.objects.updateIf(ctx, schema, key, body, conditions);
+  }
+
+  /**
+   * Apply one body (fields, `<field>[inc]`) to every object matching the conditions within the caller's update
+   * scope, in one transaction; how many changed. At least one condition; no uploads or passwords.
+   */
+  updateWhere(ctx: ApiContext, schema: string, conditions: Conditions, body: unknown): Promise<number> {
+    return updateMatching(this.objects, ctx, schema, conditions, body);
+  }
+
   /** Delete one object within the caller's delete scope; 404 when there is none to delete. */
   async remove(ctx: ApiContext, schema: string, key: string): Promise<void> {
     await this.objects.remove(ctx, schema, key);
@@ -90,9 +108,9 @@ export class Datastore {
   /**
    * Delete every object matching the conditions within the caller's delete scope, then empty the file trash
    * when the schema has binary fields; how many were deleted. The single-key form (`<key>=<id>` alone) keeps
-   * the 404 of a missing object.
+   * the 404 of a missing object unless `missingKeyIs404` is false (then it answers 0).
    */
-  async removeWhere(ctx: ApiContext, schema: string, where: Pick<QueryTree, "where" | "or">): Promise<number> {
+  async removeWhere(ctx: ApiContext, schema: string, where: Conditions, { missingKeyIs404 = true } = {}): Promise<number> {
     const s = ctx.schemas.schemas.get(schema);
     if (!s) throw notFound("This object does not exist");
     let deleted: number;
@@ -104,7 +122,7 @@ export class Datastore {
     await this.objects.afterDelete(ctx, [s]);
     const only = where.where[0];
     const single = !where.or && where.where.length === 1 && only!.field === s.pk && only!.op === "eq";
-    if (single && deleted === 0) throw notFound("This object does not exist");
+    if (single && deleted === 0 && missingKeyIs404) throw notFound("This object does not exist");
     return deleted;
   }
 
@@ -121,6 +139,11 @@ export class Datastore {
   /** Create related objects (one or an array) and append the created keys to the relationship field. */
   createRelated(ctx: ApiContext, schema: string, key: string, field: string, body: unknown): Promise<BatchResult> {
     return this.relations.createRelated(ctx, schema, key, field, body);
+  }
+
+  /** How many objects match the conditions within the caller's read scope. */
+  count(ctx: ApiContext, schema: string, conditions: Conditions): Promise<number> {
+    return countMatching(ctx, this.objects.schemaForRead(ctx, schema), conditions);
   }
 
   /** Objects per schema the caller may read (within each read scope); the status API counts everything. */

@@ -1,5 +1,5 @@
 // Queries on one schema: GET /<schema> with conditions, select, expand, order and Range, DELETE by query, and
-// object counts. The read scope (readScope) is ANDed into every query; the rest is compiled SQL. An internal of
+// object counts (per schema, or of the matches of conditions). The read scope (readScope) is ANDed into every query; the rest is compiled SQL. An internal of
 // the Datastore (datastore.ts).
 
 import type { InValue } from "@libsql/core/api";
@@ -9,11 +9,11 @@ import type { CompiledSchema } from "../schema/compiled.ts";
 import { objectJsonSql } from "../schema/json-sql.ts";
 import type { ApiContext } from "../request-context.ts";
 import { access, andScope } from "./access.ts";
-import { type SqlPart, compileConditions, compileQuery } from "./query/compile.ts";
+import { type SqlPart, compileConditions, compileQuery, compileSelection } from "./query/compile.ts";
 import { MAX_EXPAND_KEYS } from "./query/limits.ts";
 import { ALL, type Projection, buildProjection } from "./query/select.ts";
 import type { ReadShape } from "./query/parse.ts";
-import type { QueryTree } from "./query/tree.ts";
+import type { Conditions, QueryTree } from "./query/tree.ts";
 
 export interface FindResult {
   /** JSON array text. */
@@ -157,18 +157,25 @@ export async function findOne(ctx: ApiContext, s: CompiledSchema, id: string, sh
   return found.body.slice(1, -1);
 }
 
-/** DELETE /<schema>?<conditions>: delete every match. Returns how many were deleted. */
-/** Delete the matches; the deleted keys (a user schema's, for those who follow user deletions) or their count. */
-export async function deleteObjects(ctx: ApiContext, s: CompiledSchema, tree: Pick<QueryTree, "where" | "or">, keys: true): Promise<string[]>;
-export async function deleteObjects(ctx: ApiContext, s: CompiledSchema, tree: Pick<QueryTree, "where" | "or">, keys?: false): Promise<number>;
-export async function deleteObjects(ctx: ApiContext, s: CompiledSchema, tree: Pick<QueryTree, "where" | "or">, keys = false): Promise<number | string[]> {
+/**
+ * DELETE /<schema>?<conditions>: delete every match; the deleted keys (a user schema's, for those who follow user
+ * deletions) or their count.
+ */
+export async function deleteObjects(ctx: ApiContext, s: CompiledSchema, tree: Conditions, keys: true): Promise<string[]>;
+export async function deleteObjects(ctx: ApiContext, s: CompiledSchema, tree: Conditions, keys?: false): Promise<number>;
+export async function deleteObjects(ctx: ApiContext, s: CompiledSchema, tree: Conditions, keys = false): Promise<number | string[]> {
   if (tree.where.length === 0 && !tree.or) throw badRequest(`DELETE /${s.name} needs at least one condition; deleting every object is refused`);
-  if ([...tree.where, ...(tree.or?.flat() ?? [])].some((c) => c.op === "near"))
-    throw badRequest("[near] sorts results and cannot select what to delete; use [within]");
-  const where = compileConditions(s, tree, s.open.delete ? null : await access(ctx, s, "delete"));
+  const where = compileSelection(s, tree, s.open.delete ? null : await access(ctx, s, "delete"), "delete");
   const sql = `DELETE FROM ${s.table} WHERE rowid IN (SELECT t.rowid FROM ${s.table} AS t WHERE ${where.sql})`;
   if (keys) return (await ctx.db.execute({ sql: `${sql} RETURNING ${q(s.pk)} AS k`, args: where.args })).rows.map((r) => String(r.k));
   return (await ctx.db.execute({ sql, args: where.args })).rowsAffected;
+}
+
+/** How many objects match the conditions within the caller's read scope (the total a Content-Range reports). */
+export async function countMatching(ctx: ApiContext, s: CompiledSchema, tree: Conditions): Promise<number> {
+  const where = compileConditions(s, tree, await readScope(ctx, s));
+  const rs = await ctx.db.execute({ sql: `SELECT count(*) AS n FROM ${s.table} AS t WHERE ${where.sql}`, args: where.args });
+  return Number(rs.rows[0]!.n);
 }
 
 /**

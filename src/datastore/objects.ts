@@ -1,11 +1,11 @@
 // Datastore CRUD on one schema: create (single and batch; `<field>[inc]: n` sets n), read by key, partial
-// update with atomic [inc] counters, delete. Values are type-checked against the schema; binary uploads are
+// update with atomic [inc] counters (optionally only when the object also matches conditions), delete. Values are type-checked against the schema; binary uploads are
 // saved to the file store and recorded in the same transaction as the object; development inference adds
 // schemas and fields first.
 // An internal of the Datastore (datastore.ts), which is what routes and custom code call.
 
 import type { InStatement, InValue, ResultSet } from "@libsql/core/api";
-import type { SqlPart } from "./query/compile.ts";
+import { type SqlPart, compileSelection } from "./query/compile.ts";
 import { hashPassword } from "../auth/passwords.ts";
 import { q } from "../db/sql.ts";
 import { ApiError, badRequest, conflict, notFound } from "../errors.ts";
@@ -21,6 +21,7 @@ import { type ApiContext, ownerOf } from "../request-context.ts";
 import { access, andScope } from "./access.ts";
 import { findOne } from "./find.ts";
 import type { ReadShape } from "./query/parse.ts";
+import type { Conditions } from "./query/tree.ts";
 
 export const MAX_BATCH = 1000;
 export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
@@ -50,6 +51,9 @@ export function isObject(v: unknown): v is Record<string, unknown> {
 
 type Mode = "create" | "update";
 
+/** The private key (app) and the server itself (custom code): they may set sm_owner and change passwords. */
+const isTrusted = (ctx: ApiContext) => ctx.principal.kind === "app" || ctx.principal.kind === "system";
+
 /** The legacy wording (old SDKs match it) followed by the precise detail: field, expected type, what was sent. */
 export function typeError(field: string, mode: Mode, e: ValueTypeError): ApiError {
   const legacy = mode === "create" ? "has an incompatible type, please check your schema" : "has invalid type, please check your schema";
@@ -57,7 +61,7 @@ export function typeError(field: string, mode: Mode, e: ValueTypeError): ApiErro
 }
 
 /** A body turned into column values, with the files it uploaded. */
-interface Encoded {
+export interface Encoded {
   values: Map<string, InValue[]>;
   /** field -> increment, for `<field>[inc]` (on a new object the counter starts at 0, so it is set to n). */
   incs: Map<string, number>;
@@ -133,8 +137,8 @@ export class Objects {
         if (mode === "create" && !isKeyValue(v)) throw typeError(key, mode, new ValueTypeError(keyOf(), describeValue(v)));
         continue;
       }
-      if (key === "sm_owner" && ctx.principal.kind === "app" && v !== undefined) {
-        // Only the app (private key) may set or change sm_owner; OAuth 2.0 callers' values are ignored.
+      if (key === "sm_owner" && isTrusted(ctx) && v !== undefined) {
+        // Only the app (private key) or custom code may set or change sm_owner; OAuth 2.0 callers' values are ignored.
         if (v !== null && (typeof v !== "string" || !/^[a-z][a-z0-9_]{0,63}\/./.test(v) || v.length > 330)) throw badRequest(`sm_owner must be "<userSchema>/<key>"`);
         out.owner = v === null ? "" : v;
         continue;
@@ -148,7 +152,7 @@ export class Objects {
       if (fc.def.type === "relationship" && (isObject(v) || (Array.isArray(v) && v.some(isObject))))
         throw badRequest(`${key} holds a nested object; nested objects need the X-Service-Relations header`);
       if (fc.def.type === "password") {
-        if (mode === "update" && ctx.principal.kind !== "app") throw badRequest(`${key} cannot be changed with PUT; use /${s.name}/resetPassword`);
+        if (mode === "update" && !isTrusted(ctx)) throw badRequest(`${key} cannot be changed with PUT; use /${s.name}/resetPassword`);
         if (typeof v !== "string" || v.length === 0 || v.length > 1024) throw typeError(key, mode, new ValueTypeError("non-empty string of at most 1024 characters", describeValue(v)));
         out.values.set(key, [await hashPassword(v)]);
         continue;
@@ -280,16 +284,38 @@ export class Objects {
 
   /** Partial update; answers the whole object. `<field>[inc]` adds in SQL, atomically. */
   async update(ctx: ApiContext, name: string, id: string, body: unknown, relations: ReadonlyMap<string, string>): Promise<JsonText> {
+    const updated = await this.updateOne(ctx, name, id, body, relations, null);
+    if (updated === null) throw notFound();
+    return updated;
+  }
+
+  /**
+   * Conditional update: the same write, made only when the object also matches `conditions` (checked in the
+   * UPDATE statement itself, so nothing can change in between). The whole object, or null when it does not
+   * exist, is outside the update scope or does not match.
+   */
+  updateIf(ctx: ApiContext, name: string, id: string, body: unknown, conditions: Conditions): Promise<JsonText | null> {
+    return this.updateOne(ctx, name, id, body, new Map(), conditions);
+  }
+
+  private async updateOne(ctx: ApiContext, name: string, id: string, body: unknown, relations: ReadonlyMap<string, string>, conditions: Conditions | null): Promise<JsonText | null> {
     if (!isObject(body)) throw badRequest("the request body must be a JSON object");
     if (!ctx.schemas.schemas.has(name)) throw notFound();
     const s = await this.schemaForWrite(ctx, name, [body], relations, false);
-    const scope = await access(ctx, s, "update");
+    const allowed = await access(ctx, s, "update");
+    // The conditions are compiled (and refused when invalid) before any upload is saved.
+    const scope = conditions ? compileSelection(s, conditions, allowed, "update") : allowed;
     const enc = await this.encode(ctx, s, body, "update", id);
+    let exists: boolean;
     try {
-      await this.resolveKeepIfSame(ctx, s, id, enc);
+      exists = await this.resolveKeepIfSame(ctx, s, id, enc);
     } catch (e) {
       await this.files.discard(ctx.env, enc.saved);
       throw e;
+    }
+    if (!exists) {
+      await this.files.discard(ctx.env, enc.saved);
+      return null;
     }
     const stmt = this.updateStatement(s, id, enc, scope);
     const w: PreparedWrite = { id, stmts: [stmt, ...enc.saved.map((f) => this.files.fileRow(s.name, id, f))], saved: enc.saved };
@@ -297,43 +323,29 @@ export class Objects {
     if (rs!.rows.length === 0) {
       if (enc.incs.size && (await ctx.db.execute(andScope(s.sqlGet, [id], scope))).rows.length)
         throw incOverflow(enc.incs.keys());
-      throw notFound();
+      return null;
     }
-    if (enc.values.size && s.fieldColumns.some((fc) => fc.def.type === "binary" && enc.values.has(fc.name))) await this.files.drain(ctx.env, ctx.db);
+    if (touchesFiles(s, enc)) await this.files.drain(ctx.env, ctx.db);
     return rs!.rows[0]!.j as JsonText;
   }
 
-  /** A binary field sent back as its current URL is left alone; any other plain string is refused. */
-  private async resolveKeepIfSame(ctx: ApiContext, s: CompiledSchema, id: string, enc: Encoded): Promise<void> {
-    if (enc.keepIfSame.size === 0) return;
+  /**
+   * A binary field sent back as its current URL is left alone; any other plain string is refused. False when
+   * the object does not exist (only looked up when such a field was sent).
+   */
+  private async resolveKeepIfSame(ctx: ApiContext, s: CompiledSchema, id: string, enc: Encoded): Promise<boolean> {
+    if (enc.keepIfSame.size === 0) return true;
     const fields = [...enc.keepIfSame.keys()];
     const rs = await ctx.db.execute({ sql: `SELECT ${fields.map(q).join(", ")} FROM ${s.table} WHERE ${q(s.pk)} = ?`, args: [id] });
-    if (rs.rows.length === 0) throw notFound();
+    if (rs.rows.length === 0) return false;
     for (const f of fields)
       if (rs.rows[0]![f] !== enc.keepIfSame.get(f)) throw typeError(f, "update", new ValueTypeError(`${UPLOAD}, null, or the file's current URL`, describeValue(enc.keepIfSame.get(f))));
+    return true;
   }
 
   updateStatement(s: CompiledSchema, id: string, enc: Encoded, scope: SqlPart | null): InStatement {
-    const sets: string[] = [];
-    const args: InValue[] = [];
-    for (const fc of s.fieldColumns) {
-      const v = enc.values.get(fc.name);
-      if (!v) continue;
-      fc.cols.forEach((c, i) => {
-        sets.push(`${q(c)} = ?`);
-        args.push(v[i]!);
-      });
-    }
-    for (const [f, by] of enc.incs) {
-      sets.push(`${q(f)} = COALESCE(${q(f)}, 0) + ?`);
-      args.push(by);
-    }
-    if (enc.owner !== undefined) {
-      sets.push(`"sm_owner" = ?`);
-      args.push(enc.owner || null);
-    }
-    sets.push(`"lastmoddate" = max("lastmoddate" + 1, ?)`);
-    args.push(Date.now());
+    const set = setClause(s, enc);
+    const args: InValue[] = [...set.args];
     const scoped = andScope(`t.${q(s.pk)} = ?`, [id], scope);
     let where = scoped.sql;
     args.push(...scoped.args);
@@ -341,7 +353,7 @@ export class Objects {
       where += ` AND abs(COALESCE(t.${q(f)}, 0) + ?) <= ${MAX_SAFE}`;
       args.push(by);
     }
-    return { sql: `UPDATE ${s.table} AS t SET ${sets.join(", ")} WHERE ${where} RETURNING ${s.jsonReturning} AS j`, args };
+    return { sql: `UPDATE ${s.table} AS t SET ${set.sql} WHERE ${where} RETURNING ${s.jsonReturning} AS j`, args };
   }
 
   async remove(ctx: ApiContext, name: string, id: string): Promise<void> {
@@ -358,4 +370,34 @@ export class Objects {
   async afterDelete(ctx: ApiContext, touched: readonly CompiledSchema[]): Promise<void> {
     if (touched.some((s) => s.fieldColumns.some((fc) => fc.def.type === "binary"))) await this.files.drain(ctx.env, ctx.db);
   }
+}
+
+/** The SET list of an update: the encoded values, `<field>[inc]` additions, sm_owner, and a newer lastmoddate. */
+export function setClause(s: CompiledSchema, enc: Encoded): SqlPart {
+  const sets: string[] = [];
+  const args: InValue[] = [];
+  for (const fc of s.fieldColumns) {
+    const v = enc.values.get(fc.name);
+    if (!v) continue;
+    fc.cols.forEach((c, i) => {
+      sets.push(`${q(c)} = ?`);
+      args.push(v[i]!);
+    });
+  }
+  for (const [f, by] of enc.incs) {
+    sets.push(`${q(f)} = COALESCE(${q(f)}, 0) + ?`);
+    args.push(by);
+  }
+  if (enc.owner !== undefined) {
+    sets.push(`"sm_owner" = ?`);
+    args.push(enc.owner || null);
+  }
+  sets.push(`"lastmoddate" = max("lastmoddate" + 1, ?)`);
+  args.push(Date.now());
+  return { sql: sets.join(", "), args };
+}
+
+/** Whether an update set a binary field (replaced or cleared files go to the trash, to be drained). */
+export function touchesFiles(s: CompiledSchema, enc: Encoded): boolean {
+  return enc.values.size > 0 && s.fieldColumns.some((fc) => fc.def.type === "binary" && enc.values.has(fc.name));
 }

@@ -61,7 +61,8 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     .use(userRoutes(services, info, parsers))
     .use(objectRoutes(services, info, parsers));
 
-  allowedAt = methodTable(app.routes);
+  // PUT /<name> serves custom code methods only: at a schema's path PUT stays unlisted in Allow.
+  allowedAt = methodTable(app.routes.filter((r) => !(r.method === "PUT" && r.path === "/:schema")));
   dispatch = (r) => app.handle(r);
   peer ??= (req) => (mountedPeers.has(req) ? mountedPeers.get(req)! : (app.server?.requestIP(req)?.address ?? null));
   /**

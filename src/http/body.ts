@@ -55,7 +55,11 @@ export function parseJson(text: string): unknown {
 
 /** The body of a datastore write: JSON whatever the content type says, except forms, which are refused. */
 export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
-  const text = await readText(request, limit);
+  return jsonBodyOf(request, await readText(request, limit));
+}
+
+/** The datastore's reading of a body already read as text. */
+export function jsonBodyOf(request: Request, text: string): unknown {
   if (isFormType(request.headers.get("content-type")) && !/^\s*[[{]/.test(text))
     throw new ApiError(400, "this endpoint takes a JSON body (Content-Type: application/json)");
   return parseJson(text);

@@ -41,6 +41,7 @@ export function openapiPlugin(version: string) {
       info: { title: "Burrow API", version, description: DESCRIPTION },
       tags: [
         { name: "datastore", description: "Objects of the app's schemas: create, read, query, update, delete, relationships" },
+        { name: "custom code", description: "Methods of the uploaded custom code at /<method>" },
         { name: "users", description: "Token login (OAuth 2.0 MAC), the legacy session login, refresh, logout and passwords on user schemas" },
         { name: "files", description: "Stored files of binary fields" },
         { name: "admin", description: "The admin JSON API (Authorization: Bearer from POST /_admin/api/login)" },

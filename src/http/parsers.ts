@@ -17,6 +17,8 @@ export function bodyParsers(services: Services) {
     new Elysia({ name: "burrow-body-parsers" })
       /** Datastore writes: JSON whatever the content type says; forms are refused. */
       .parser("datastore", ({ request }) => readJsonBody(request, limit))
+      /** POST /<name>: the text, decoded by the route (a custom code method takes it raw, the datastore as JSON). */
+      .parser("raw", ({ request }) => readText(request, limit))
       /** Token endpoints: string parameters from a form or a JSON object. */
       .parser("params", ({ request }) => requestParams(request, limit))
       /** Password endpoints: a JSON object or a form. */

@@ -55,7 +55,7 @@ export const DeployRequest = t.Optional(
   ),
 );
 export const DeployResult = t.Object({ version: int(), changes: t.Array(t.String()), warnings: t.Array(t.String({ description: "one line per production schema whose update or delete is open" })) }, { additionalProperties: true });
-export const DeployHistory = t.Array(t.Object({ version: int(), created: int(), admin: t.Union([t.String(), t.Null()]), schemas: t.Array(t.String()), changes: t.Array(t.String()) }));
+export const DeployHistory = t.Array(t.Object({ version: int(), created: int(), admin: t.Union([t.String(), t.Null()]), schemas: t.Array(t.String()), methods: t.Array(t.String({ description: "custom code methods in this version" })), changes: t.Array(t.String()) }));
 
 export const Environment = t.String({ enum: ["development", "production"] });
 

@@ -17,6 +17,8 @@ import type { Admins } from "../system/admins.ts";
 import type { EnvName } from "../system/environments.ts";
 import type { KeySet } from "../system/keys.ts";
 import type { Settings } from "../system/settings.ts";
+import type { LogStore } from "../system/logs.ts";
+import type { CustomCode } from "../code/custom-code.ts";
 
 export interface KeyIndex {
   set: KeySet;
@@ -44,6 +46,10 @@ export interface Services {
   readonly accounts: Accounts;
   /** Device tokens, the push queue and its delivery workers (started by `serve`). */
   readonly push: PushService;
+  /** Log lines kept for the admin API (custom code's log service). */
+  readonly logs: LogStore;
+  /** Custom code: development's upload, per-version snapshots, method calls. */
+  readonly code: CustomCode;
   keys: KeyIndex;
   /** Reload keys, settings and schemas when another process changed them; undefined when not due yet. */
   refreshIfDue(): Promise<void> | undefined;

@@ -65,7 +65,7 @@ const systemResolve: Resolve = (host, cb) => dnsLookup(host, { all: true }, (err
  * A `lookup` for node:http(s) requests: resolves every address of the name and fails with NotPublicAddress
  * when any of them is not public unicast; otherwise answers as node's lookup would (one or all addresses).
  */
-export function publicOnlyLookup(resolve: Resolve = systemResolve) {
+export function publicOnlyLookup(resolve: Resolve = systemResolve, isPrivate: (bytes: Uint8Array) => boolean = isPrivateAddress) {
   return (host: string, options: { all?: boolean } | number | undefined, cb: (...args: any[]) => void): void => {
     const all = typeof options === "object" && options !== null && options.all === true;
     const literal = parseIp(bareHost(host));
@@ -74,7 +74,7 @@ export function publicOnlyLookup(resolve: Resolve = systemResolve) {
       if (addresses.length === 0) return cb(Object.assign(new Error(`${host} has no address`), { code: "ENOTFOUND" }));
       for (const a of addresses) {
         const bytes = parseIp(a.address);
-        if (!bytes || isPrivateAddress(bytes)) return cb(new NotPublicAddress(host, a.address));
+        if (!bytes || isPrivate(bytes)) return cb(new NotPublicAddress(host, a.address));
       }
       if (all) cb(null, addresses);
       else cb(null, addresses[0]!.address, addresses[0]!.family);

@@ -20,6 +20,22 @@ interface ChangeResult {
   changes: string[];
 }
 
+/**
+ * What the catalog needs to know of custom code (src/code sits above the schema layer, so it is passed in): the
+ * method names of development's code, which schemas may not take, and the statements that snapshot development's
+ * code into a production version within the deploy's transaction.
+ */
+export interface CodeHooks {
+  developmentMethods(): readonly string[];
+  deployStatements(version: number): InStatement[];
+  afterDeploy(): Promise<void>;
+}
+
+/** The 400 of a schema that would take a custom code method's name. */
+export function methodNameTaken(name: string): ApiError {
+  return badRequest(`"${name}" is the name of a custom code method; a schema cannot have the same name`);
+}
+
 /** The environments' databases whose tables the catalog migrates. */
 type EnvDatabases = { development: Client; production: Client };
 
@@ -33,6 +49,7 @@ export class Catalog {
   private devSet: SchemaSet = { version: 0, schemas: new Map() };
   private prodSets = new Map<number, SchemaSet>();
   private chain: Promise<unknown> = Promise.resolve();
+  private code: CodeHooks | null = null;
 
   /**
    * `bumpEpoch` is the system.db statement that records a configuration change (system-db's BUMP_EPOCH); it runs in
@@ -44,6 +61,26 @@ export class Catalog {
     private readonly envs: EnvDatabases,
     private readonly bumpEpoch: InStatement,
   ) {}
+
+  /** Let custom code take part in schema changes and deploys (services.ts wires it). */
+  setCodeHooks(hooks: CodeHooks): void {
+    this.code = hooks;
+  }
+
+  /** Names among `names` that development's code uses as method names. */
+  private methodClash(names: Iterable<string>): string | undefined {
+    const methods = new Set(this.code?.developmentMethods() ?? []);
+    for (const n of names) if (methods.has(n)) return n;
+    return undefined;
+  }
+
+  /**
+   * Run `fn` while no schema change or deploy runs (custom code uploads take it, so a schema cannot be created
+   * between their name check and their store).
+   */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return this.locked(fn);
+  }
 
   /** (Re)read every definition from system.db. */
   async load(): Promise<void> {
@@ -126,6 +163,8 @@ export class Catalog {
     return this.locked(async () => {
       await this.load();
       const defs = inputs.map((i) => validateDefinition(i, opts.name));
+      const taken = this.methodClash(defs.map((d) => d.name));
+      if (taken !== undefined) throw methodNameTaken(taken);
       const seen = new Set<string>();
       for (const d of defs) {
         if (seen.has(d.name)) throw badRequest(`schema "${d.name}" is defined twice`);
@@ -194,6 +233,8 @@ export class Catalog {
       const all = new Map(this.dev);
       for (const d of defs) all.set(d.name, d);
       for (const d of defs) checkReferences(d, all);
+      const taken = this.methodClash(defs.filter((d) => !this.dev.has(d.name)).map((d) => d.name));
+      if (taken !== undefined) throw methodNameTaken(taken);
       const layouts = await readLayouts(this.envs.development);
       const plans = defs.map((d) => planDevelopment(layouts.get(d.name) ?? null, d));
       if (plans.some((p) => p.destructive.length)) throw conflict("inference cannot change existing fields");
@@ -211,6 +252,8 @@ export class Catalog {
       const version = opts.version ?? (latest ?? 0) + 1;
       if (typeof version !== "number" || !Number.isSafeInteger(version) || version < 1 || version > MAX_VERSION)
         throw badRequest(`version must be an integer from 1 to ${MAX_VERSION}`);
+      const clash = this.methodClash(this.dev.keys());
+      if (clash !== undefined) throw conflict(`"${clash}" is both a schema and a custom code method; rename one before deploying`);
       const deployed = latest === null ? new Map<string, SchemaDef>() : this.prod.get(latest)!;
       const layouts = await readLayouts(this.envs.production);
       const plans: Plan[] = [];
@@ -237,23 +280,25 @@ export class Catalog {
           })),
           {
             sql: `INSERT INTO deploys (version, created, admin, summary) VALUES (?, ?, ?, ?)`,
-            args: [version, now, opts.admin ?? null, JSON.stringify({ schemas: [...this.dev.keys()], changes, forced: destructive.length > 0 })],
+            args: [version, now, opts.admin ?? null, JSON.stringify({ schemas: [...this.dev.keys()], methods: this.code?.developmentMethods() ?? [], changes, forced: destructive.length > 0 })],
           },
+          ...(this.code?.deployStatements(version) ?? []),
           this.bumpEpoch,
         ],
         "write",
       );
       await this.load();
+      await this.code?.afterDeploy();
       return { version, changes, warnings };
     });
   }
 
   /** Deploy history, newest first. */
-  async history(): Promise<{ version: number; created: number; admin: string | null; schemas: string[]; changes: string[] }[]> {
+  async history(): Promise<{ version: number; created: number; admin: string | null; schemas: string[]; methods: string[]; changes: string[] }[]> {
     const rs = await this.system.execute(`SELECT version, created, admin, summary FROM deploys ORDER BY id DESC`);
     return rs.rows.map((r) => {
       const s = JSON.parse(r.summary as string);
-      return { version: Number(r.version), created: Number(r.created), admin: (r.admin as string | null) ?? null, schemas: s.schemas, changes: s.changes };
+      return { version: Number(r.version), created: Number(r.created), admin: (r.admin as string | null) ?? null, schemas: s.schemas, methods: s.methods ?? [], changes: s.changes };
     });
   }
 

@@ -6,7 +6,7 @@ import { badRequest } from "../errors.ts";
 import { BUMP_EPOCH } from "./system-db.ts";
 import { ENVIRONMENTS, type EnvName } from "./environments.ts";
 
-type Leaf = { type: "string" | "integer" | "boolean" | "string[]"; secret?: boolean; min?: number; max?: number; oneOf?: readonly string[]; default: Record<EnvName, unknown> };
+type Leaf = { type: "string" | "integer" | "boolean" | "string[]" | "string-map"; secret?: boolean; min?: number; max?: number; oneOf?: readonly string[]; default: Record<EnvName, unknown> };
 type Spec = { [key: string]: Leaf | Spec };
 type SettingsDoc = { [key: string]: unknown };
 
@@ -57,6 +57,20 @@ const SETTINGS_SPEC: Spec = {
     },
     concurrency: { type: "integer", min: 1, max: 10_000, default: both(500) },
   },
+  code: {
+    /** Wall time of one custom code call, ms. */
+    timeoutMs: { type: "integer", min: 100, max: 25_000, default: both(25_000) },
+    /** Memory cap of one sandbox, MB. */
+    memoryMb: { type: "integer", min: 8, max: 1024, default: both(64) },
+    http: {
+      /** Let the http service reach loopback, private and link-local addresses. */
+      allowPrivate: { type: "boolean", default: both(false) },
+      timeoutMs: { type: "integer", min: 100, max: 25_000, default: both(10_000) },
+      maxResponseBytes: { type: "integer", min: 1024, max: 50 * 1024 * 1024, default: both(5 * 1024 * 1024) },
+    },
+    /** Variables the config service reads (name -> value; third-party API keys): write-only, reads list the names. */
+    config: { type: "string-map", secret: true, default: both({}) },
+  },
   files: {
     store: { type: "string", oneOf: ["local", "s3"], default: both("local") },
     maxBytes: { type: "integer", min: 1, max: 1024 ** 3, default: both(20 * 1024 * 1024) },
@@ -89,9 +103,22 @@ export function redactSettings(doc: SettingsDoc, spec: Spec = SETTINGS_SPEC): Se
   const out: SettingsDoc = {};
   for (const [k, s] of Object.entries(spec)) {
     const v = doc[k];
-    out[k] = isLeaf(s) ? (s.secret ? { set: typeof v === "string" && v !== "" } : v) : redactSettings(isObj(v) ? v : {}, s);
+    out[k] = isLeaf(s) ? (s.secret ? redactSecret(s, v) : v) : redactSettings(isObj(v) ? v : {}, s);
   }
   return out;
+}
+
+/** A secret as reads show it: whether it is set (a map: also its names, never the values). */
+function redactSecret(s: Leaf, v: unknown): unknown {
+  if (s.type === "string-map") return { set: isObj(v) && Object.keys(v).length > 0, keys: isObj(v) ? Object.keys(v).sort() : [] };
+  return { set: typeof v === "string" && v !== "" };
+}
+
+/** A redacted secret sent back unchanged: {set} (a map: {set, keys}). */
+function isRedaction(s: Leaf, v: unknown): boolean {
+  if (!isObj(v) || typeof v.set !== "boolean") return false;
+  const keys = Object.keys(v);
+  return s.type === "string-map" ? keys.length === 2 && Array.isArray(v.keys) : keys.length === 1;
 }
 
 /** Merge a patch into the stored document, validating every key. null resets a setting to its default. */
@@ -110,7 +137,7 @@ export function mergeSettings(stored: SettingsDoc, patch: unknown, spec: Spec = 
       out[k] = mergeSettings(isObj(stored[k]) ? (stored[k] as SettingsDoc) : {}, v, s, p);
       continue;
     }
-    if (s.secret && isObj(v) && Object.keys(v).length === 1 && typeof v.set === "boolean") continue; // round-tripped redaction
+    if (s.secret && isRedaction(s, v)) continue; // round-tripped redaction
     out[k] = checkLeaf(s, v, p);
   }
   return out;
@@ -128,6 +155,12 @@ function checkLeaf(s: Leaf, v: unknown, p: string): unknown {
     case "integer":
       if (typeof v === "number" && Number.isSafeInteger(v) && (s.min === undefined || v >= s.min) && (s.max === undefined || v <= s.max)) return v;
       throw badRequest(`setting "${p}" must be an integer${s.min !== undefined ? ` from ${s.min} to ${s.max}` : ""}`);
+    case "string-map": {
+      const names = isObj(v) ? Object.keys(v) : null;
+      if (names && names.length <= 1000 && names.every((n) => /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/.test(n) && typeof v![n as keyof typeof v] === "string" && (v![n as keyof typeof v] as string).length <= 65536))
+        return Object.fromEntries(names.map((n) => [n, (v as Record<string, string>)[n]]));
+      throw badRequest(`setting "${p}" must be an object of names (letters, digits, _ . -) to string values`);
+    }
     case "string[]":
       if (Array.isArray(v) && v.length <= 1000 && v.every((x) => typeof x === "string" && x.length <= 2048)) return v;
       throw badRequest(`setting "${p}" must be an array of strings`);

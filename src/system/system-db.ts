@@ -1,4 +1,5 @@
-// system.db: admins, API keys, settings, schema definitions per environment and version, deploy history.
+// system.db: admins, API keys, settings, schema definitions and custom code per environment and version, deploy
+// history, logs.
 // Versioned migrations run at open; `epoch` counts configuration changes so every process can see them.
 
 import type { Client } from "@libsql/core/api";
@@ -13,6 +14,14 @@ const MIGRATIONS: string[][] = [
     `CREATE TABLE schema_defs (env TEXT NOT NULL, version INTEGER NOT NULL, name TEXT NOT NULL, definition TEXT NOT NULL, updated INTEGER NOT NULL, PRIMARY KEY (env, version, name)) STRICT`,
     `CREATE TABLE deploys (id INTEGER PRIMARY KEY, version INTEGER NOT NULL, created INTEGER NOT NULL, admin TEXT, summary TEXT NOT NULL) STRICT`,
     `CREATE TABLE settings (env TEXT PRIMARY KEY, doc TEXT NOT NULL, updated INTEGER NOT NULL) STRICT`,
+  ],
+  [
+    // Custom code per environment and version (development is version 0): the source as uploaded, the JavaScript
+    // the sandbox runs, and the methods it exports.
+    `CREATE TABLE code_bundles (env TEXT NOT NULL, version INTEGER NOT NULL, source TEXT NOT NULL, js TEXT NOT NULL, methods TEXT NOT NULL, updated INTEGER NOT NULL, PRIMARY KEY (env, version)) STRICT`,
+    // Log lines of custom code (and later other sources), kept per environment and bounded.
+    `CREATE TABLE logs (id INTEGER PRIMARY KEY, env TEXT NOT NULL, source TEXT NOT NULL, level TEXT NOT NULL, message TEXT NOT NULL, details TEXT, created INTEGER NOT NULL) STRICT`,
+    `CREATE INDEX logs_by_source ON logs (env, source, id)`,
   ],
 ];
 

@@ -51,7 +51,7 @@ export function tempDir(prefix = "burrow-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-export async function makeTestApp(opts: { flags?: Record<string, string | boolean>; env?: Record<string, string>; dir?: string; peer?: (req: Request) => string | null; logLevel?: Level } = {}): Promise<TestApp> {
+export async function makeTestApp(opts: { flags?: Record<string, string | boolean>; env?: Record<string, string>; dir?: string; peer?: (req: Request) => string | null; logLevel?: Level; open?: Omit<Parameters<typeof openServices>[1], "log"> } = {}): Promise<TestApp> {
   const dir = opts.dir ?? tempDir();
   const config = loadConfig(
     { "--dir": dir, ...opts.flags },
@@ -66,7 +66,7 @@ export async function makeTestApp(opts: { flags?: Record<string, string | boolea
     },
   );
   const logs: string[] = [];
-  const services = await openServices(config, { log: createLogger(opts.logLevel ?? "warn", (l) => logs.push(l)) });
+  const services = await openServices(config, { ...opts.open, log: createLogger(opts.logLevel ?? "warn", (l) => logs.push(l)) });
   const app = createApp(services, { peer: opts.peer });
   let token: string | null = null;
 
@@ -109,6 +109,7 @@ export async function makeTestApp(opts: { flags?: Record<string, string | boolea
     admin,
     logs,
     async close() {
+      await services.code.close();
       services.close();
       if (!opts.dir) rmSync(dir, { recursive: true, force: true });
       const errors = logs.filter((l) => l.includes(" ERROR "));

@@ -10,7 +10,7 @@ import { textMismatch } from "../../schema/value-errors.ts";
 import { columnsOf, geoTableName } from "../../schema/layout.ts";
 import { type Rect, boxRects, capRects, distanceSql, parseGeo } from "./geo.ts";
 import { MAX_IN_VALUES } from "./limits.ts";
-import type { Clause, OrderKey, QueryTree } from "./tree.ts";
+import type { Clause, Conditions, OrderKey, QueryTree } from "./tree.ts";
 
 /** A boolean SQL expression over alias `t` with its arguments. */
 export interface SqlPart {
@@ -197,6 +197,16 @@ export function compileConditions(s: CompiledSchema, tree: Pick<QueryTree, "wher
     args.push(...scope.args);
   }
   return { sql: parts.length ? parts.join(" AND ") : "1", args };
+}
+
+/**
+ * The WHERE of a write that selects its objects by conditions (delete or update by query, conditional update):
+ * [near] only sorts, so it is refused there.
+ */
+export function compileSelection(s: CompiledSchema, tree: Conditions, scope: SqlPart | null, verb: "delete" | "update"): SqlPart {
+  if ([...tree.where, ...(tree.or?.flat() ?? [])].some((c) => c.op === "near"))
+    throw badRequest(`[near] sorts results and cannot select what to ${verb}; use [within]`);
+  return compileConditions(s, tree, scope);
 }
 
 function orderSql(s: CompiledSchema, keys: OrderKey[], near: NearSort | null): SqlPart {

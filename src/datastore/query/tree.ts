@@ -36,3 +36,6 @@ export interface QueryTree {
   orderBy: OrderKey[];
   range: Range | null;
 }
+
+/** The conditions alone (A AND (B OR ...)): what counts, deletes and updates by query take. */
+export type Conditions = Pick<QueryTree, "where" | "or">;

@@ -14,6 +14,10 @@ import type { BodyParsers } from "../parsers.ts";
 import type { RequestInfo } from "../request-meta.ts";
 import { outboxQuery } from "../../mail/admin-outbox.ts";
 import * as S from "../schemas.ts";
+import { readText } from "../body.ts";
+import { MAX_BUNDLE_BYTES } from "../../code/bundle.ts";
+import { CodeError } from "../../code/sandbox.ts";
+import { LOG_LEVELS, type LogLevel } from "../../system/logs.ts";
 
 const admin = (summary: string, description?: string) => ({ tags: ["admin"], summary, description, security: [{ adminBearer: [] }] });
 
@@ -127,6 +131,46 @@ export function adminRoutes(services: Services, info: RequestInfo, parsers: Body
       detail: { ...admin("Deploy development's schemas as a production API version", "Snapshots development as version N and migrates production.db additively."), ...S.jsonBody(S.DeployRequest) },
       response: { 200: S.DeployResult, ...S.errors(400, 401, 409) },
     })
+    .put("/code", async ({ request }) => {
+      const url = new URL(request.url);
+      const lang = url.searchParams.get("lang") ?? (/typescript/i.test(request.headers.get("content-type") ?? "") ? "ts" : "auto");
+      if (lang !== "js" && lang !== "ts" && lang !== "auto") throw badRequest("lang must be js, ts or auto");
+      const source = await readText(request, MAX_BUNDLE_BYTES);
+      try {
+        return json(await services.code.upload(source, lang));
+      } catch (e) {
+        if (e instanceof CodeError) return json({ error: e.message, ...(e.line !== undefined ? { line: e.line } : {}) }, 400);
+        throw e;
+      }
+    }, {
+      parse: "none",
+      query: t.Object({ lang: t.Optional(t.String({ description: "js, ts or auto (default: JavaScript unless it only parses as TypeScript; Content-Type text/typescript means ts)" })) }),
+      detail: { ...admin("Upload development's custom code", "The body is one ES module (JavaScript or TypeScript) exporting `methods`. It is compiled and loaded before it is stored; a compile or load error is 400 with the line. A method may not have a schema's name."), requestBody: { required: true, content: { "application/javascript": { schema: { type: "string" } }, "text/typescript": { schema: { type: "string" } } } } },
+      response: { 200: S.AnyObject, ...S.errors(400, 401, 413) },
+    })
+    .get("/code", ({ request }) => {
+      const v = versionParam(new URL(request.url));
+      if (v !== 0 && !catalog.versions().includes(v)) throw notFound(`API version ${v} is not deployed`);
+      const code = v === 0 ? services.code.development() : services.code.production(v);
+      if (!code) throw notFound(v === 0 ? "development has no custom code; PUT /_admin/api/code uploads it" : `API version ${v} has no custom code`);
+      return json(code);
+    }, { query: S.SchemaVersionQuery, detail: admin("Custom code of development or of a production version: source, methods, updated"), response: { 200: S.AnyObject, ...S.errors(400, 401, 404) } })
+    .delete("/code", async () => {
+      if (!(await services.code.remove())) throw notFound("development has no custom code");
+      return json({});
+    }, { detail: admin("Remove development's custom code (production versions keep theirs)"), response: { 200: S.AnyObject, ...S.errors(401, 404) } })
+    .get("/logs", async ({ request }) => {
+      const url = new URL(request.url);
+      const source = url.searchParams.get("source") ?? "code";
+      if (source !== "code") throw badRequest(`unknown log source "${source.slice(0, 32)}"; sources: code`);
+      const env = envParam(url.searchParams.get("env") ?? "development");
+      const limit = Math.min(1000, Math.max(1, Number(url.searchParams.get("limit") ?? 100) || 100));
+      const beforeRaw = url.searchParams.get("before");
+      if (beforeRaw !== null && !/^\d{1,15}$/.test(beforeRaw)) throw badRequest("before must be a line id");
+      const level = url.searchParams.get("level");
+      if (level !== null && !(LOG_LEVELS as readonly string[]).includes(level)) throw badRequest(`level must be one of ${LOG_LEVELS.join(", ")}`);
+      return json(await services.logs.list(env, source, { limit, before: beforeRaw === null ? undefined : Number(beforeRaw), level: (level ?? undefined) as LogLevel | undefined }));
+    }, { detail: admin("Log lines, newest first", "?source=code (custom code's log service and its failures), ?env=development|production (default development), ?level=debug|info|warn|error (that level and above), ?limit=1..1000, ?before=<id> for the next page.") })
     .get("/deploys", async () => {
       return json(await catalog.history());
     }, { detail: admin("Deploy history, newest first"), response: { 200: S.DeployHistory, ...S.errors(401) } })

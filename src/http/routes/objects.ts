@@ -13,6 +13,9 @@ import type { BodyParsers } from "../parsers.ts";
 import type { RequestInfo } from "../request-meta.ts";
 import { objectDocs as docs } from "../openapi-docs.ts";
 import { json, rawJson } from "../respond.ts";
+import { jsonBodyOf } from "../body.ts";
+import { callMethod, methodOf } from "../method-call.ts";
+import { methodNotAllowed } from "../../errors.ts";
 
 /** Schema names in paths are case-insensitive (clients have sent "User" for "user"). */
 export const schemaParam = (s: string) => s.toLowerCase();
@@ -50,16 +53,21 @@ export function objectRoutes(services: Services, info: RequestInfo, parsers: Bod
     .derive(apiContextStep(services, info))
     .get("/:schema", async ({ api, request, params }) => {
       const ctx = await api;
+      const method = methodOf(services, ctx, schemaParam(params.schema));
+      if (method) return callMethod(services, ctx, request, method, "GET");
       const tree = parseQuery(new URL(request.url).searchParams, request.headers);
       const found = await data.list(ctx, schemaParam(params.schema), tree);
       return found.contentRange === null ? rawJson(found.body) : rawJson(found.body, 206, { "content-range": found.contentRange });
     }, { detail: docs.list })
     .post(
       "/:schema",
-      async ({ api, request, params, body }) => {
+      async ({ api, request, params, body: text }) => {
         const ctx = await api;
-        const relations = parseRelationsHeader(request.headers.get("x-service-relations"));
         const name = schemaParam(params.schema);
+        const method = methodOf(services, ctx, name);
+        if (method) return callMethod(services, ctx, request, method, "POST");
+        const body = jsonBodyOf(request, text as string);
+        const relations = parseRelationsHeader(request.headers.get("x-service-relations"));
         if (relations.size && hasNested(body)) {
           const r = await data.upsert(ctx, name, body, relations);
           return rawJson(r.body, r.status);
@@ -67,10 +75,19 @@ export function objectRoutes(services: Services, info: RequestInfo, parsers: Bod
         if (Array.isArray(body)) return json(await data.create(ctx, name, body, relations));
         return rawJson(await data.create(ctx, name, body, relations), 201);
       },
-      { parse: "datastore", detail: docs.create },
+      { parse: "raw", detail: docs.create },
     )
+    // PUT /<name> exists for custom code methods only; for a schema it is the 405 the edge would give.
+    .put("/:schema", async ({ api, request, params }) => {
+      const ctx = await api;
+      const method = methodOf(services, ctx, schemaParam(params.schema));
+      if (method) return callMethod(services, ctx, request, method, "PUT");
+      throw methodNotAllowed("PUT is not allowed here", ["GET", "POST", "DELETE", "HEAD"]);
+    }, { parse: "none", detail: docs.callMethod })
     .delete("/:schema", async ({ api, request, params }) => {
       const ctx = await api;
+      const method = methodOf(services, ctx, schemaParam(params.schema));
+      if (method) return callMethod(services, ctx, request, method, "DELETE");
       await data.removeWhere(ctx, schemaParam(params.schema), parseConditions(new URL(request.url).searchParams));
       return json({});
     }, { detail: docs.removeWhere })

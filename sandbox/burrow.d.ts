@@ -1,0 +1,200 @@
+// Burrow custom code: the types of a bundle's methods, the request they get and the services they may call.
+// Reference it from a bundle (`/// <reference path="burrow.d.ts" />`, or copy it next to your sources) and
+// type-check with `tsc --noEmit`. Every service call is async and runs on the server, outside the sandbox.
+
+declare namespace Burrow {
+  /** What a method is called with. Frozen: a method cannot change it. */
+  interface Request {
+    verb: "GET" | "POST" | "PUT" | "DELETE";
+    /** The URL the client called (path and query). */
+    url: string;
+    /** GET and DELETE: the declared URL parameters that were sent (only those listed in the method's `params`). */
+    params: Record<string, string>;
+    /** PUT and POST: the raw request body ("" when none); parse JSON yourself. */
+    body: string;
+    /** Request headers, lowercase names (Authorization and Cookie are left out). */
+    headers: Record<string, string>;
+    /** The username of a MAC-signed (OAuth 2.0) caller, or null. */
+    loggedInUser: string | null;
+    /** 0 for development, N for production API version N. */
+    apiVersion: number;
+    environment: "development" | "production";
+    methodName: string;
+  }
+
+  /** What a method returns. `body`: an object (JSON), a string (text/plain) or bytes (application/octet-stream). */
+  interface Response {
+    status?: number;
+    headers?: Record<string, string>;
+    body?: unknown;
+  }
+
+  interface Method {
+    /** The endpoint `/<name>`: ^[a-z][a-z0-9_]{0,63}$, not the name of a schema. */
+    name: string;
+    /** The only URL parameters passed in (GET and DELETE). */
+    params?: string[];
+    execute(request: Request, services: Services): Response | void | Promise<Response | void>;
+  }
+
+  interface Services {
+    data: DataService;
+    push: PushService;
+    log: LogService;
+    http: HttpService;
+    cache: CacheService;
+    config: ConfigService;
+  }
+
+  // ---------------------------------------------------------------- data
+
+  type Scalar = string | number | boolean;
+  /** A condition on one field: a value (equality) or operators, ANDed. Geo radii are in radians (km / 6367.5). */
+  type Condition =
+    | Scalar
+    | {
+        eq?: Scalar;
+        ne?: Scalar;
+        lt?: Scalar;
+        lte?: Scalar;
+        gt?: Scalar;
+        gte?: Scalar;
+        in?: Scalar[];
+        nin?: Scalar[];
+        /** true: the field is null (unset); false: it is set. */
+        null?: boolean;
+        /** true: the field is the empty string or an empty array. */
+        empty?: boolean;
+        /** Nearest first, optionally within a radius (radians); results carry the distance. */
+        near?: { lat: number; lon: number; radius?: number };
+        /** Within a radius (radians) of a point, or within a box (lower-left and upper-right corners). */
+        within?: { lat: number; lon: number; radius: number } | { box: [latLL: number, lonLL: number, latUR: number, lonUR: number] };
+      };
+  /** Conditions on fields, ANDed. */
+  type Where = Record<string, Condition>;
+  interface Query {
+    where?: Where;
+    /** Alternatives ORed together (each a Where), ANDed with `where`. */
+    or?: Where[];
+    /** Fields to return (dotted paths reach into expanded relationships). */
+    select?: string[];
+    /** Relationship expansion depth, 0 to 3. */
+    expand?: number;
+    /** "field", "field:desc" or ["field", "desc"]. */
+    orderBy?: (string | [string, "asc" | "desc"])[];
+    /** First index (0-based) and last index (inclusive), as the Range header. */
+    start?: number;
+    end?: number;
+    /** At most this many objects from `start` (instead of `end`). */
+    limit?: number;
+  }
+  interface Changes {
+    /** Fields to set (null unsets). */
+    set?: Record<string, unknown>;
+    /** Integer or float fields to add to, atomically. */
+    increment?: Record<string, number>;
+  }
+  interface BatchResult {
+    succeeded: string[];
+    failed: string[];
+  }
+  type StoredObject = Record<string, unknown>;
+
+  /** The datastore of the method's environment and API version. Ignores schema permissions. */
+  interface DataService {
+    create(schema: string, object: Record<string, unknown>): Promise<StoredObject>;
+    createMany(schema: string, objects: Record<string, unknown>[]): Promise<BatchResult>;
+    /** One object by key, or null. */
+    read(schema: string, id: string, shape?: { select?: string[]; expand?: number }): Promise<StoredObject | null>;
+    query(schema: string, query?: Query): Promise<StoredObject[]>;
+    count(schema: string, query?: Pick<Query, "where" | "or">): Promise<number>;
+    /** Change one object; with `where`, only if it also matches (conditional update): null when it does not. */
+    update(schema: string, id: string, changes: Changes, options?: { where?: Where }): Promise<StoredObject | null>;
+    /** Change every object matching the query; how many changed. */
+    updateWhere(schema: string, query: Pick<Query, "where" | "or">, changes: Changes): Promise<number>;
+    /** Delete one object; false when there was none. */
+    delete(schema: string, id: string): Promise<boolean>;
+    /** Delete every object matching the query; how many. */
+    deleteWhere(schema: string, query: Pick<Query, "where" | "or">): Promise<number>;
+    /** Append keys of existing objects to a relationship field (or values to an array field). */
+    addRelated(schema: string, id: string, field: string, values: Scalar[]): Promise<StoredObject>;
+    /** Create objects in the related schema and append their keys to the relationship field. */
+    createRelated(schema: string, id: string, field: string, objects: Record<string, unknown>[]): Promise<BatchResult>;
+    /** Remove keys (or values) from a field; with cascade, delete the related objects too. */
+    removeRelated(schema: string, id: string, field: string, values: Scalar[], options?: { cascade?: boolean }): Promise<void>;
+    /** The names of the schemas this API version has. */
+    schemas(): Promise<string[]>;
+    /** The name of the user schema, or null when there is none. */
+    userSchema(): Promise<string | null>;
+  }
+
+  // ---------------------------------------------------------------- push
+
+  type TokenType = "ios" | "android" | "web";
+  interface Token {
+    type: TokenType;
+    token: string;
+  }
+  /** Payload: { alert|message, badge, sound, ...custom data } as the push API takes it. */
+  type Payload = Record<string, unknown>;
+  interface PushService {
+    registerToken(user: string | null, token: Token): Promise<void>;
+    sendToTokens(tokens: Token[], payload: Payload): Promise<{ queued: number }>;
+    sendToUsers(users: string[], payload: Payload): Promise<{ queued: number }>;
+    broadcast(payload: Payload): Promise<{ queued: number }>;
+    tokensOfUsers(users: string[]): Promise<Record<string, Token[]>>;
+    /** false when the token was not registered. */
+    removeToken(token: Token): Promise<boolean>;
+    /** Tokens the providers refused; `clear` empties the list after reading. */
+    expiredTokens(clear: boolean): Promise<(Token & { expired: number })[]>;
+  }
+
+  // ---------------------------------------------------------------- log, http, cache, config
+
+  /** Lines kept per environment, read with GET /_admin/api/logs?source=code. */
+  interface LogService {
+    debug(message: string, details?: unknown): Promise<void>;
+    info(message: string, details?: unknown): Promise<void>;
+    warn(message: string, details?: unknown): Promise<void>;
+    error(message: string, details?: unknown): Promise<void>;
+  }
+
+  interface HttpOptions {
+    headers?: Record<string, string>;
+    /** Default 10 000, at most the time the call has left. */
+    timeoutMs?: number;
+    /** Bytes of the answer kept (default and maximum: the setting code.http.maxResponseBytes). */
+    maxBytes?: number;
+  }
+  interface HttpResponse {
+    status: number;
+    headers: Record<string, string>;
+    /** The body as UTF-8 text. */
+    body: string;
+    /** True when the body was cut at maxBytes. */
+    truncated: boolean;
+  }
+  /**
+   * Outbound HTTP(S). Loopback, private, link-local and metadata addresses are refused after DNS resolution
+   * (redirects included, at most 5 followed) unless the setting code.http.allowPrivate is on.
+   */
+  interface HttpService {
+    get(url: string, options?: HttpOptions): Promise<HttpResponse>;
+    delete(url: string, options?: HttpOptions): Promise<HttpResponse>;
+    post(url: string, body: string, options?: HttpOptions): Promise<HttpResponse>;
+    put(url: string, body: string, options?: HttpOptions): Promise<HttpResponse>;
+  }
+
+  /** A key/value cache per environment: keys up to 1 KiB, values up to 16 KiB (UTF-8). */
+  interface CacheService {
+    get(key: string): Promise<string | null>;
+    /** ttlMs <= 0 or omitted: the longest TTL (1 day). */
+    set(key: string, value: string, ttlMs?: number): Promise<void>;
+    delete(key: string): Promise<boolean>;
+  }
+
+  /** Read-only variables from the environment's settings (code.config), e.g. third-party API keys. */
+  interface ConfigService {
+    get(key: string): Promise<string | null>;
+  }
+}

@@ -1,0 +1,75 @@
+// Where custom code runs: the CodeRunner interface (install a bundle's pool, call a method, retire a pool) and
+// InlineRunner, which keeps the pools on the calling thread. thread-runner.ts runs InlineRunners on worker
+// threads behind the same interface; one contract suite tests both.
+
+import { SandboxPool, type BundleSpec } from "./sandbox-pool.ts";
+import { CodeError, type Dispatch, type MethodInfo, type MethodResponse, type SandboxHooks } from "./sandbox.ts";
+
+export type { BundleSpec } from "./sandbox-pool.ts";
+
+export interface CodeRunner {
+  /** Start (and warm) a pool for the bundle; its methods, or CodeError("compile"). Installing a key twice is one install. */
+  install(spec: BundleSpec): Promise<MethodInfo[]>;
+  /** Call a method of an installed bundle; `dispatch` serves the guest's services for this call. */
+  call(key: string, name: string, request: unknown, dispatch: Dispatch): Promise<MethodResponse>;
+  /** Retire a bundle's pool: new calls are refused, calls in flight finish. */
+  drop(key: string): void;
+  close(): Promise<void>;
+}
+
+export class InlineRunner implements CodeRunner {
+  private pools = new Map<string, { pool: SandboxPool; ready: Promise<MethodInfo[]> }>();
+
+  constructor(private readonly hooks: SandboxHooks = {}) {}
+
+  install(spec: BundleSpec): Promise<MethodInfo[]> {
+    const known = this.pools.get(spec.key);
+    if (known) return known.ready;
+    const pool = new SandboxPool(spec, this.hooks);
+    const ready = pool.start();
+    this.pools.set(spec.key, { pool, ready });
+    ready.catch(() => {
+      if (this.pools.get(spec.key)?.pool === pool) this.pools.delete(spec.key);
+    });
+    return ready;
+  }
+
+  async call(key: string, name: string, request: unknown, dispatch: Dispatch): Promise<MethodResponse> {
+    const entry = this.pools.get(key);
+    if (!entry) throw new CodeError("result", "this code is not loaded (it was replaced); call again");
+    await entry.ready;
+    return entry.pool.call(name, request, dispatch);
+  }
+
+  drop(key: string): void {
+    const entry = this.pools.get(key);
+    if (!entry) return;
+    this.pools.delete(key);
+    entry.ready.then(() => entry.pool.retire(), () => {});
+  }
+
+  async close(): Promise<void> {
+    for (const key of [...this.pools.keys()]) this.drop(key);
+  }
+
+  /** Sandboxes alive per bundle (tests and status). */
+  sizes(): Record<string, number> {
+    return Object.fromEntries([...this.pools].map(([k, e]) => [k, e.pool.size()]));
+  }
+}
+
+/** A CodeError as plain data (to cross a thread) and back. */
+export interface ErrorData {
+  kind: CodeError["kind"] | "host";
+  message: string;
+  line?: number;
+}
+
+export function errorData(e: unknown): ErrorData {
+  if (e instanceof CodeError) return { kind: e.kind, message: e.message, ...(e.line !== undefined ? { line: e.line } : {}) };
+  return { kind: "host", message: String((e as Error)?.message ?? e) };
+}
+
+export function errorFromData(d: ErrorData): Error {
+  return d.kind === "host" ? new Error(d.message) : new CodeError(d.kind, d.message, d.line);
+}

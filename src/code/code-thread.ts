@@ -1,0 +1,77 @@
+// A custom-code thread (a Worker started by thread-runner.ts): an InlineRunner whose sandboxes call their
+// services through the main thread. Guest code that runs 100 ms without yielding (a busy loop) moves this
+// thread to the idle scheduling class (Linux; nice 19 on one CPU) and tells the main thread, which sends new
+// calls elsewhere and replaces this thread once its calls are done, so a runaway method cannot slow the API.
+
+import { availableParallelism } from "node:os";
+import { idleThreadPolicy, niceThread } from "../os/thread-priority.ts";
+import { type BundleSpec, type ErrorData, InlineRunner, errorData } from "./code-runner.ts";
+import { RawJson } from "./raw-json.ts";
+import type { MethodInfo, MethodResponse } from "./sandbox.ts";
+
+declare const self: Worker;
+
+export type ToCodeThread =
+  | { type: "install"; id: number; spec: BundleSpec }
+  | { type: "call"; id: number; key: string; name: string; request: unknown }
+  | { type: "service-result"; sid: number; ok: true; json: string | undefined }
+  | { type: "service-result"; sid: number; ok: false; message: string }
+  | { type: "drop"; key: string };
+
+export type FromCodeThread =
+  | { type: "installed"; id: number; methods: MethodInfo[] }
+  | { type: "result"; id: number; response: MethodResponse }
+  | { type: "failed"; id: number; error: ErrorData }
+  | { type: "service"; sid: number; id: number; service: string; op: string; args: unknown[] }
+  | { type: "demoted" };
+
+const post = (m: FromCodeThread) => self.postMessage(m);
+let demoted = false;
+const runner = new InlineRunner({
+  onLongRun() {
+    if (demoted) return;
+    demoted = true;
+    if (!(availableParallelism() > 1 && idleThreadPolicy())) niceThread(19);
+    post({ type: "demoted" });
+  },
+});
+
+const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+let nextSid = 1;
+
+self.onmessage = (e: MessageEvent<ToCodeThread>) => {
+  const m = e.data;
+  switch (m.type) {
+    case "install":
+      runner.install(m.spec).then(
+        (methods) => post({ type: "installed", id: m.id, methods }),
+        (err) => post({ type: "failed", id: m.id, error: errorData(err) }),
+      );
+      break;
+    case "call": {
+      const id = m.id;
+      const dispatch = (service: string, op: string, args: unknown[]) =>
+        new Promise<unknown>((resolve, reject) => {
+          const sid = nextSid++;
+          pending.set(sid, { resolve, reject });
+          post({ type: "service", sid, id, service, op, args });
+        });
+      runner.call(m.key, m.name, m.request, dispatch).then(
+        (response) => post({ type: "result", id, response }),
+        (err) => post({ type: "failed", id, error: errorData(err) }),
+      );
+      break;
+    }
+    case "service-result": {
+      const p = pending.get(m.sid);
+      if (!p) return;
+      pending.delete(m.sid);
+      if (m.ok) p.resolve(m.json === undefined ? undefined : new RawJson(m.json));
+      else p.reject(new Error(m.message));
+      break;
+    }
+    case "drop":
+      runner.drop(m.key);
+      break;
+  }
+};

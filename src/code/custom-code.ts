@@ -1,0 +1,187 @@
+// Custom code as the rest of the server sees it: upload development's bundle (checked by loading it), find the
+// method a URL names in the caller's environment and API version, and call it. Each (environment, version)
+// with code has a pool on the runner, keyed by its code and limits, started on first use (development and the
+// newest production version at start-up and after uploads and deploys); new code starts a new pool, and the
+// old one is retired once the new one is ready, so calls in flight finish on the code they started with.
+
+import { ApiError, badRequest } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import type { ApiContext, EnvName } from "../request-context.ts";
+import type { Catalog } from "../schema/catalog.ts";
+import { prepareBundle, type BundleLanguage } from "./bundle.ts";
+import type { CodeRunner } from "./code-runner.ts";
+import type { CodeStore, StoredBundle } from "./code-store.ts";
+import { SERVICE_OPS, type ServiceDeps, callServices } from "./call-services.ts";
+import { CodeError, DEFAULT_LIMITS, type MethodInfo, type MethodResponse, type SandboxLimits } from "./sandbox.ts";
+
+export type { MethodInfo, MethodResponse } from "./sandbox.ts";
+
+/** The request object a method gets (sandbox/burrow.d.ts Burrow.Request). */
+export interface GuestRequest {
+  verb: "GET" | "POST" | "PUT" | "DELETE";
+  url: string;
+  params: Record<string, string>;
+  body: string;
+  headers: Record<string, string>;
+  loggedInUser: string | null;
+  apiVersion: number;
+  environment: EnvName;
+  methodName: string;
+}
+
+interface CodeSettings {
+  timeoutMs: number;
+  memoryMb: number;
+}
+
+/** Sandboxes per bundle per thread: kept warm, and at most. */
+const WARM = 1;
+const MAX_PER_THREAD = 16;
+
+export class CustomCode {
+  /** "env:version" -> the installed pool key and its readiness. */
+  private installed = new Map<string, { key: string; ready: Promise<MethodInfo[]> }>();
+  private runnerInstance: CodeRunner | null = null;
+
+  constructor(
+    private readonly store: CodeStore,
+    private readonly catalog: Catalog,
+    private readonly deps: ServiceDeps,
+    private readonly log: Logger,
+    private readonly makeRunner: () => CodeRunner,
+  ) {}
+
+  /** The runner starts with the first code (a server without custom code starts no thread). */
+  private runner(): CodeRunner {
+    this.runnerInstance ??= this.makeRunner();
+    return this.runnerInstance;
+  }
+
+  /** The method `name` of the code an environment and version run, if any (synchronous: on every request). */
+  method(env: EnvName, version: number, name: string): MethodInfo | undefined {
+    return this.store.get(env, version)?.byName.get(name);
+  }
+
+  /** Development's code: its source as uploaded and its methods, or null. */
+  development(): { source: string; methods: MethodInfo[]; updated: string } | null {
+    const b = this.store.get("development", 0);
+    return b ? { source: b.source, methods: b.methods, updated: new Date(b.updated).toISOString() } : null;
+  }
+
+  /** Code of a production version (null when it has none). */
+  production(version: number): { source: string; methods: MethodInfo[]; updated: string } | null {
+    const b = this.store.get("production", version);
+    return b ? { source: b.source, methods: b.methods, updated: new Date(b.updated).toISOString() } : null;
+  }
+
+  private limits(env: EnvName): SandboxLimits {
+    const s = this.deps.settings.get(env).code as CodeSettings;
+    return { ...DEFAULT_LIMITS, timeoutMs: s.timeoutMs, memoryBytes: s.memoryMb * 1024 * 1024 };
+  }
+
+  private keyOf(b: StoredBundle, limits: SandboxLimits): string {
+    return `${b.env}:${b.version}:${b.hash}:${limits.timeoutMs}:${limits.memoryBytes}`;
+  }
+
+  /** The pool key of a bundle, installing it (and retiring the pool it replaces) when needed. */
+  private ensure(b: StoredBundle): Promise<string> {
+    const limits = this.limits(b.env);
+    const key = this.keyOf(b, limits);
+    const slot = `${b.env}:${b.version}`;
+    const current = this.installed.get(slot);
+    if (current?.key === key) return current.ready.then(() => key);
+    const ready = this.runner().install({ key, js: b.js, ops: SERVICE_OPS, limits, warm: WARM, max: MAX_PER_THREAD });
+    this.installed.set(slot, { key, ready });
+    ready.then(
+      () => {
+        if (current) this.runner().drop(current.key);
+      },
+      () => {
+        if (this.installed.get(slot)?.key === key) this.installed.delete(slot);
+      },
+    );
+    return ready.then(() => key);
+  }
+
+  /** Start the pools of development and the newest production version (start-up, uploads, deploys, reloads). */
+  prewarm(): void {
+    const latest = this.catalog.latestVersion();
+    for (const b of [this.store.get("development", 0), latest === null ? undefined : this.store.get("production", latest)])
+      if (b) this.ensure(b).catch((e) => this.log.warn("custom code could not be loaded", { env: b.env, version: b.version, message: String((e as Error)?.message ?? e) }));
+  }
+
+  /** After a reload (another process changed code): retire pools whose code is gone or changed, warm the rest. */
+  sync(): void {
+    for (const [slot, entry] of this.installed) {
+      const [env, version] = slot.split(":") as [EnvName, string];
+      const b = this.store.get(env, Number(version));
+      if (!b || this.keyOf(b, this.limits(env)) !== entry.key) {
+        this.installed.delete(slot);
+        this.runnerInstance?.drop(entry.key);
+      }
+    }
+    this.prewarm();
+  }
+
+  /**
+   * Check and store development's code: it must compile, load and export valid methods whose names no
+   * development schema has. Answers the methods; CodeError("compile") or ApiError 400 otherwise.
+   */
+  async upload(source: string, lang: BundleLanguage = "auto"): Promise<{ methods: MethodInfo[]; language: "js" | "ts" }> {
+    const prepared = prepareBundle(source, lang);
+    const limits = this.limits("development");
+    const checkKey = `check:${Bun.hash(prepared.js).toString(36)}:${Date.now()}`;
+    let methods: MethodInfo[];
+    try {
+      methods = await this.runner().install({ key: checkKey, js: prepared.js, ops: SERVICE_OPS, limits, warm: 1, max: 1 });
+    } finally {
+      this.runner().drop(checkKey);
+    }
+    await this.catalog.exclusive(async () => {
+      const schemas = new Set(this.catalog.development().schemas.keys());
+      const clash = methods.find((m) => schemas.has(m.name));
+      if (clash) throw badRequest(`method "${clash.name}" has the name of a schema; a method and a schema cannot share a name`);
+      await this.store.putDevelopment(source, prepared.js, methods);
+    });
+    this.prewarm();
+    return { methods, language: prepared.language };
+  }
+
+  /** Remove development's code (its methods answer 404 again). */
+  async remove(): Promise<boolean> {
+    const removed = await this.store.removeDevelopment();
+    this.sync();
+    return removed;
+  }
+
+  /** Call a method for an API request; `ctx` is the caller's context (its user is in `request.loggedInUser`). */
+  async call(ctx: ApiContext, request: GuestRequest): Promise<MethodResponse> {
+    const b = this.store.get(ctx.env, ctx.version);
+    if (!b?.byName.has(request.methodName)) throw new ApiError(404, `there is no method "${request.methodName}"`);
+    const key = await this.ensure(b);
+    const limits = this.limits(ctx.env);
+    const system: ApiContext = { ...ctx, principal: { kind: "system" } };
+    try {
+      return await this.runner().call(key, request.methodName, request, callServices(this.deps, system, Date.now() + limits.timeoutMs));
+    } catch (e) {
+      throw this.failure(ctx.env, request.methodName, e);
+    }
+  }
+
+  /** The API error of a failed call; the failure is also logged for the code's author (source=code). */
+  private failure(env: EnvName, name: string, e: unknown): ApiError {
+    if (!(e instanceof CodeError)) {
+      this.log.error("custom code call failed", { method: name, message: String((e as Error)?.message ?? e) });
+      return new ApiError(500, `custom code method ${name} failed`);
+    }
+    if (e.kind === "result" && /call again/.test(e.message)) return new ApiError(503, `${e.message}`, { headers: { "retry-after": "1" } });
+    const message = `custom code method ${name} failed: ${e.message}`;
+    this.deps.logs.append(env, "code", "error", message, { kind: e.kind });
+    return new ApiError(500, message);
+  }
+
+  async close(): Promise<void> {
+    await this.runnerInstance?.close();
+    await this.deps.logs.flush();
+  }
+}

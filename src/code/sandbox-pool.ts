@@ -1,0 +1,116 @@
+// The sandboxes of one bundle on one thread: a few kept warm with the bundle loaded, more made on demand up to
+// a cap (calls beyond it wait their turn), each running one call at a time. A sandbox that hit a limit, or
+// whose linear memory grew past the high-water mark, is dropped after its call and replaced, so a method that
+// once allocated a lot does not keep the memory. Retiring a pool (new code) lets calls in flight finish.
+
+import { CodeError, type Dispatch, type MethodInfo, type MethodResponse, Sandbox, type SandboxHooks, type SandboxLimits, type ServiceOps } from "./sandbox.ts";
+import { INITIAL_BYTES } from "./quickjs-engine.ts";
+
+export interface BundleSpec {
+  /** Names this bundle with its limits (a changed bundle or limit is a new key). */
+  key: string;
+  js: string;
+  ops: ServiceOps;
+  limits: SandboxLimits;
+  /** Sandboxes loaded ahead of calls. */
+  warm: number;
+  /** Most sandboxes at once (calls beyond wait). */
+  max: number;
+}
+
+export class SandboxPool {
+  private idle: Sandbox[] = [];
+  private live = 0;
+  private waiters: { resolve: (s: Sandbox) => void; reject: (e: unknown) => void }[] = [];
+  private retired = false;
+  /** Linear memory past which a sandbox is recycled after its call. */
+  private readonly highWater: number;
+  methods: MethodInfo[] = [];
+
+  constructor(
+    readonly spec: BundleSpec,
+    private readonly hooks: SandboxHooks = {},
+  ) {
+    this.highWater = Math.max(INITIAL_BYTES, INITIAL_BYTES + spec.limits.memoryBytes / 4);
+  }
+
+  /** Load the first sandbox (its failure is the bundle's compile error) and warm the rest in the background. */
+  async start(): Promise<MethodInfo[]> {
+    const first = await this.make();
+    this.methods = first.methods;
+    this.idle.push(first);
+    this.refill();
+    return this.methods;
+  }
+
+  private async make(): Promise<Sandbox> {
+    this.live++;
+    try {
+      return await Sandbox.load(this.spec.js, this.spec.ops, this.spec.limits, this.hooks);
+    } catch (e) {
+      this.live--;
+      throw e;
+    }
+  }
+
+  /** Top the pool up to `warm` idle sandboxes (background; a failure just leaves it smaller). */
+  private refill(): void {
+    if (this.retired) return;
+    const missing = this.spec.warm - this.live;
+    for (let i = 0; i < missing; i++)
+      this.make().then(
+        (s) => this.put(s),
+        () => {},
+      );
+  }
+
+  /** A ready sandbox goes to the next waiting call, else back to idle (a retired pool drops it instead). */
+  private put(s: Sandbox): void {
+    if (!s.usable) return this.drop(s);
+    const waiter = this.waiters.shift();
+    if (waiter) waiter.resolve(s);
+    else if (this.retired) this.drop(s);
+    else this.idle.push(s);
+  }
+
+  private drop(s: Sandbox): void {
+    this.live--;
+    s.dispose();
+  }
+
+  private acquire(): Promise<Sandbox> {
+    const s = this.idle.pop();
+    if (s) return Promise.resolve(s);
+    if (this.live < this.spec.max) return this.make();
+    return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+  }
+
+  private release(s: Sandbox): void {
+    if (s.usable && s.memoryBytes() <= this.highWater) return this.put(s);
+    this.drop(s);
+    // A waiting call gets a fresh sandbox in place of the dropped one; otherwise the pool is topped up.
+    if (this.waiters.length) this.make().then((n) => this.put(n), (e) => this.waiters.shift()?.reject(e));
+    else this.refill();
+  }
+
+  async call(name: string, request: unknown, dispatch: Dispatch): Promise<MethodResponse> {
+    if (this.retired) throw new CodeError("result", "the method's code was replaced while the call started; call again");
+    const s = await this.acquire();
+    try {
+      return await s.call(name, request, dispatch);
+    } finally {
+      this.release(s);
+    }
+  }
+
+  /** Stop taking new calls; idle sandboxes go now, busy ones once the calls already waiting are served. */
+  retire(): void {
+    this.retired = true;
+    for (const s of this.idle.splice(0)) this.drop(s);
+  }
+
+  /** Sandboxes alive (idle and busy). */
+  size(): number {
+    return this.live;
+  }
+}

@@ -1,0 +1,207 @@
+// Custom code on worker threads (code-thread.ts), so a method's CPU never runs on the thread that answers API
+// requests. Every thread has every installed bundle; a call goes to the thread with the fewest calls in flight
+// among those not demoted. A thread that reports a runaway method (it lowered its own priority) gets no new
+// calls and is replaced once its calls are done; one that stops answering (a call past its time limit plus a
+// grace period) is terminated and its calls fail. Services run here, on the main thread, for every call.
+
+import { type BundleSpec, type CodeRunner, errorFromData } from "./code-runner.ts";
+import type { FromCodeThread, ToCodeThread } from "./code-thread.ts";
+import { RawJson } from "./raw-json.ts";
+import { CodeError, type Dispatch, type MethodInfo, type MethodResponse } from "./sandbox.ts";
+
+/** In the compiled binary every module sits in one bundle at the root and the thread at code/ (scripts/build.ts). */
+const THREAD_URL = import.meta.url.includes("/$bunfs/") ? new URL("./code/code-thread.ts", import.meta.url).href : new URL("./code-thread.ts", import.meta.url).href;
+
+/** A thread that has not answered a call this long after the call's own limit is stuck: it is terminated. */
+const GRACE_MS = 5_000;
+
+interface Call {
+  resolve: (r: MethodResponse) => void;
+  reject: (e: unknown) => void;
+  dispatch: Dispatch;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+class CodeThread {
+  readonly worker: Worker;
+  readonly calls = new Map<number, Call>();
+  private installs = new Map<number, { resolve: (m: MethodInfo[]) => void; reject: (e: unknown) => void }>();
+  demoted = false;
+  dead = false;
+
+  constructor(private readonly owner: ThreadRunner) {
+    this.worker = new Worker(THREAD_URL);
+    this.worker.onmessage = (e: MessageEvent<FromCodeThread>) => this.receive(e.data);
+    this.worker.onerror = (e) => this.owner.lost(this, `the custom code thread failed: ${String(e.message ?? e)}`);
+    // The server (or a test) keeps the process alive; a runner nobody closed must not.
+    this.worker.unref();
+  }
+
+  post(m: ToCodeThread): void {
+    this.worker.postMessage(m);
+  }
+
+  install(id: number, spec: BundleSpec): Promise<MethodInfo[]> {
+    return new Promise((resolve, reject) => {
+      this.installs.set(id, { resolve, reject });
+      this.post({ type: "install", id, spec });
+    });
+  }
+
+  private receive(m: FromCodeThread): void {
+    switch (m.type) {
+      case "installed":
+        this.installs.get(m.id)?.resolve(m.methods);
+        this.installs.delete(m.id);
+        return;
+      case "result":
+      case "failed": {
+        const install = this.installs.get(m.id);
+        if (install) {
+          this.installs.delete(m.id);
+          return m.type === "failed" ? install.reject(errorFromData(m.error)) : undefined;
+        }
+        const call = this.calls.get(m.id);
+        if (!call) return;
+        this.calls.delete(m.id);
+        clearTimeout(call.timer);
+        if (m.type === "result") call.resolve(m.response);
+        else call.reject(errorFromData(m.error));
+        this.owner.settled(this);
+        return;
+      }
+      case "service": {
+        const call = this.calls.get(m.id);
+        const answer = (msg: ToCodeThread) => {
+          if (!this.dead) this.post(msg);
+        };
+        if (!call) return answer({ type: "service-result", sid: m.sid, ok: false, message: "the call is over" });
+        call.dispatch(m.service, m.op, m.args).then(
+          (v) => answer({ type: "service-result", sid: m.sid, ok: true, json: v === undefined ? undefined : v instanceof RawJson ? v.text : JSON.stringify(v) }),
+          (e) => answer({ type: "service-result", sid: m.sid, ok: false, message: String((e as Error)?.message ?? e) }),
+        );
+        return;
+      }
+      case "demoted":
+        this.owner.demote(this);
+        return;
+    }
+  }
+
+  /** Fail everything outstanding and stop the thread. */
+  kill(reason: Error): void {
+    if (this.dead) return;
+    this.dead = true;
+    this.worker.terminate();
+    for (const c of this.calls.values()) {
+      clearTimeout(c.timer);
+      c.reject(reason);
+    }
+    this.calls.clear();
+    for (const i of this.installs.values()) i.reject(reason);
+    this.installs.clear();
+  }
+}
+
+export interface ThreadRunnerOptions {
+  /** Threads taking calls (at least 1). */
+  threads: number;
+  /** Told when a thread is replaced or lost. */
+  warn?: (message: string) => void;
+}
+
+export class ThreadRunner implements CodeRunner {
+  private threads: CodeThread[] = [];
+  private specs = new Map<string, BundleSpec>();
+  private nextId = 1;
+  private closed = false;
+
+  constructor(private readonly opts: ThreadRunnerOptions) {
+    for (let i = 0; i < Math.max(1, opts.threads); i++) this.spawn();
+  }
+
+  private spawn(): CodeThread {
+    const t = new CodeThread(this);
+    this.threads.push(t);
+    for (const spec of this.specs.values()) t.install(this.nextId++, spec).catch(() => {});
+    return t;
+  }
+
+  private active(): CodeThread[] {
+    return this.threads.filter((t) => !t.demoted && !t.dead);
+  }
+
+  async install(spec: BundleSpec): Promise<MethodInfo[]> {
+    if (this.closed) throw new Error("the custom code runner is closed");
+    this.specs.set(spec.key, spec);
+    const live = this.threads.filter((t) => !t.dead);
+    try {
+      const all = await Promise.all(live.map((t) => t.install(this.nextId++, spec)));
+      return all[0] ?? [];
+    } catch (e) {
+      this.drop(spec.key);
+      throw e;
+    }
+  }
+
+  call(key: string, name: string, request: unknown, dispatch: Dispatch): Promise<MethodResponse> {
+    const spec = this.specs.get(key);
+    if (!spec) return Promise.reject(new CodeError("result", "this code is not loaded (it was replaced); call again"));
+    let candidates = this.active();
+    if (!candidates.length) candidates = this.threads.filter((t) => !t.dead);
+    if (!candidates.length) candidates = [this.spawn()];
+    let best = candidates[0]!;
+    for (const t of candidates) if (t.calls.size < best.calls.size) best = t;
+    const id = this.nextId++;
+    return new Promise<MethodResponse>((resolve, reject) => {
+      const timer = setTimeout(() => this.lost(best, `a custom code thread stopped answering (a call ran ${spec.limits.timeoutMs + GRACE_MS} ms)`), spec.limits.timeoutMs + GRACE_MS);
+      best.calls.set(id, { resolve, reject, dispatch, timer });
+      best.post({ type: "call", id, key, name, request });
+    });
+  }
+
+  drop(key: string): void {
+    if (!this.specs.delete(key)) return;
+    for (const t of this.threads) if (!t.dead) t.post({ type: "drop", key });
+  }
+
+  /** A thread reported a runaway method: no new calls; a fresh thread takes its place (at most twice the threads). */
+  demote(t: CodeThread): void {
+    if (t.demoted || t.dead) return;
+    t.demoted = true;
+    if (!this.closed && this.active().length < this.opts.threads && this.threads.length < this.opts.threads * 2) this.spawn();
+    this.settled(t);
+  }
+
+  /** A call of `t` ended: a demoted thread with nothing left to do is retired. */
+  settled(t: CodeThread): void {
+    if (t.demoted && t.calls.size === 0) this.retire(t);
+  }
+
+  private retire(t: CodeThread): void {
+    t.kill(new CodeError("result", "the custom code thread was retired"));
+    this.threads = this.threads.filter((x) => x !== t);
+    if (!this.closed && this.active().length < this.opts.threads) this.spawn();
+  }
+
+  /** A thread failed or hangs: its calls fail, a fresh thread replaces it. */
+  lost(t: CodeThread, message: string): void {
+    if (t.dead) return;
+    this.opts.warn?.(message);
+    t.kill(new CodeError("timeout", message));
+    this.threads = this.threads.filter((x) => x !== t);
+    if (!this.closed && this.active().length < this.opts.threads) this.spawn();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const t of this.threads) t.kill(new Error("the server is stopping"));
+    this.threads = [];
+  }
+
+  /** Threads and their calls in flight (tests and status). */
+  stats(): { threads: number; demoted: number; inFlight: number } {
+    const live = this.threads.filter((t) => !t.dead);
+    return { threads: live.length, demoted: live.filter((t) => t.demoted).length, inFlight: live.reduce((n, t) => n + t.calls.size, 0) };
+  }
+}
