@@ -31,8 +31,10 @@ export async function callMethod(services: Services, ctx: ApiContext, request: R
   const hasBody = verb === "POST" || verb === "PUT";
   let body = "";
   if (hasBody) {
-    if (isFormType(request.headers.get("content-type"))) throw new ApiError(400, "custom code methods do not take form-encoded bodies; send JSON or a plain string");
     body = await readText(request, services.config.bodyLimit);
+    // A JSON body sent with a form content type (curl -d does that) is still JSON, as for datastore writes.
+    if (isFormType(request.headers.get("content-type")) && !/^\s*[[{]/.test(body))
+      throw new ApiError(400, "custom code methods do not take form-encoded bodies; send JSON or a plain string");
   }
   const target = targetOf(request.url);
   const q = target.indexOf("?");

@@ -2,7 +2,7 @@
 // create/read/update/delete round trip over real HTTP.
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "../helpers/app.ts";
 import { ROOT, runCli, startServerProcess, type ServerProcess } from "../helpers/spawn.ts";
@@ -112,3 +112,36 @@ test("over real HTTP: a MAC-signed request works once, a replay is refused, and 
   const preflight = await fetch(`${server.url}/user`, { method: "OPTIONS", headers: { origin: "http://app.example", "access-control-request-method": "GET" } });
   for (const r of [created, login, me, replay, preflight]) expect(r.headers.get("date")).toMatch(httpDate);
 });
+
+test("custom code end to end: code deploy next to the running server, methods over HTTP, a memory bomb capped", async () => {
+  const example = join(ROOT, "examples/custom-code");
+  // --force: an earlier test inferred a "todo" schema of its own here.
+  const applied = await runCli(["schema", "apply", "--force", join(example, "schemas")], env, exe);
+  expect([applied.code, applied.stdout]).toEqual([0, expect.stringContaining("todo")]);
+  const deployed = await runCli(["code", "deploy", example], env, exe);
+  expect(deployed.code).toBe(0);
+  expect(deployed.stdout).toContain("/hello_world");
+  // The server sees the change within its refresh interval (1 s).
+  let hello: Response | null = null;
+  for (let i = 0; i < 40 && hello?.status !== 200; i++) {
+    if (i) await Bun.sleep(100);
+    hello = await fetch(`${server.url}/hello_world?name=Bin`, { headers });
+  }
+  expect(await hello!.json()).toEqual({ msg: "Hello, Bin" });
+  const add = await fetch(`${server.url}/todo_add`, { method: "POST", headers, body: JSON.stringify({ title: "from the binary", priority: 3 }) });
+  expect(add.status).toBe(201);
+  const open = (await (await fetch(`${server.url}/todo_open`, { headers })).json()) as { total: number; todos: { title: string }[] };
+  expect([open.total, open.todos[0]!.title]).toEqual([1, "from the binary"]);
+
+  // 200 MB of typed arrays against the 64 MB cap: a clear 500, and the process grows by less than the cap.
+  const login = (await (await fetch(`${server.url}/_admin/api/login`, { method: "POST", body: JSON.stringify({ email: env.BURROW_ADMIN_EMAIL, password: env.BURROW_ADMIN_PASSWORD }) })).json()) as { token: string };
+  const bomb = `export const methods = [{ name: "bomb", execute() { const a = []; for (let i = 0; i < 200; i++) a.push(new Uint8Array(1024 * 1024).fill(1)); return { body: a.length }; } }];`;
+  expect((await fetch(`${server.url}/_admin/api/code`, { method: "PUT", headers: { authorization: `Bearer ${login.token}` }, body: bomb })).status).toBe(200);
+  const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.proc.pid}/status`, "utf8"))![1]) / 1024;
+  const before = rss();
+  for (let i = 0; i < 3; i++) {
+    const r = await fetch(`${server.url}/bomb`, { headers });
+    expect([r.status, ((await r.json()) as { error: string }).error]).toEqual([500, "custom code method bomb failed: the method ran out of memory"]);
+  }
+  expect(rss() - before).toBeLessThan(64 + 16);
+}, 60_000);
