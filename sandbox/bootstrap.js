@@ -1,12 +1,15 @@
-// Runs inside QuickJS before a bundle is installed (Burrow's custom code sandbox, guest side). It takes the one
-// host function, `__host(service, op, argsJson) -> Promise<json>`, off the global object, builds the frozen
-// `services` object on it, and exposes `__burrow.install(exports)` (checks the bundle's methods, answers them
-// as JSON) and `__burrow.run(name, requestJson)` (one call: the request in, the response out, both JSON).
+// Runs inside QuickJS before a bundle is installed (Burrow's custom code sandbox, guest side). It takes the two
+// host functions off the global object - `__host(service, op, argsJson) -> Promise<json>` and
+// `__done(ok, metaJson, payload)` - builds the frozen `services` object on the first, and exposes
+// `__burrow.install(exports)` (checks the bundle's methods, answers them as JSON) and
+// `__burrow.run(name, requestJson)` (one call: the request in as JSON, the answer out through `__done`).
 (function () {
   "use strict";
   var host = globalThis.__host;
+  var done = globalThis.__done;
   var ops = JSON.parse(globalThis.__serviceOps);
   delete globalThis.__host;
+  delete globalThis.__done;
   delete globalThis.__serviceOps;
   var NAME = /^[a-z][a-z0-9_]{0,63}$/;
 
@@ -58,8 +61,9 @@
     return out;
   }
 
-  function shape(result) {
-    if (result === undefined || result === null) return { status: 200, headers: {}, kind: "json", body: {} };
+  // A method's answer as (meta JSON, payload): the payload is the body's JSON text, its text, or base64 bytes.
+  function finish(result) {
+    if (result === undefined || result === null) return done(true, '{"status":200,"headers":{},"kind":"json"}', "{}");
     if (typeof result !== "object") throw new TypeError("a method must return { status, body, headers }");
     var status = result.status === undefined ? 200 : result.status;
     if (typeof status !== "number" || status % 1 !== 0 || status < 200 || status > 599) throw new TypeError("status must be an integer from 200 to 599");
@@ -72,23 +76,49 @@
       });
     }
     var body = result.body;
-    if (typeof body === "string") return { status: status, headers: headers, kind: "text", body: body };
-    if (body instanceof ArrayBuffer) body = new Uint8Array(body);
-    if (ArrayBuffer.isView(body)) return { status: status, headers: headers, kind: "bytes", body: toBase64(new Uint8Array(body.buffer, body.byteOffset, body.byteLength)) };
-    return { status: status, headers: headers, kind: "json", body: body === undefined ? {} : body };
+    var kind = "json";
+    var payload;
+    if (typeof body === "string") {
+      kind = "text";
+      payload = body;
+    } else {
+      if (body instanceof ArrayBuffer) body = new Uint8Array(body);
+      if (ArrayBuffer.isView(body)) {
+        kind = "bytes";
+        payload = toBase64(new Uint8Array(body.buffer, body.byteOffset, body.byteLength));
+      } else {
+        payload = body === undefined ? "{}" : JSON.stringify(body);
+        if (payload === undefined) payload = "null";
+      }
+    }
+    done(true, JSON.stringify({ status: status, headers: headers, kind: kind }), payload);
   }
 
+  function failed(e) {
+    var info = e !== null && typeof e === "object" ? { name: String(e.name), message: String(e.message) } : { name: "Error", message: String(e) };
+    done(false, JSON.stringify(info), "");
+  }
+
+  function settle(result) {
+    try {
+      finish(result);
+    } catch (e) {
+      failed(e);
+    }
+  }
+
+  // One call: answers through `done` - at once when the method is synchronous, else when its promise settles.
   function run(name, requestJson) {
     var m = methods.get(name);
-    if (!m) return Promise.reject(new TypeError("no method " + name));
-    var request = JSON.parse(requestJson);
-    return Promise.resolve()
-      .then(function () {
-        return m.execute(Object.freeze(request), services);
-      })
-      .then(function (result) {
-        return JSON.stringify(shape(result));
-      });
+    if (!m) return failed(new TypeError("no method " + name));
+    var result;
+    try {
+      result = m.execute(Object.freeze(JSON.parse(requestJson)), services);
+    } catch (e) {
+      return failed(e);
+    }
+    if (result !== null && typeof result === "object" && typeof result.then === "function") result.then(settle, failed);
+    else settle(result);
   }
 
   Object.defineProperty(globalThis, "__burrow", { value: Object.freeze({ install: install, run: run }), enumerable: false });

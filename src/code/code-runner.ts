@@ -10,8 +10,8 @@ export type { BundleSpec } from "./sandbox-pool.ts";
 export interface CodeRunner {
   /** Start (and warm) a pool for the bundle; its methods, or CodeError("compile"). Installing a key twice is one install. */
   install(spec: BundleSpec): Promise<MethodInfo[]>;
-  /** Call a method of an installed bundle; `dispatch` serves the guest's services for this call. */
-  call(key: string, name: string, request: unknown, dispatch: Dispatch): Promise<MethodResponse>;
+  /** Call a method of an installed bundle with the request as JSON text; `dispatch` serves the guest's services for this call. */
+  call(key: string, name: string, requestJson: string, dispatch: Dispatch): Promise<MethodResponse>;
   /** Retire a bundle's pool: new calls are refused, calls in flight finish. */
   drop(key: string): void;
   close(): Promise<void>;
@@ -34,11 +34,11 @@ export class InlineRunner implements CodeRunner {
     return ready;
   }
 
-  async call(key: string, name: string, request: unknown, dispatch: Dispatch): Promise<MethodResponse> {
+  async call(key: string, name: string, requestJson: string, dispatch: Dispatch): Promise<MethodResponse> {
     const entry = this.pools.get(key);
     if (!entry) throw new CodeError("result", "this code is not loaded (it was replaced); call again");
     await entry.ready;
-    return entry.pool.call(name, request, dispatch);
+    return entry.pool.call(name, requestJson, dispatch);
   }
 
   drop(key: string): void {

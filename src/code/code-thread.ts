@@ -7,13 +7,14 @@ import { availableParallelism } from "node:os";
 import { idleThreadPolicy, niceThread } from "../os/thread-priority.ts";
 import { type BundleSpec, type ErrorData, InlineRunner, errorData } from "./code-runner.ts";
 import { RawJson } from "./raw-json.ts";
+import { batchedPoster } from "./message-batch.ts";
 import type { MethodInfo, MethodResponse } from "./sandbox.ts";
 
 declare const self: Worker;
 
 export type ToCodeThread =
   | { type: "install"; id: number; spec: BundleSpec }
-  | { type: "call"; id: number; key: string; name: string; request: unknown }
+  | { type: "call"; id: number; key: string; name: string; request: string }
   | { type: "service-result"; sid: number; ok: true; json: string | undefined }
   | { type: "service-result"; sid: number; ok: false; message: string }
   | { type: "drop"; key: string };
@@ -25,22 +26,26 @@ export type FromCodeThread =
   | { type: "service"; sid: number; id: number; service: string; op: string; args: unknown[] }
   | { type: "demoted" };
 
-const post = (m: FromCodeThread) => self.postMessage(m);
+const post = batchedPoster<FromCodeThread>((batch) => self.postMessage(batch));
 let demoted = false;
 const runner = new InlineRunner({
   onLongRun() {
     if (demoted) return;
     demoted = true;
     if (!(availableParallelism() > 1 && idleThreadPolicy())) niceThread(19);
-    post({ type: "demoted" });
+    // At once, not batched: this runs inside the busy guest code, and a batch would wait for it to end.
+    self.postMessage([{ type: "demoted" } satisfies FromCodeThread]);
   },
 });
 
 const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
 let nextSid = 1;
 
-self.onmessage = (e: MessageEvent<ToCodeThread>) => {
-  const m = e.data;
+self.onmessage = (e: MessageEvent<ToCodeThread[]>) => {
+  for (const m of e.data) receive(m);
+};
+
+function receive(m: ToCodeThread): void {
   switch (m.type) {
     case "install":
       runner.install(m.spec).then(
@@ -74,4 +79,4 @@ self.onmessage = (e: MessageEvent<ToCodeThread>) => {
       runner.drop(m.key);
       break;
   }
-};
+}

@@ -162,7 +162,7 @@ export class CustomCode {
     const limits = this.limits(ctx.env);
     const system: ApiContext = { ...ctx, principal: { kind: "system" } };
     try {
-      return await this.runner().call(key, request.methodName, request, callServices(this.deps, system, Date.now() + limits.timeoutMs));
+      return await this.runner().call(key, request.methodName, JSON.stringify(request), callServices(this.deps, system, Date.now() + limits.timeoutMs));
     } catch (e) {
       throw this.failure(ctx.env, request.methodName, e);
     }

@@ -93,11 +93,11 @@ export class SandboxPool {
     else this.refill();
   }
 
-  async call(name: string, request: unknown, dispatch: Dispatch): Promise<MethodResponse> {
+  async call(name: string, requestJson: string, dispatch: Dispatch): Promise<MethodResponse> {
     if (this.retired) throw new CodeError("result", "the method's code was replaced while the call started; call again");
     const s = await this.acquire();
     try {
-      return await s.call(name, request, dispatch);
+      return await s.call(name, requestJson, dispatch);
     } finally {
       this.release(s);
     }

@@ -42,8 +42,12 @@ export interface MethodInfo {
 export interface MethodResponse {
   status: number;
   headers: Record<string, string>;
-  body: { kind: "json"; value: unknown } | { kind: "text"; value: string } | { kind: "bytes"; value: Uint8Array };
+  /** json: the body's JSON text (serialized once, in the guest); text: the string; bytes: the bytes. */
+  body: { kind: "json"; text: string } | { kind: "text"; value: string } | { kind: "bytes"; value: Uint8Array };
 }
+
+/** What the guest's `__done` reported for the call in progress. */
+type Outcome = { ok: true; meta: string; payload: string } | { ok: false; error: GuestError } | { ok: false; limit: CodeError };
 
 export type CodeErrorKind = "compile" | "timeout" | "memory" | "stack" | "thrown" | "result";
 
@@ -94,6 +98,9 @@ export class Sandbox {
   /** When guest code last started running synchronously (a call, or jobs after a host promise settled). */
   private syncSince = 0;
   private longRunTold = false;
+  /** The current call's outcome once the guest reported it (or a limit stopped it), and who waits for it. */
+  private outcome: Outcome | null = null;
+  private wake: (() => void) | null = null;
 
   private constructor(
     private readonly rt: QuickJSRuntime,
@@ -151,6 +158,15 @@ export class Sandbox {
     });
     ctx.setProp(ctx.global, "__host", host);
     host.dispose();
+    // One permanent function for every call's answer (a host promise per call would cost two new functions).
+    const done = ctx.newFunction("__done", (ok, meta, payload) => {
+      const sandbox = holder;
+      if (!sandbox || sandbox.outcome) return;
+      sandbox.outcome = ctx.dump(ok) === true ? { ok: true, meta: ctx.getString(meta), payload: ctx.getString(payload) } : { ok: false, error: JSON.parse(ctx.getString(meta)) as GuestError };
+      sandbox.wake?.();
+    });
+    ctx.setProp(ctx.global, "__done", done);
+    done.dispose();
     const opsHandle = ctx.newString(JSON.stringify(ops));
     ctx.setProp(ctx.global, "__serviceOps", opsHandle);
     opsHandle.dispose();
@@ -211,16 +227,26 @@ export class Sandbox {
     return now > this.deadline;
   }
 
-  /** Run the guest's pending promise jobs (after the host settled one of its promises). */
+  /**
+   * Run the guest's pending promise jobs (after the host settled one of its promises). A job that fails is a
+   * limit (interrupt, memory, stack: uncatchable in the guest) or a failure inside the answer's own handlers:
+   * either ends the call in progress.
+   */
   private pump(): void {
     if (!this.usable) return;
     this.syncSince = Date.now();
     const r = this.rt.executePendingJobs();
-    if (r.error) r.error.dispose(); // the error also rejects the call's promise, which reports it
+    if (!r.error) return;
+    const e = this.ctx.dump(r.error) as GuestError;
+    r.error.dispose();
+    if (this.inCall && !this.outcome) {
+      this.outcome = { ok: false, limit: this.fail(classify(e, this.limits.timeoutMs)) };
+      this.wake?.();
+    }
   }
 
-  /** Call a method with a request (any JSON); `dispatch` serves the guest's services for this call only. */
-  async call(name: string, request: unknown, dispatch: Dispatch): Promise<MethodResponse> {
+  /** Call a method with a request (JSON text); `dispatch` serves the guest's services for this call only. */
+  async call(name: string, requestJson: string, dispatch: Dispatch): Promise<MethodResponse> {
     if (!this.usable) throw new Error("this sandbox is no longer usable");
     if (this.inCall) throw new Error("a sandbox runs one call at a time");
     this.inCall = true;
@@ -229,10 +255,11 @@ export class Sandbox {
     this.deadline = Date.now() + limits.timeoutMs;
     this.syncSince = Date.now();
     this.longRunTold = false;
+    this.outcome = null;
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       const nameHandle = ctx.newString(name);
-      const reqHandle = ctx.newString(JSON.stringify(request));
+      const reqHandle = ctx.newString(requestJson);
       const started = ctx.callFunction(this.run, ctx.undefined, nameHandle, reqHandle);
       nameHandle.dispose();
       reqHandle.dispose();
@@ -241,30 +268,29 @@ export class Sandbox {
         started.error.dispose();
         throw this.fail(classify(e, limits.timeoutMs));
       }
-      const promise = started.value;
-      const settled = ctx.resolvePromise(promise);
-      promise.dispose();
+      started.value.dispose();
       this.pump();
-      const timeout = new Promise<"timeout">((resolve) => {
-        timer = setTimeout(() => resolve("timeout"), Math.max(0, this.deadline - Date.now()));
-      });
-      const outcome = await Promise.race([settled, timeout]);
-      if (outcome === "timeout") {
-        // Awaiting something that never settles: the guest still holds handles, so the sandbox is dropped
-        // whole rather than disposed (disposing a runtime with live objects aborts the wasm instance).
-        this.usable = false;
-        throw new CodeError("timeout", `the method ran longer than ${limits.timeoutMs} ms`);
+      // A synchronous method (or one whose awaits were already settled) has answered by now: no timer needed.
+      if (!this.outcome) {
+        const timedOut = await new Promise<boolean>((resolve) => {
+          this.wake = () => resolve(false);
+          timer = setTimeout(() => resolve(true), Math.max(0, this.deadline - Date.now()));
+        });
+        if (timedOut && !this.outcome) {
+          // Awaiting something that never settles: the guest still holds handles, so the sandbox is dropped
+          // whole rather than disposed (disposing a runtime with live objects aborts the wasm instance).
+          this.usable = false;
+          throw new CodeError("timeout", `the method ran longer than ${limits.timeoutMs} ms`);
+        }
       }
-      if (outcome.error) {
-        const e = ctx.dump(outcome.error) as GuestError;
-        outcome.error.dispose();
-        throw this.fail(classify(e, limits.timeoutMs));
-      }
-      const json = ctx.getString(outcome.value);
-      outcome.value.dispose();
-      return responseOf(json);
+      const outcome = this.outcome!;
+      if (outcome.ok) return responseOf(outcome.meta, outcome.payload);
+      if ("limit" in outcome) throw outcome.limit;
+      throw this.fail(classify(outcome.error, limits.timeoutMs));
     } finally {
       clearTimeout(timer);
+      this.wake = null;
+      this.outcome = null;
       this.dispatch = null;
       this.deadline = Infinity;
       this.inCall = false;
@@ -299,9 +325,9 @@ export class Sandbox {
   }
 }
 
-function responseOf(json: string): MethodResponse {
-  const r = JSON.parse(json) as { status: number; headers: Record<string, string>; kind: "json" | "text" | "bytes"; body: unknown };
+function responseOf(meta: string, payload: string): MethodResponse {
+  const m = JSON.parse(meta) as { status: number; headers: Record<string, string>; kind: "json" | "text" | "bytes" };
   const body: MethodResponse["body"] =
-    r.kind === "text" ? { kind: "text", value: r.body as string } : r.kind === "bytes" ? { kind: "bytes", value: new Uint8Array(Buffer.from(r.body as string, "base64")) } : { kind: "json", value: r.body };
-  return { status: r.status, headers: r.headers, body };
+    m.kind === "text" ? { kind: "text", value: payload } : m.kind === "bytes" ? { kind: "bytes", value: new Uint8Array(Buffer.from(payload, "base64")) } : { kind: "json", text: payload };
+  return { status: m.status, headers: m.headers, body };
 }

@@ -7,6 +7,7 @@
 import { type BundleSpec, type CodeRunner, errorFromData } from "./code-runner.ts";
 import type { FromCodeThread, ToCodeThread } from "./code-thread.ts";
 import { RawJson } from "./raw-json.ts";
+import { batchedPoster } from "./message-batch.ts";
 import { CodeError, type Dispatch, type MethodInfo, type MethodResponse } from "./sandbox.ts";
 
 /** In the compiled binary every module sits in one bundle at the root and the thread at code/ (scripts/build.ts). */
@@ -19,8 +20,20 @@ interface Call {
   resolve: (r: MethodResponse) => void;
   reject: (e: unknown) => void;
   dispatch: Dispatch;
+  /** When the thread counts as stuck if this call has not answered (epoch ms). */
+  giveUpAt: number;
+  /** Answers the caller at the call's time limit even if the thread has not said so yet. */
   timer: ReturnType<typeof setTimeout>;
 }
+
+/**
+ * After its time limit a call is answered from here: a thread running guest code at idle priority may take a
+ * moment to notice its own interrupt, and the client should not wait for that.
+ */
+const ANSWER_SLACK_MS = 25;
+
+/** How often calls past their limit plus the grace period are looked for (one timer, not one per call). */
+const SWEEP_MS = 1_000;
 
 class CodeThread {
   readonly worker: Worker;
@@ -31,15 +44,17 @@ class CodeThread {
 
   constructor(private readonly owner: ThreadRunner) {
     this.worker = new Worker(THREAD_URL);
-    this.worker.onmessage = (e: MessageEvent<FromCodeThread>) => this.receive(e.data);
+    this.worker.onmessage = (e: MessageEvent<FromCodeThread[]>) => {
+      for (const m of e.data) this.receive(m);
+    };
+    this.post = batchedPoster<ToCodeThread>((batch) => this.worker.postMessage(batch));
     this.worker.onerror = (e) => this.owner.lost(this, `the custom code thread failed: ${String(e.message ?? e)}`);
     // The server (or a test) keeps the process alive; a runner nobody closed must not.
     this.worker.unref();
   }
 
-  post(m: ToCodeThread): void {
-    this.worker.postMessage(m);
-  }
+  /** Send a message (batched with the others of this turn). */
+  readonly post: (m: ToCodeThread) => void;
 
   install(id: number, spec: BundleSpec): Promise<MethodInfo[]> {
     return new Promise((resolve, reject) => {
@@ -115,9 +130,23 @@ export class ThreadRunner implements CodeRunner {
   private specs = new Map<string, BundleSpec>();
   private nextId = 1;
   private closed = false;
+  private readonly sweeper: ReturnType<typeof setInterval>;
 
   constructor(private readonly opts: ThreadRunnerOptions) {
     for (let i = 0; i < Math.max(1, opts.threads); i++) this.spawn();
+    this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
+    this.sweeper.unref();
+  }
+
+  /** A thread with a call past its limit plus the grace period is stuck: it is replaced. */
+  private sweep(): void {
+    const now = Date.now();
+    for (const t of [...this.threads])
+      for (const c of t.calls.values())
+        if (c.giveUpAt < now) {
+          this.lost(t, `a custom code thread stopped answering (a call ran past its limit by ${GRACE_MS} ms)`);
+          break;
+        }
   }
 
   private spawn(): CodeThread {
@@ -134,17 +163,18 @@ export class ThreadRunner implements CodeRunner {
   async install(spec: BundleSpec): Promise<MethodInfo[]> {
     if (this.closed) throw new Error("the custom code runner is closed");
     this.specs.set(spec.key, spec);
-    const live = this.threads.filter((t) => !t.dead);
-    try {
-      const all = await Promise.all(live.map((t) => t.install(this.nextId++, spec)));
-      return all[0] ?? [];
-    } catch (e) {
-      this.drop(spec.key);
-      throw e;
-    }
+    // Demoted threads take no new calls, so they get no new code (they retire soon).
+    const live = this.active();
+    const outcomes = await Promise.allSettled(live.map((t) => t.install(this.nextId++, spec)));
+    const ok = outcomes.find((o) => o.status === "fulfilled");
+    if (ok) return (ok as PromiseFulfilledResult<MethodInfo[]>).value;
+    this.drop(spec.key);
+    // Every thread gives the same compile error; a thread lost meanwhile gives its own.
+    const reasons = outcomes.map((o) => (o as PromiseRejectedResult).reason as unknown);
+    throw reasons.find((r) => r instanceof CodeError && r.kind === "compile") ?? reasons[0] ?? new Error("no custom code thread is running");
   }
 
-  call(key: string, name: string, request: unknown, dispatch: Dispatch): Promise<MethodResponse> {
+  call(key: string, name: string, requestJson: string, dispatch: Dispatch): Promise<MethodResponse> {
     const spec = this.specs.get(key);
     if (!spec) return Promise.reject(new CodeError("result", "this code is not loaded (it was replaced); call again"));
     let candidates = this.active();
@@ -154,9 +184,17 @@ export class ThreadRunner implements CodeRunner {
     for (const t of candidates) if (t.calls.size < best.calls.size) best = t;
     const id = this.nextId++;
     return new Promise<MethodResponse>((resolve, reject) => {
-      const timer = setTimeout(() => this.lost(best, `a custom code thread stopped answering (a call ran ${spec.limits.timeoutMs + GRACE_MS} ms)`), spec.limits.timeoutMs + GRACE_MS);
-      best.calls.set(id, { resolve, reject, dispatch, timer });
-      best.post({ type: "call", id, key, name, request });
+      // The call is answered at its limit; the thread stays responsible for stopping it (and is replaced if it
+      // has not within the grace period).
+      const timer = setTimeout(() => {
+        const call = best.calls.get(id);
+        if (!call) return;
+        call.resolve = () => {};
+        call.reject = () => {};
+        reject(new CodeError("timeout", `the method ran longer than ${spec.limits.timeoutMs} ms`));
+      }, spec.limits.timeoutMs + ANSWER_SLACK_MS);
+      best.calls.set(id, { resolve, reject, dispatch, giveUpAt: Date.now() + spec.limits.timeoutMs + GRACE_MS, timer });
+      best.post({ type: "call", id, key, name, request: requestJson });
     });
   }
 
@@ -195,6 +233,7 @@ export class ThreadRunner implements CodeRunner {
 
   async close(): Promise<void> {
     this.closed = true;
+    clearInterval(this.sweeper);
     for (const t of this.threads) t.kill(new Error("the server is stopping"));
     this.threads = [];
   }

@@ -76,7 +76,7 @@ function responseOf(name: string, r: MethodResponse): Response {
   let type: string;
   switch (r.body.kind) {
     case "json":
-      payload = JSON.stringify(r.body.value) ?? "null";
+      payload = r.body.text;
       type = JSON_TYPE;
       break;
     case "text":

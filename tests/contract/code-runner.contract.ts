@@ -34,22 +34,22 @@ export function runnerContract(name: string, make: () => CodeRunner) {
         { name: "slow", params: [] },
         { name: "version", params: [] },
       ]);
-      const r = await runner.call("a", "echo", { params: { x: "1" }, loggedInUser: "ann" }, noServices);
-      expect(r).toEqual({ status: 200, headers: {}, body: { kind: "json", value: { x: "1", user: "ann" } } });
+      const r = await runner.call("a", "echo", JSON.stringify({ params: { x: "1" }, loggedInUser: "ann" }), noServices);
+      expect(r).toEqual({ status: 200, headers: {}, body: { kind: "json", text: JSON.stringify({ x: "1", user: "ann" }) } });
     });
 
     test("services are dispatched per call, values come back", async () => {
       const seen: unknown[] = [];
-      const r = await runner.call("a", "reads", { params: { id: "k1" } }, async (svc, op, args) => {
+      const r = await runner.call("a", "reads", JSON.stringify({ params: { id: "k1" } }), async (svc, op, args) => {
         seen.push([svc, op, args]);
         return { id: args[1], n: 7 };
       });
       expect(seen).toEqual([["data", "read", ["thing", "k1"]]]);
-      expect(r.body).toEqual({ kind: "json", value: { got: { id: "k1", n: 7 } } });
+      expect(r.body).toEqual({ kind: "json", text: JSON.stringify({ got: { id: "k1", n: 7 } }) });
     });
 
     test("a service failure rejects inside the guest (uncaught: the call fails with the message)", async () => {
-      const e = await runner.call("a", "reads", { params: { id: "x" } }, noServices).catch((x) => x);
+      const e = await runner.call("a", "reads", JSON.stringify({ params: { id: "x" } }), noServices).catch((x) => x);
       expect(e).toBeInstanceOf(CodeError);
       expect([e.kind, e.message]).toEqual(["thrown", "no services here"]);
     });
@@ -60,39 +60,39 @@ export function runnerContract(name: string, make: () => CodeRunner) {
         await new Promise<void>((r) => gates.push(r));
         return user;
       };
-      const calls = Array.from({ length: 6 }, (_, i) => runner.call("a", "slow", { loggedInUser: `u${i}` }, dispatch(`u${i}`)));
+      const calls = Array.from({ length: 6 }, (_, i) => runner.call("a", "slow", JSON.stringify({ loggedInUser: `u${i}` }), dispatch(`u${i}`)));
       while (gates.length < 6) await Bun.sleep(5);
       for (const g of gates.reverse()) g();
       const out = await Promise.all(calls);
-      expect(out.map((r) => (r.body as { value: { user: string } }).value.user)).toEqual(["u0", "u1", "u2", "u3", "u4", "u5"]);
+      expect(out.map((r) => JSON.parse((r.body as { text: string }).text).user)).toEqual(["u0", "u1", "u2", "u3", "u4", "u5"]);
     });
 
     test("a compile error is CodeError compile with the line; the key is not installed", async () => {
       const e = await runner.install(spec("bad", "export const methods = [];\nthrow new Error('boom at load');")).catch((x) => x);
       expect(e).toBeInstanceOf(CodeError);
       expect([e.kind, e.message, e.line]).toEqual(["compile", "boom at load", 2]);
-      expect((await runner.call("bad", "x", {}, noServices).catch((x) => x)).message).toContain("not loaded");
+      expect((await runner.call("bad", "x", JSON.stringify({}), noServices).catch((x) => x)).message).toContain("not loaded");
     });
 
     test("a busy loop stops at the time limit; the pool goes on", async () => {
       await runner.install(spec("loop", `export const methods = [{ name: "spin", execute() { for (;;) {} } }, { name: "ok", execute() { return { body: 1 }; } }];`, { timeoutMs: 300 }));
       const t0 = performance.now();
-      const e = await runner.call("loop", "spin", {}, noServices).catch((x) => x);
+      const e = await runner.call("loop", "spin", JSON.stringify({}), noServices).catch((x) => x);
       expect([e.kind, e.message]).toEqual(["timeout", "the method ran longer than 300 ms"]);
       expect(performance.now() - t0).toBeLessThan(300 + 300);
-      expect((await runner.call("loop", "ok", {}, noServices)).body).toEqual({ kind: "json", value: 1 });
+      expect((await runner.call("loop", "ok", JSON.stringify({}), noServices)).body).toEqual({ kind: "json", text: JSON.stringify(1) });
     });
 
     test("new code replaces a pool without dropping the call in flight", async () => {
       let release!: () => void;
-      const inFlight = runner.call("a", "slow", { loggedInUser: "old" }, () => new Promise((r) => (release = () => r(null))));
+      const inFlight = runner.call("a", "slow", JSON.stringify({ loggedInUser: "old" }), () => new Promise((r) => (release = () => r(null))));
       while (!release) await Bun.sleep(5);
       await runner.install(spec("a2", BUNDLE.replace('"v1"', '"v2"')));
       runner.drop("a");
       release();
-      expect(((await inFlight).body as { value: { user: string } }).value.user).toBe("old");
-      expect((await runner.call("a2", "version", {}, noServices)).body).toEqual({ kind: "text", value: "v2" });
-      expect((await runner.call("a", "version", {}, noServices).catch((x) => x)).message).toContain("not loaded");
+      expect(JSON.parse(((await inFlight).body as { text: string }).text).user).toBe("old");
+      expect((await runner.call("a2", "version", JSON.stringify({}), noServices)).body).toEqual({ kind: "text", value: "v2" });
+      expect((await runner.call("a", "version", JSON.stringify({}), noServices).catch((x) => x)).message).toContain("not loaded");
     });
   });
 }

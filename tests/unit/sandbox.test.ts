@@ -34,10 +34,10 @@ describe("bundles", () => {
       LIMITS,
     );
     expect(sb.methods).toEqual([{ name: "hello", params: ["name"] }, { name: "text", params: [] }, { name: "bytes", params: [] }, { name: "nothing", params: [] }]);
-    expect(await sb.call("hello", { verb: "GET", params: { name: "Ann" } }, noServices)).toEqual({ status: 201, headers: { "x-a": "1" }, body: { kind: "json", value: { msg: "Hello, Ann", verb: "GET" } } });
-    expect(await sb.call("text", {}, noServices)).toEqual({ status: 200, headers: {}, body: { kind: "text", value: "plain" } });
-    expect(await sb.call("bytes", {}, noServices)).toEqual({ status: 200, headers: {}, body: { kind: "bytes", value: new Uint8Array([0, 1, 2, 255]) } });
-    expect((await sb.call("nothing", {}, noServices)).body).toEqual({ kind: "json", value: {} });
+    expect(await sb.call("hello", JSON.stringify({ verb: "GET", params: { name: "Ann" } }), noServices)).toEqual({ status: 201, headers: { "x-a": "1" }, body: { kind: "json", text: JSON.stringify({ msg: "Hello, Ann", verb: "GET" }) } });
+    expect(await sb.call("text", JSON.stringify({}), noServices)).toEqual({ status: 200, headers: {}, body: { kind: "text", value: "plain" } });
+    expect(await sb.call("bytes", JSON.stringify({}), noServices)).toEqual({ status: 200, headers: {}, body: { kind: "bytes", value: new Uint8Array([0, 1, 2, 255]) } });
+    expect((await sb.call("nothing", JSON.stringify({}), noServices)).body).toEqual({ kind: "json", text: JSON.stringify({}) });
     sb.dispose();
   });
 
@@ -72,18 +72,18 @@ describe("services", () => {
       await Bun.sleep(5);
       return { id: args[1] };
     };
-    const r = await sb.call("m", {}, dispatch);
-    expect(r.body).toEqual({ kind: "json", value: { a: { id: "k1" }, b: { id: "k2" }, caught: "schema things has no field bad" } });
+    const r = await sb.call("m", JSON.stringify({}), dispatch);
+    expect(r.body).toEqual({ kind: "json", text: JSON.stringify({ a: { id: "k1" }, b: { id: "k2" }, caught: "schema things has no field bad" }) });
     expect(calls).toEqual([["data", "read", ["things", "k1"]], ["data", "read", ["things", "k2"]], ["data", "create", ["things", { bad: true }]], ["log", "info", ["done", { n: 2 }]]]);
     sb.dispose();
   });
 
   test("a method that throws is a 'thrown' error and the sandbox stays usable", async () => {
     const sb = await Sandbox.load(`export const methods = [{ name: "m", execute(req) { if (req.fail) throw new TypeError("nope"); return { body: "ok" }; } }];`, OPS, LIMITS);
-    const e = await failure(sb.call("m", { fail: true }, noServices));
+    const e = await failure(sb.call("m", JSON.stringify({ fail: true }), noServices));
     expect([e.kind, e.message]).toEqual(["thrown", "TypeError: nope"]);
     expect(sb.usable).toBe(true);
-    expect((await sb.call("m", {}, noServices)).body).toEqual({ kind: "text", value: "ok" });
+    expect((await sb.call("m", JSON.stringify({}), noServices)).body).toEqual({ kind: "text", value: "ok" });
     sb.dispose();
   });
 });
@@ -92,20 +92,20 @@ describe("limits", () => {
   test("while(true) stops within the limit + 50 ms, also after an await; the sandbox is dropped", async () => {
     const sb = await Sandbox.load(`export const methods = [{ name: "spin", execute() { for (;;) {} } }, { name: "later", async execute(r, s) { await s.data.read("x", "y"); for (;;) {} } }];`, OPS, LIMITS);
     let started = performance.now();
-    const e = await failure(sb.call("spin", {}, noServices));
+    const e = await failure(sb.call("spin", JSON.stringify({}), noServices));
     expect(e.kind).toBe("timeout");
     expect(performance.now() - started).toBeLessThan(LIMITS.timeoutMs + 50);
     expect(sb.usable).toBe(false);
     const sb2 = await Sandbox.load(`export const methods = [{ name: "later", async execute(r, s) { await s.data.read("x", "y"); for (;;) {} } }];`, OPS, LIMITS);
     started = performance.now();
-    expect((await failure(sb2.call("later", {}, async () => 1))).kind).toBe("timeout");
+    expect((await failure(sb2.call("later", JSON.stringify({}), async () => 1))).kind).toBe("timeout");
     expect(performance.now() - started).toBeLessThan(LIMITS.timeoutMs + 50);
   });
 
   test("awaiting something that never settles times out", async () => {
     const sb = await Sandbox.load(`export const methods = [{ name: "m", async execute() { await new Promise(() => {}); } }];`, OPS, { ...LIMITS, timeoutMs: 300 });
     const started = performance.now();
-    expect((await failure(sb.call("m", {}, noServices))).kind).toBe("timeout");
+    expect((await failure(sb.call("m", JSON.stringify({}), noServices))).kind).toBe("timeout");
     expect(performance.now() - started).toBeLessThan(350);
   });
 
@@ -117,7 +117,7 @@ describe("limits", () => {
       `const a = []; for (let i = 0; i < 200; i++) a.push(new Uint8Array(1024 * 1024));`,
     ]) {
       const sb = await Sandbox.load(`export const methods = [{ name: "m", execute() { ${bomb} return { body: "survived" }; } }];`, OPS, { ...LIMITS, timeoutMs: 10_000 });
-      const e = await failure(sb.call("m", {}, noServices));
+      const e = await failure(sb.call("m", JSON.stringify({}), noServices));
       expect(e.kind).toBe("memory");
       expect(sb.usable).toBe(false);
     }
@@ -128,7 +128,7 @@ describe("limits", () => {
 
   test("deep recursion is a stack error", async () => {
     const sb = await Sandbox.load(`export const methods = [{ name: "m", execute() { const f = (n) => f(n + 1) + 1; return { body: f(0) }; } }];`, OPS, LIMITS);
-    expect((await failure(sb.call("m", {}, noServices))).kind).toBe("stack");
+    expect((await failure(sb.call("m", JSON.stringify({}), noServices))).kind).toBe("stack");
   });
 });
 
@@ -138,7 +138,7 @@ describe("what the guest can reach", () => {
       `export const methods = [{ name: "m", execute() {
         const names = Object.getOwnPropertyNames(globalThis);
         const probe = {};
-        for (const n of ["process", "require", "Bun", "fetch", "__host", "__serviceOps", "std", "os", "setTimeout", "WebAssembly", "import"]) probe[n] = typeof globalThis[n];
+        for (const n of ["process", "require", "Bun", "fetch", "__host", "__done", "__serviceOps", "std", "os", "setTimeout", "WebAssembly", "import"]) probe[n] = typeof globalThis[n];
         probe.fnGlobal = typeof (new Function("return this"))().process;
         probe.evalGlobal = typeof eval("globalThis").Bun;
         probe.ctorProcess = ({}).constructor.constructor("return typeof process")();
@@ -150,9 +150,9 @@ describe("what the guest can reach", () => {
       OPS,
       LIMITS,
     );
-    const r = (await sb.call("m", {}, noServices)).body as { kind: "json"; value: { names: string[]; probe: Record<string, unknown> } };
-    const { probe, names } = r.value;
-    for (const n of ["process", "require", "Bun", "fetch", "__host", "__serviceOps", "std", "os", "setTimeout"]) expect([n, probe[n]]).toEqual([n, "undefined"]);
+    const r = (await sb.call("m", JSON.stringify({}), noServices)).body as { kind: "json"; text: string };
+    const { probe, names } = JSON.parse(r.text) as { names: string[]; probe: Record<string, unknown> };
+    for (const n of ["process", "require", "Bun", "fetch", "__host", "__done", "__serviceOps", "std", "os", "setTimeout"]) expect([n, probe[n]]).toEqual([n, "undefined"]);
     expect(probe.fnGlobal).toBe("undefined");
     expect(probe.evalGlobal).toBe("undefined");
     expect(probe.ctorProcess).toBe("undefined");
@@ -167,8 +167,8 @@ describe("what the guest can reach", () => {
     const src = `export const methods = [{ name: "m", execute(req) { const before = globalThis.leak; globalThis.leak = req.v; return { body: { before: before ?? null } }; } }];`;
     const a = await Sandbox.load(src, OPS, LIMITS);
     const b = await Sandbox.load(src, OPS, LIMITS);
-    expect((await a.call("m", { v: "secret" }, noServices)).body).toEqual({ kind: "json", value: { before: null } });
-    expect((await b.call("m", { v: "other" }, noServices)).body).toEqual({ kind: "json", value: { before: null } });
+    expect((await a.call("m", JSON.stringify({ v: "secret" }), noServices)).body).toEqual({ kind: "json", text: JSON.stringify({ before: null }) });
+    expect((await b.call("m", JSON.stringify({ v: "other" }), noServices)).body).toEqual({ kind: "json", text: JSON.stringify({ before: null }) });
     a.dispose();
     b.dispose();
   });
