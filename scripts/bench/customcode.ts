@@ -4,6 +4,8 @@
 // to be callable (pool start), and GET by key p99 while a runaway method burns its time limit.
 // Usage: bun run scripts/bench/customcode.ts [--seconds 5] [--rounds 3] [--build] [--binary path] [--write]
 
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startBenchServer } from "./server.ts";
 import { ensureBinary, machine, processCpuSeconds, table, writeSection } from "./env.ts";
@@ -91,6 +93,7 @@ try {
   console.error(`runaway: GET p99 idle ${idle.p99} ms, during ${busy.p99} ms (waiting for the spin calls to end)`);
   await Promise.all(spinners);
 
+  const demotions = readFileSync(join(server.dir, "server.log"), "utf8").split("\n").filter((l) => l.includes("idle priority")).length;
   const constRatio = paired("method: constant");
   const readRatio = paired("method: read one by key");
   const cpuGap = row("method: constant").cpu - row("native GET by key").cpu;
@@ -109,6 +112,8 @@ try {
     `${machine()}; wrk, ${C} connections, ${seconds} s per run, median of ${rounds} interleaved rounds, ${OBJECTS} objects, built binary, loopback. CPU per call is the server process's user + system time (main and code threads) over the requests served.`,
     ``,
     table(["case", "req/s (median)", "p50 ms", "p99 ms", "server CPU us/call", "errors", "all runs req/s"], rows.map((r) => [r.name, Math.round(r.rps), r.p50, r.p99, r.cpu.toFixed(0), r.errors, r.all.join(" / ")])),
+    ``,
+    `Code threads moved to idle priority during the run (a call ran 100 ms without yielding): ${demotions} (the runaway part causes 2 or more).`,
     ``,
     `Pool start, 5 uploads: upload answered in ${starts.map((s) => s.upload.toFixed(0)).join(" / ")} ms, then the first call in ${starts.map((s) => s.firstCall.toFixed(1)).join(" / ")} ms.`,
     ``,

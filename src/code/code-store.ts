@@ -21,6 +21,11 @@ export interface StoredBundle {
 
 const keyOf = (env: EnvName, version: number) => `${env}:${version}`;
 
+/** A short hash of a bundle's JavaScript: a new hash is new code. */
+export function codeHash(js: string): string {
+  return Bun.hash(js).toString(36);
+}
+
 function bundleOf(r: Record<string, unknown>): StoredBundle {
   const methods = JSON.parse(r.methods as string) as MethodInfo[];
   const js = r.js as string;
@@ -32,7 +37,7 @@ function bundleOf(r: Record<string, unknown>): StoredBundle {
     methods,
     byName: new Map(methods.map((m) => [m.name, m])),
     updated: Number(r.updated),
-    hash: Bun.hash(js).toString(36),
+    hash: codeHash(js),
   };
 }
 

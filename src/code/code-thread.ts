@@ -7,7 +7,7 @@ import { availableParallelism } from "node:os";
 import { idleThreadPolicy, niceThread } from "../os/thread-priority.ts";
 import { type BundleSpec, type ErrorData, InlineRunner, errorData } from "./code-runner.ts";
 import { RawJson } from "./raw-json.ts";
-import { batchedPoster } from "./message-batch.ts";
+import { batchedPoster, unbatch } from "./message-batch.ts";
 import type { MethodInfo, MethodResponse } from "./sandbox.ts";
 
 declare const self: Worker;
@@ -34,15 +34,15 @@ const runner = new InlineRunner({
     demoted = true;
     if (!(availableParallelism() > 1 && idleThreadPolicy())) niceThread(19);
     // At once, not batched: this runs inside the busy guest code, and a batch would wait for it to end.
-    self.postMessage([{ type: "demoted" } satisfies FromCodeThread]);
+    self.postMessage(JSON.stringify([{ type: "demoted" } satisfies FromCodeThread]));
   },
 });
 
 const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
 let nextSid = 1;
 
-self.onmessage = (e: MessageEvent<ToCodeThread[]>) => {
-  for (const m of e.data) receive(m);
+self.onmessage = (e: MessageEvent<string>) => {
+  for (const m of unbatch<ToCodeThread>(e.data)) receive(m);
 };
 
 function receive(m: ToCodeThread): void {

@@ -42,8 +42,8 @@ export interface MethodInfo {
 export interface MethodResponse {
   status: number;
   headers: Record<string, string>;
-  /** json: the body's JSON text (serialized once, in the guest); text: the string; bytes: the bytes. */
-  body: { kind: "json"; text: string } | { kind: "text"; value: string } | { kind: "bytes"; value: Uint8Array };
+  /** json: the body's JSON text (serialized once, in the guest); text: the string; bytes: base64 (plain data crosses threads as JSON). */
+  body: { kind: "json"; text: string } | { kind: "text"; value: string } | { kind: "bytes"; base64: string };
 }
 
 /** What the guest's `__done` reported for the call in progress. */
@@ -328,6 +328,6 @@ export class Sandbox {
 function responseOf(meta: string, payload: string): MethodResponse {
   const m = JSON.parse(meta) as { status: number; headers: Record<string, string>; kind: "json" | "text" | "bytes" };
   const body: MethodResponse["body"] =
-    m.kind === "text" ? { kind: "text", value: payload } : m.kind === "bytes" ? { kind: "bytes", value: new Uint8Array(Buffer.from(payload, "base64")) } : { kind: "json", text: payload };
+    m.kind === "text" ? { kind: "text", value: payload } : m.kind === "bytes" ? { kind: "bytes", base64: payload } : { kind: "json", text: payload };
   return { status: m.status, headers: m.headers, body };
 }

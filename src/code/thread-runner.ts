@@ -7,7 +7,7 @@
 import { type BundleSpec, type CodeRunner, errorFromData } from "./code-runner.ts";
 import type { FromCodeThread, ToCodeThread } from "./code-thread.ts";
 import { RawJson } from "./raw-json.ts";
-import { batchedPoster } from "./message-batch.ts";
+import { batchedPoster, unbatch } from "./message-batch.ts";
 import { CodeError, type Dispatch, type MethodInfo, type MethodResponse } from "./sandbox.ts";
 
 /** In the compiled binary every module sits in one bundle at the root and the thread at code/ (scripts/build.ts). */
@@ -44,8 +44,8 @@ class CodeThread {
 
   constructor(private readonly owner: ThreadRunner) {
     this.worker = new Worker(THREAD_URL);
-    this.worker.onmessage = (e: MessageEvent<FromCodeThread[]>) => {
-      for (const m of e.data) this.receive(m);
+    this.worker.onmessage = (e: MessageEvent<string>) => {
+      for (const m of unbatch<FromCodeThread>(e.data)) this.receive(m);
     };
     this.post = batchedPoster<ToCodeThread>((batch) => this.worker.postMessage(batch));
     this.worker.onerror = (e) => this.owner.lost(this, `the custom code thread failed: ${String(e.message ?? e)}`);
@@ -207,6 +207,7 @@ export class ThreadRunner implements CodeRunner {
   demote(t: CodeThread): void {
     if (t.demoted || t.dead) return;
     t.demoted = true;
+    this.opts.warn?.("custom code: a method ran 100 ms without yielding; its thread now runs at idle priority and is replaced once its calls end");
     if (!this.closed && this.active().length < this.opts.threads && this.threads.length < this.opts.threads * 2) this.spawn();
     this.settled(t);
   }

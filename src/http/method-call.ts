@@ -84,7 +84,7 @@ function responseOf(name: string, r: MethodResponse): Response {
       type = "text/plain; charset=utf-8";
       break;
     case "bytes":
-      payload = r.body.value;
+      payload = new Uint8Array(Buffer.from(r.body.base64, "base64"));
       type = "application/octet-stream";
       break;
   }

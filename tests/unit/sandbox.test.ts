@@ -36,7 +36,7 @@ describe("bundles", () => {
     expect(sb.methods).toEqual([{ name: "hello", params: ["name"] }, { name: "text", params: [] }, { name: "bytes", params: [] }, { name: "nothing", params: [] }]);
     expect(await sb.call("hello", JSON.stringify({ verb: "GET", params: { name: "Ann" } }), noServices)).toEqual({ status: 201, headers: { "x-a": "1" }, body: { kind: "json", text: JSON.stringify({ msg: "Hello, Ann", verb: "GET" }) } });
     expect(await sb.call("text", JSON.stringify({}), noServices)).toEqual({ status: 200, headers: {}, body: { kind: "text", value: "plain" } });
-    expect(await sb.call("bytes", JSON.stringify({}), noServices)).toEqual({ status: 200, headers: {}, body: { kind: "bytes", value: new Uint8Array([0, 1, 2, 255]) } });
+    expect(await sb.call("bytes", JSON.stringify({}), noServices)).toEqual({ status: 200, headers: {}, body: { kind: "bytes", base64: Buffer.from([0, 1, 2, 255]).toString("base64") } });
     expect((await sb.call("nothing", JSON.stringify({}), noServices)).body).toEqual({ kind: "json", text: JSON.stringify({}) });
     sb.dispose();
   });
