@@ -91,7 +91,7 @@ declare namespace Burrow {
   interface Changes {
     /** Fields to set (null unsets). */
     set?: Record<string, unknown>;
-    /** Integer or float fields to add to, atomically. */
+    /** Integer fields to add to (whole numbers), atomically. */
     increment?: Record<string, number>;
   }
   interface BatchResult {

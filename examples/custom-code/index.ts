@@ -1,6 +1,6 @@
 // An example custom code bundle that uses every service: deploy it with `burrow code deploy examples/custom-code`
 // (after `burrow schema apply examples/custom-code/schemas`), then call /hello_world, /todo_add, ... with the
-// development key. Type-check with `npx tsc --noEmit -p examples/custom-code`.
+// development key. Type-check with `bun check` in this directory.
 /// <reference path="../../sandbox/burrow.d.ts" />
 
 import { badRequest, jsonBody } from "./lib/respond.ts";

@@ -9,3 +9,10 @@ test("bun check reports no type errors", () => {
   expect(out.split("\n").filter((l) => l.includes("error TS")).slice(0, 20)).toEqual([]);
   expect(p.exitCode).toBe(0);
 }, 60_000);
+
+test("the custom code example type-checks against sandbox/burrow.d.ts", () => {
+  const p = Bun.spawnSync([process.execPath, "check"], { cwd: `${ROOT}/examples/custom-code`, stdout: "pipe", stderr: "pipe" });
+  const out = p.stdout.toString() + p.stderr.toString();
+  expect(out.split("\n").filter((l) => l.includes("error TS"))).toEqual([]);
+  expect(p.exitCode).toBe(0);
+}, 60_000);
