@@ -41,6 +41,8 @@ const MAX_PER_THREAD = 16;
 export class CustomCode {
   /** "env:version" -> the installed pool key and its readiness. */
   private installed = new Map<string, { key: string; ready: Promise<MethodInfo[]> }>();
+  /** The last key computed per bundle and settings document (the hot path of every call). */
+  private keys = new WeakMap<StoredBundle, { settings: object; key: string; limits: SandboxLimits; done: boolean }>();
   private runnerInstance: CodeRunner | null = null;
 
   constructor(
@@ -83,13 +85,31 @@ export class CustomCode {
     return `${b.env}:${b.version}:${b.hash}:${limits.timeoutMs}:${limits.memoryBytes}`;
   }
 
+  /** The pool key and limits of a bundle under the current settings (cached until either changes). */
+  private keyFor(b: StoredBundle): { key: string; limits: SandboxLimits; done: boolean } {
+    const settings = this.deps.settings.get(b.env);
+    let k = this.keys.get(b);
+    if (k?.settings !== settings) {
+      const limits = this.limits(b.env);
+      k = { settings, key: this.keyOf(b, limits), limits, done: false };
+      this.keys.set(b, k);
+    }
+    return k;
+  }
+
   /** The pool key of a bundle, installing it (and retiring the pool it replaces) when needed. */
-  private ensure(b: StoredBundle): Promise<string> {
-    const limits = this.limits(b.env);
-    const key = this.keyOf(b, limits);
+  private ensure(b: StoredBundle): string | Promise<string> {
+    const k = this.keyFor(b);
+    const { key, limits } = k;
+    // Installed and ready: no promise to wait on.
+    if (k.done && this.installed.get(`${b.env}:${b.version}`)?.key === key) return key;
     const slot = `${b.env}:${b.version}`;
     const current = this.installed.get(slot);
-    if (current?.key === key) return current.ready.then(() => key);
+    if (current?.key === key)
+      return current.ready.then(() => {
+        k.done = true;
+        return key;
+      });
     const ready = this.runner().install({ key, js: b.js, ops: SERVICE_OPS, limits, warm: WARM, max: MAX_PER_THREAD });
     this.installed.set(slot, { key, ready });
     ready.then(
@@ -107,7 +127,7 @@ export class CustomCode {
   prewarm(): void {
     const latest = this.catalog.latestVersion();
     for (const b of [this.store.get("development", 0), latest === null ? undefined : this.store.get("production", latest)])
-      if (b) this.ensure(b).catch((e) => this.log.warn("custom code could not be loaded", { env: b.env, version: b.version, message: String((e as Error)?.message ?? e) }));
+      if (b) Promise.resolve(this.ensure(b)).catch((e) => this.log.warn("custom code could not be loaded", { env: b.env, version: b.version, message: String((e as Error)?.message ?? e) }));
   }
 
   /** After a reload (another process changed code): retire pools whose code is gone or changed, warm the rest. */
@@ -164,11 +184,12 @@ export class CustomCode {
   async call(ctx: ApiContext, request: GuestRequest): Promise<MethodResponse> {
     const b = this.store.get(ctx.env, ctx.version);
     if (!b?.byName.has(request.methodName)) throw new ApiError(404, `there is no method "${request.methodName}"`);
-    const key = await this.ensure(b);
-    const limits = this.limits(ctx.env);
+    const ensured = this.ensure(b);
+    const key = typeof ensured === "string" ? ensured : await ensured;
+    const timeoutMs = this.keyFor(b).limits.timeoutMs;
     const system: ApiContext = { ...ctx, principal: { kind: "system" } };
     try {
-      return await this.runner().call(key, request.methodName, JSON.stringify(request), callServices(this.deps, system, Date.now() + limits.timeoutMs));
+      return await this.runner().call(key, request.methodName, JSON.stringify(request), callServices(this.deps, system, Date.now() + timeoutMs));
     } catch (e) {
       throw this.failure(ctx.env, request.methodName, e);
     }

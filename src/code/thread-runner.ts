@@ -177,24 +177,25 @@ export class ThreadRunner implements CodeRunner {
   call(key: string, name: string, requestJson: string, dispatch: Dispatch): Promise<MethodResponse> {
     const spec = this.specs.get(key);
     if (!spec) return Promise.reject(new CodeError("result", "this code is not loaded (it was replaced); call again"));
-    let candidates = this.active();
-    if (!candidates.length) candidates = this.threads.filter((t) => !t.dead);
-    if (!candidates.length) candidates = [this.spawn()];
-    let best = candidates[0]!;
-    for (const t of candidates) if (t.calls.size < best.calls.size) best = t;
+    // The thread with the fewest calls in flight, preferring threads not demoted.
+    let best: CodeThread | null = null;
+    for (const t of this.threads) if (!t.dead && !t.demoted && (best === null || t.calls.size < best.calls.size)) best = t;
+    if (best === null) for (const t of this.threads) if (!t.dead && (best === null || t.calls.size < best.calls.size)) best = t;
+    best ??= this.spawn();
+    const thread = best;
     const id = this.nextId++;
     return new Promise<MethodResponse>((resolve, reject) => {
       // The call is answered at its limit; the thread stays responsible for stopping it (and is replaced if it
       // has not within the grace period).
       const timer = setTimeout(() => {
-        const call = best.calls.get(id);
+        const call = thread.calls.get(id);
         if (!call) return;
         call.resolve = () => {};
         call.reject = () => {};
         reject(new CodeError("timeout", `the method ran longer than ${spec.limits.timeoutMs} ms`));
       }, spec.limits.timeoutMs + ANSWER_SLACK_MS);
-      best.calls.set(id, { resolve, reject, dispatch, giveUpAt: Date.now() + spec.limits.timeoutMs + GRACE_MS, timer });
-      best.post({ type: "call", id, key, name, request: requestJson });
+      thread.calls.set(id, { resolve, reject, dispatch, giveUpAt: Date.now() + spec.limits.timeoutMs + GRACE_MS, timer });
+      thread.post({ type: "call", id, key, name, request: requestJson });
     });
   }
 
