@@ -4,6 +4,7 @@
 // newest production version at start-up and after uploads and deploys); new code starts a new pool, and the
 // old one is retired once the new one is ready, so calls in flight finish on the code they started with.
 
+/// <reference path="../../sandbox/burrow.d.ts" />
 import { ApiError, badRequest } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { ApiContext, EnvName } from "../request-context.ts";
@@ -16,18 +17,8 @@ import { CodeError, DEFAULT_LIMITS, type MethodInfo, type MethodResponse, type S
 
 export type { MethodInfo, MethodResponse } from "./sandbox.ts";
 
-/** The request object a method gets (sandbox/burrow.d.ts Burrow.Request). */
-export interface GuestRequest {
-  verb: "GET" | "POST" | "PUT" | "DELETE";
-  url: string;
-  params: Record<string, string>;
-  body: string;
-  headers: Record<string, string>;
-  loggedInUser: string | null;
-  apiVersion: number;
-  environment: EnvName;
-  methodName: string;
-}
+/** The request object a method gets: the guest contract's own type (sandbox/burrow.d.ts), so the two cannot drift. */
+export type GuestRequest = Burrow.Request;
 
 interface CodeSettings {
   timeoutMs: number;
