@@ -18,7 +18,7 @@ export interface CodeRunner {
 }
 
 export class InlineRunner implements CodeRunner {
-  private pools = new Map<string, { pool: SandboxPool; ready: Promise<MethodInfo[]> }>();
+  private pools = new Map<string, { pool: SandboxPool; ready: Promise<MethodInfo[]>; started: boolean }>();
 
   constructor(private readonly hooks: SandboxHooks = {}) {}
 
@@ -27,17 +27,21 @@ export class InlineRunner implements CodeRunner {
     if (known) return known.ready;
     const pool = new SandboxPool(spec, this.hooks);
     const ready = pool.start();
-    this.pools.set(spec.key, { pool, ready });
-    ready.catch(() => {
-      if (this.pools.get(spec.key)?.pool === pool) this.pools.delete(spec.key);
-    });
+    const entry = { pool, ready, started: false };
+    this.pools.set(spec.key, entry);
+    ready.then(
+      () => void (entry.started = true),
+      () => {
+        if (this.pools.get(spec.key)?.pool === pool) this.pools.delete(spec.key);
+      },
+    );
     return ready;
   }
 
   async call(key: string, name: string, requestJson: string, dispatch: Dispatch): Promise<MethodResponse> {
     const entry = this.pools.get(key);
     if (!entry) throw new CodeError("result", "this code is not loaded (it was replaced); call again");
-    await entry.ready;
+    if (!entry.started) await entry.ready;
     return entry.pool.call(name, requestJson, dispatch);
   }
 

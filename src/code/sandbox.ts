@@ -303,14 +303,6 @@ export class Sandbox {
     return e;
   }
 
-  /** Bytes the QuickJS heap uses now (for recycling a sandbox that grew). */
-  memoryUsed(): number {
-    const handle = this.rt.computeMemoryUsage();
-    const usage = this.ctx.dump(handle) as { memory_used_size?: number };
-    handle.dispose();
-    return usage.memory_used_size ?? 0;
-  }
-
   /**
    * Free the sandbox. One that is unusable, or still has host calls outstanding (their promises hold guest
    * objects; freeing the runtime then would abort the wasm instance), is dropped whole instead.

@@ -7,6 +7,7 @@ import { ApiError } from "../errors.ts";
 import type { ApiContext } from "../request-context.ts";
 import type { GuestRequest, MethodInfo, MethodResponse } from "../code/custom-code.ts";
 import { JSON_TYPE } from "../net/json-response.ts";
+import { isHeaderName, isHeaderValue } from "../net/headers.ts";
 import { isFormType, readText } from "./body.ts";
 import { targetOf } from "./origin.ts";
 import type { Services } from "./services.ts";
@@ -15,7 +16,6 @@ import type { Services } from "./services.ts";
 const HIDDEN_HEADERS = new Set(["authorization", "cookie"]);
 /** Response headers a method may not set (framing is the server's). */
 const FRAMING_HEADERS = new Set(["content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "trailer", "te"]);
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/;
 /** Largest response body a method may answer. */
 export const MAX_METHOD_RESPONSE = 20 * 1024 * 1024;
 
@@ -69,7 +69,7 @@ function responseOf(name: string, r: MethodResponse): Response {
   for (const [k, v] of Object.entries(r.headers)) {
     const lower = k.toLowerCase();
     if (FRAMING_HEADERS.has(lower)) continue;
-    if (!TOKEN.test(k) || /[\r\n\0]/.test(v) || v.length > 8192) throw new ApiError(500, `custom code method ${name} returned an invalid header ${JSON.stringify(k.slice(0, 64))}`);
+    if (!isHeaderName(k) || !isHeaderValue(v)) throw new ApiError(500, `custom code method ${name} returned an invalid header ${JSON.stringify(k.slice(0, 64))}`);
     headers.append(lower, v);
   }
   let payload: string | Uint8Array;

@@ -5,6 +5,7 @@ import type { Client } from "@libsql/core/api";
 import { badRequest } from "../errors.ts";
 import { BUMP_EPOCH } from "./system-db.ts";
 import { ENVIRONMENTS, type EnvName } from "./environments.ts";
+import { isPlainObject as isObj } from "../plain-object.ts";
 
 type Leaf = { type: "string" | "integer" | "boolean" | "string[]" | "string-map"; secret?: boolean; min?: number; max?: number; oneOf?: readonly string[]; default: Record<EnvName, unknown> };
 type Spec = { [key: string]: Leaf | Spec };
@@ -86,7 +87,6 @@ const SETTINGS_SPEC: Spec = {
 };
 
 const isLeaf = (s: Leaf | Spec): s is Leaf => typeof (s as Leaf).type === "string" && "default" in s;
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** The full settings document of an environment: stored values over defaults. */
 export function resolveSettings(env: EnvName, stored: SettingsDoc, spec: Spec = SETTINGS_SPEC): SettingsDoc {

@@ -10,13 +10,12 @@ import { RawJson } from "../../src/code/raw-json.ts";
 import { EARTH_RADIUS_KM, haversine } from "../../src/datastore/query/geo.ts";
 import { ApiError } from "../../src/errors.ts";
 import { formatUpload } from "../../src/files/upload.ts";
-import { systemContext } from "../../src/request-context.ts";
-import { makeTestApp, type TestApp } from "../helpers/app.ts";
+import { devContext, makeTestApp, type TestApp } from "../helpers/app.ts";
 
 let t: TestApp;
 
 /** A fresh service over the current schemas (definitions change during the tests). */
-const svc = () => dataService(t.services.data, systemContext("development", t.services.envDbs.development, t.services.catalog.development(), () => "http://localhost"));
+const svc = () => dataService(t.services.data, devContext(t));
 
 /** Call an op; RawJson answers are parsed (and checked to be RawJson where objects are expected). */
 async function call(op: string, ...args: unknown[]): Promise<any> {

@@ -3,19 +3,11 @@
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Conditions } from "../../src/datastore/query/tree.ts";
-import { type ApiContext, type Principal, systemContext } from "../../src/request-context.ts";
-import { makeTestApp, type TestApp } from "../helpers/app.ts";
+import type { ApiContext, Principal } from "../../src/request-context.ts";
+import { devContext, makeTestApp, type TestApp } from "../helpers/app.ts";
 
 let t: TestApp;
-const ctx = (principal: Principal): ApiContext => ({
-  env: "development",
-  version: 0,
-  db: t.services.envDbs.development,
-  schemas: t.services.catalog.development(),
-  infer: false,
-  principal,
-  baseUrl: () => "http://localhost",
-});
+const ctx = (principal: Principal): ApiContext => devContext(t, principal);
 const app = () => ctx({ kind: "app" });
 const user = (username: string) => ctx({ kind: "user", schema: "user", username, family: "f" });
 const status = (p: Promise<unknown>) => p.then(() => 200, (e: { status?: number }) => e.status ?? 500);
@@ -69,7 +61,7 @@ test("passwords change only by the private key or the server itself", async () =
   const data = t.services.data;
   expect(await status(data.update(user("ann"), "user", "ann", { password: "new-password" }))).toBe(400);
   expect(await status(data.update(app(), "user", "ann", { password: "new-password" }))).toBe(200);
-  const system = systemContext("development", t.services.envDbs.development, t.services.catalog.development(), () => "http://localhost");
+  const system = devContext(t);
   expect(await status(data.update(system, "user", "ann", { password: "newer-password" }))).toBe(200);
 });
 

@@ -7,19 +7,11 @@ import { Accounts, type UserRows } from "../../src/auth/accounts.ts";
 import { MemoryRateLimiter } from "../../src/auth/rate-limit.ts";
 import { andScope } from "../../src/datastore/access.ts";
 import { userRows } from "../../src/datastore/user-rows.ts";
-import { type ApiContext, type Principal, systemContext } from "../../src/request-context.ts";
-import { makeTestApp, type TestApp } from "../helpers/app.ts";
+import type { ApiContext, Principal } from "../../src/request-context.ts";
+import { devContext, makeTestApp, type TestApp } from "../helpers/app.ts";
 
 let t: TestApp;
-const ctx = (principal: Principal): ApiContext => ({
-  env: "development",
-  version: 0,
-  db: t.services.envDbs.development,
-  schemas: t.services.catalog.development(),
-  infer: false,
-  principal,
-  baseUrl: () => "http://localhost",
-});
+const ctx = (principal: Principal): ApiContext => devContext(t, principal);
 const app = () => ctx({ kind: "app" });
 const user = (username: string) => ctx({ kind: "user", schema: "user", username, family: "f" });
 const status = (p: Promise<unknown>) => p.then(() => 200, (e: { status?: number }) => e.status ?? 500);
@@ -52,7 +44,7 @@ describe("services.data checks access itself", () => {
     expect(ann.pub).toBe(1);
     expect("hidden" in ann).toBe(false);
     expect("mine" in (await data.counts(ctx({ kind: "anonymous" })))).toBe(false);
-    const all = await data.counts(systemContext("development", t.services.envDbs.development, t.services.catalog.development(), () => "http://localhost"));
+    const all = await data.counts(devContext(t));
     expect([all.mine, all.pub, all.hidden]).toEqual([3, 1, 0]);
   });
 

@@ -7,6 +7,7 @@ import { loadConfig } from "../../src/config.ts";
 import { createApp, type App } from "../../src/http/app.ts";
 import { type Level, createLogger } from "../../src/log.ts";
 import { openServices, type Services } from "../../src/services.ts";
+import type { ApiContext, Principal } from "../../src/request-context.ts";
 
 export const KEYS = {
   devPublic: "dev-public-key-0001",
@@ -116,4 +117,9 @@ export async function makeTestApp(opts: { flags?: Record<string, string | boolea
       if (errors.length) throw new Error(`server logged errors:\n${errors.join("\n")}`);
     },
   };
+}
+
+/** A development ApiContext of a test app for calling the datastore directly (the server itself by default). */
+export function devContext(t: TestApp, principal: Principal = { kind: "system" }): ApiContext {
+  return { env: "development", version: 0, db: t.services.envDbs.development, schemas: t.services.catalog.development(), infer: false, principal, baseUrl: () => "http://localhost" };
 }

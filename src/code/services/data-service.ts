@@ -10,6 +10,7 @@ import type { Clause, Conditions, Op, OrderKey, QueryTree, Range } from "../../d
 import { ApiError, badRequest, notFound } from "../../errors.ts";
 import type { ApiContext } from "../../request-context.ts";
 import { RawJson } from "../raw-json.ts";
+import { isPlainObject as isObj } from "../../plain-object.ts";
 
 export const DATA_OPS: readonly string[] = [
   "create",
@@ -44,7 +45,6 @@ const SCHEMA_RE = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 /** A problem with an argument: `<path>: <what is wrong>` (the op is prefixed once, where calls are dispatched). */
 const bad = (path: string, message: string) => badRequest(`${path}: ${message}`);
 
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 const isScalar = (v: unknown): v is Scalar => typeof v === "string" || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v));
 /** Absent: JSON has no undefined, so an omitted optional argument or property may arrive as null. */
 const absent = (v: unknown) => v === undefined || v === null;

@@ -6,6 +6,8 @@
 import { badRequest } from "../../errors.ts";
 import { type OutboundResponse, outboundRequest } from "../../net/outbound-request.ts";
 import type { publicOnlyLookup } from "../../net/public-address.ts";
+import { isHeaderName, isHeaderValue } from "../../net/headers.ts";
+import { isPlainObject as isObj } from "../../plain-object.ts";
 
 export const HTTP_OPS = ["get", "post", "put", "delete"] as const;
 const MAX_REDIRECTS = 5;
@@ -25,7 +27,6 @@ export interface HttpCallLimits {
   lookup?: ReturnType<typeof publicOnlyLookup>;
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 function options(op: string, raw: unknown, settings: HttpSettings): { headers: Record<string, string>; timeoutMs: number; maxBytes: number } {
   if (raw === undefined || raw === null) return { headers: {}, timeoutMs: settings.timeoutMs, maxBytes: settings.maxResponseBytes };
@@ -34,8 +35,8 @@ function options(op: string, raw: unknown, settings: HttpSettings): { headers: R
   if (raw.headers !== undefined) {
     if (!isObj(raw.headers)) throw badRequest(`http.${op}: headers must be an object of strings`);
     for (const [k, v] of Object.entries(raw.headers)) {
-      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/.test(k)) throw badRequest(`http.${op}: ${JSON.stringify(k.slice(0, 64))} is not a header name`);
-      if (typeof v !== "string" || /[\r\n\0]/.test(v) || v.length > 16384) throw badRequest(`http.${op}: header ${k} must be a one-line string`);
+      if (!isHeaderName(k)) throw badRequest(`http.${op}: ${JSON.stringify(k.slice(0, 64))} is not a header name`);
+      if (!isHeaderValue(v)) throw badRequest(`http.${op}: header ${k} must be a one-line string`);
       headers[k.toLowerCase()] = v;
     }
   }

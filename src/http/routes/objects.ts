@@ -1,7 +1,7 @@
 // Datastore routes: /<schema> and /<schema>/<id> for create (single and batch), read, list, update, delete,
 // and the relationship sub-resources /<schema>/<id>/<field>[/<values>].
 
-import { Elysia } from "elysia";
+import { Elysia, NotFoundError } from "elysia";
 import { badRequest } from "../../errors.ts";
 import { hasNested } from "../../datastore/datastore.ts";
 import { type ReadShape, parseConditions, parseQuery, parseReadShape } from "../../datastore/query/parse.ts";
@@ -15,7 +15,6 @@ import { objectDocs as docs } from "../openapi-docs.ts";
 import { json, rawJson } from "../respond.ts";
 import { jsonBodyOf } from "../body.ts";
 import { callMethod, methodOf } from "../method-call.ts";
-import { methodNotAllowed } from "../../errors.ts";
 
 /** Schema names in paths are case-insensitive (clients have sent "User" for "user"). */
 export const schemaParam = (s: string) => s.toLowerCase();
@@ -77,12 +76,13 @@ export function objectRoutes(services: Services, info: RequestInfo, parsers: Bod
       },
       { parse: "raw", detail: docs.create },
     )
-    // PUT /<name> exists for custom code methods only; for a schema it is the 405 the edge would give.
+    // PUT /<name> exists for custom code methods only (app.ts keeps it out of Allow); elsewhere it is "no route",
+    // which the edge answers as for any other unrouted method: 405 with the path's Allow.
     .put("/:schema", async ({ api, request, params }) => {
       const ctx = await api;
       const method = methodOf(services, ctx, schemaParam(params.schema));
       if (method) return callMethod(services, ctx, request, method, "PUT");
-      throw methodNotAllowed("PUT is not allowed here", ["GET", "POST", "DELETE", "HEAD"]);
+      throw new NotFoundError();
     }, { parse: "none", detail: docs.callMethod })
     .delete("/:schema", async ({ api, request, params }) => {
       const ctx = await api;

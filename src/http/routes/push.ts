@@ -7,44 +7,16 @@ import { Elysia } from "elysia";
 import { badRequest, unauthorized } from "../../errors.ts";
 import type { ApiContext } from "../../request-context.ts";
 import type { Target } from "../../push/queue.ts";
+import { sendTarget, stringList, userOf } from "../../push/targets.ts";
 import { type TokenType, normalizeToken, parseTokenType } from "../../push/tokens.ts";
 import type { Services } from "../services.ts";
 import { apiContext } from "../api-context.ts";
 import type { BodyParsers } from "../parsers.ts";
 import type { RequestInfo } from "../request-meta.ts";
 import { json } from "../respond.ts";
+import { isPlainObject as isObj } from "../../plain-object.ts";
 
-const MAX_TARGETS = 10_000;
 const tag = (summary: string, description?: string) => ({ tags: ["push"], summary, description });
-
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-
-/** The optional user link of a registration: a string of at most 256 characters. */
-function userOf(v: unknown): string | null {
-  if (v === undefined || v === null) return null;
-  if (typeof v !== "string" || v.length === 0 || v.length > 256) throw badRequest("user must be a string of 1 to 256 characters");
-  return v;
-}
-
-function stringList(v: unknown, what: string): string[] {
-  if (!Array.isArray(v) || v.length > MAX_TARGETS || !v.every((u) => typeof u === "string" && u.length <= 256)) throw badRequest(`${what} must be an array of at most ${MAX_TARGETS} strings`);
-  return v as string[];
-}
-
-/** The target of a send body: tokens, users, or (neither) a broadcast. */
-export function sendTarget(body: Record<string, unknown>, tokensKey = "tokens", usersKey = "users"): Target {
-  if (body[tokensKey] !== undefined) {
-    const raw = body[tokensKey];
-    if (!Array.isArray(raw) || raw.length > MAX_TARGETS) throw badRequest(`${tokensKey} must be an array of at most ${MAX_TARGETS} {"type", "token"} objects`);
-    return { kind: "tokens", tokens: raw.map((t) => {
-      if (!isObj(t)) throw badRequest(`each of ${tokensKey} is {"type", "token"}`);
-      const type = parseTokenType(t.type);
-      return { type, token: normalizeToken(type, t.token) };
-    }) };
-  }
-  if (body[usersKey] !== undefined) return { kind: "users", users: stringList(body[usersKey], usersKey) };
-  return { kind: "broadcast" };
-}
 
 export function pushRoutes(services: Services, info: RequestInfo, parsers: BodyParsers) {
   const { push } = services;
