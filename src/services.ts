@@ -34,6 +34,8 @@ import type { CodeRunner } from "./code/code-runner.ts";
 import type { publicOnlyLookup } from "./net/public-address.ts";
 import { LogStore } from "./system/logs.ts";
 import type { KeyIndex, Services } from "./http/services.ts";
+import { SOCIAL_LINKS_DDL, SocialLinks } from "./social/social-links.ts";
+import { SocialAccounts, type SocialSettings } from "./social/social-accounts.ts";
 
 export type { Services } from "./http/services.ts";
 
@@ -71,7 +73,7 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
     production: openClient(join(config.dir, "production.db")),
   };
   await migrateSystemDb(system);
-  for (const env of ENVIRONMENTS) await envDbs[env].batch([LAYOUT_DDL, ...FILES_DDL, ...SESSIONS_DDL, TEMP_PASSWORDS_DDL, ...PUSH_TOKENS_DDL, ...PUSH_QUEUE_DDL], "write");
+  for (const env of ENVIRONMENTS) await envDbs[env].batch([LAYOUT_DDL, ...FILES_DDL, ...SESSIONS_DDL, TEMP_PASSWORDS_DDL, ...SOCIAL_LINKS_DDL, ...PUSH_TOKENS_DDL, ...PUSH_QUEUE_DDL], "write");
   const keys = indexKeys(await ensureKeys(system, config.keys));
   const catalog = new Catalog(system, envDbs, BUMP_EPOCH);
   await catalog.load();
@@ -107,6 +109,19 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
   // A deleted user's device tokens go with it (the datastore only announces the deletion).
   data.onUsersRemoved(async (ctx, _schema, keys) => void (await push.tokens(ctx.env).removeUsers(keys)));
 
+  const socialLinks = new SocialLinks();
+  // A deleted user's provider links go with it.
+  data.onUsersRemoved((ctx, schema, keys) => socialLinks.removeUsers(ctx, schema, keys));
+  const nonces = new MemoryNonceCache();
+  const social = new SocialAccounts({
+    settings: (env) => settings.get(env).social as unknown as SocialSettings,
+    accounts,
+    users: userRows,
+    data,
+    links: socialLinks,
+    nonces,
+  });
+
   const logs = new LogStore(system);
   const codeStore = new CodeStore(system, BUMP_EPOCH);
   await codeStore.load();
@@ -139,10 +154,11 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
     data,
     files,
     sessions,
-    nonces: new MemoryNonceCache(),
+    nonces,
     limiter,
     mailer,
     accounts,
+    social,
     push,
     logs,
     code,

@@ -108,6 +108,18 @@ export class Accounts {
     return `${head.slice(0, -1)},"service":{"user":${user}}}`;
   }
 
+  /** A new login of `username` (social sign-in): the token response around the user's JSON. */
+  async issueTokens(ctx: ApiContext, s: CompiledSchema, username: string, user: string): Promise<string> {
+    const tokens = await this.deps.sessions(ctx).issue(s.name, username, s.def.user?.singleSession === true);
+    return this.tokenResponse(user, tokens);
+  }
+
+  /** A new cookie session of `username` (the pre-OAuth 2.0 social logins): its token and lifetime in seconds. */
+  async issueCookieSession(ctx: ApiContext, s: CompiledSchema, username: string): Promise<{ token: string; expiresIn: number }> {
+    const tokens = await this.deps.sessions(ctx).issue(s.name, username, s.def.user?.singleSession === true, "cookie");
+    return { token: tokens.access_token, expiresIn: tokens.expires_in };
+  }
+
   /** Set a new password (dropping any temporary one); the updated user's JSON, null when the user is gone. */
   private async setPassword(ctx: ApiContext, s: CompiledSchema, username: string, password: string): Promise<string | null> {
     return this.deps.users.setPasswordHash(ctx, s, username, await hashPassword(password));
@@ -230,14 +242,19 @@ export class Accounts {
     const { username } = this.signedIn(ctx, s);
     const old = (body.old as Record<string, unknown> | undefined)?.password;
     const next = (body.new as Record<string, unknown> | undefined)?.password;
-    if (typeof old !== "string" || typeof next !== "string" || next.length === 0 || next.length > MAX_FIELD || old.length > MAX_FIELD)
+    if ((old !== undefined && typeof old !== "string") || typeof next !== "string" || next.length === 0 || next.length > MAX_FIELD || (old?.length ?? 0) > MAX_FIELD)
       throw unauthorized("send {\"old\": {\"password\": ...}, \"new\": {\"password\": ...}}");
     const key = this.accountKey(ctx, s, username);
     const limits = this.deps.limits(ctx);
     const blocked = this.deps.limiter.blocked(key, limits.failedLoginsPerAccount);
     if (!blocked.ok) throw tooManyRequests(blocked.retryAfter);
     const hash = await this.deps.users.passwordHash(ctx, s, username);
-    if (!hash || !(await verifyPassword(old, hash))) {
+    // A user created by a social login has no password: its first one needs no old password.
+    if (hash === null && !old) {
+      await this.setPassword(ctx, s, username, next);
+      return;
+    }
+    if (!hash || typeof old !== "string" || !(await verifyPassword(old, hash))) {
       this.deps.limiter.hit(key, limits.failedLoginsPerAccount, limits.failedLoginWindowMinutes * 60_000);
       throw unauthorized("the old password is wrong");
     }

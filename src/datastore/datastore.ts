@@ -3,6 +3,7 @@
 // (schema name, key, body, parsed query tree, relations map), never a Request, and checks access itself.
 // The HTTP routes call it, and so will custom code. Objects, Relations, upsert and find are its internals.
 
+import type { InStatement } from "@libsql/core/api";
 import type { Catalog } from "../schema/catalog.ts";
 import type { Files } from "../files/files.ts";
 import { notFound } from "../errors.ts";
@@ -68,6 +69,19 @@ export class Datastore {
   create(ctx: ApiContext, schema: string, body: unknown, relations?: RelationMap): Promise<JsonText>;
   create(ctx: ApiContext, schema: string, body: unknown, relations: RelationMap = NO_RELATIONS): Promise<JsonText | BatchResult> {
     return Array.isArray(body) ? this.objects.createMany(ctx, schema, body, relations) : this.objects.create(ctx, schema, body, relations);
+  }
+
+  /**
+   * Create a user who signs in another way (a social link): as the server itself, no password needed; `then`
+   * runs in the same transaction right after the insert (SocialLinks guards it to run only when the user was
+   * created). The user's JSON, or null when the key is taken.
+   */
+  async createLinkedUser(ctx: ApiContext, schema: string, body: Record<string, unknown>, then: InStatement): Promise<JsonText | null> {
+    const s = ctx.schemas.schemas.get(schema);
+    if (!s?.def.user) throw notFound(`${schema} is not a user schema`);
+    const w = await this.objects.prepareCreate({ ...ctx, principal: { kind: "system" } }, s, body, "json", true);
+    const [rs] = await this.objects.run(ctx, [{ ...w, stmts: [...w.stmts, then] }]);
+    return rs!.rows.length === 0 ? null : (rs!.rows[0]!.j as JsonText);
   }
 
   /**

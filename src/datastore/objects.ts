@@ -184,11 +184,11 @@ export class Objects {
   }
 
   /** The insert of one new object (ON CONFLICT DO NOTHING: a duplicate key changes nothing). */
-  async prepareCreate(ctx: ApiContext, s: CompiledSchema, body: Record<string, unknown>, returning: "json" | "key" = "json"): Promise<PreparedWrite> {
+  async prepareCreate(ctx: ApiContext, s: CompiledSchema, body: Record<string, unknown>, returning: "json" | "key" = "json", passwordOptional = false): Promise<PreparedWrite> {
     const enc = await this.encode(ctx, s, body, "create");
     for (const [f, by] of enc.incs) enc.values.set(f, [by]); // a new counter starts at 0
     const id = (body[s.pk] as string | undefined) ?? newObjectId();
-    if (s.passwordField && !enc.values.get(s.passwordField)?.[0]) {
+    if (s.passwordField && !passwordOptional && !enc.values.get(s.passwordField)?.[0]) {
       await this.files.discard(ctx.env, enc.saved);
       throw badRequest(`${s.passwordField} is required to create a ${s.name}`);
     }

@@ -18,6 +18,7 @@ import { healthRoutes } from "./routes/health.ts";
 import { objectRoutes } from "./routes/objects.ts";
 import { pushRoutes } from "./routes/push.ts";
 import { userRoutes } from "./routes/users.ts";
+import { socialRoutes } from "./routes/social.ts";
 
 interface AppOptions {
   /** The peer address of a request; by default the listening server's view of the connection. */
@@ -59,6 +60,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     .use(fileRoutes(services))
     .use(pushRoutes(services, info, parsers))
     .use(userRoutes(services, info, parsers))
+    .use(socialRoutes(services, info, parsers))
     .use(objectRoutes(services, info, parsers));
 
   // PUT /<name> serves custom code methods only: at a schema's path PUT stays unlisted in Allow.

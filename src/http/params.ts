@@ -27,6 +27,20 @@ export async function requestParams(request: Request, limit: number): Promise<Re
   return out;
 }
 
+/**
+ * Social endpoints read their parameters from the query, a form or JSON alike (behaviour.md §7): the query's,
+ * overridden by the body's on POST.
+ */
+export async function queryAndBodyParams(request: Request, limit: number): Promise<Record<string, string>> {
+  const out: Record<string, string> = Object.create(null);
+  if (request.method !== "GET" && request.method !== "DELETE") {
+    const url = request.url;
+    const q = url.indexOf("?");
+    if (q >= 0) for (const [k, v] of new URLSearchParams(url.slice(q + 1))) if (Object.keys(out).length < MAX_PARAMS) out[k] = v;
+  }
+  return Object.assign(out, await requestParams(request, limit));
+}
+
 /** A JSON object body (forgot/reset password); forms are read too. */
 export async function objectBody(request: Request, limit: number): Promise<Record<string, unknown>> {
   const text = await readText(request, Math.min(limit, 64 * 1024));

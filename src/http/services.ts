@@ -19,6 +19,7 @@ import type { KeySet } from "../system/keys.ts";
 import type { Settings } from "../system/settings.ts";
 import type { LogStore } from "../system/logs.ts";
 import type { CustomCode } from "../code/custom-code.ts";
+import type { SocialAccounts } from "../social/social-accounts.ts";
 
 export interface KeyIndex {
   set: KeySet;
@@ -44,6 +45,8 @@ export interface Services {
   readonly limiter: RateLimiter;
   readonly mailer: Mailer;
   readonly accounts: Accounts;
+  /** Social sign-in: create, log in, link and unlink users through provider accounts. */
+  readonly social: SocialAccounts;
   /** Device tokens, the push queue and its delivery workers (started by `serve`). */
   readonly push: PushService;
   /** Log lines kept for the admin API (custom code's log service). */

@@ -7,7 +7,7 @@ import { BUMP_EPOCH } from "./system-db.ts";
 import { ENVIRONMENTS, type EnvName } from "./environments.ts";
 import { isPlainObject as isObj } from "../plain-object.ts";
 
-type Leaf = { type: "string" | "integer" | "boolean" | "string[]" | "string-map"; secret?: boolean; min?: number; max?: number; oneOf?: readonly string[]; default: Record<EnvName, unknown> };
+type Leaf = { type: "string" | "integer" | "boolean" | "string[]" | "string-map" | "oidc-map"; secret?: boolean; url?: boolean; min?: number; max?: number; oneOf?: readonly string[]; default: Record<EnvName, unknown> };
 type Spec = { [key: string]: Leaf | Spec };
 type SettingsDoc = { [key: string]: unknown };
 
@@ -71,6 +71,27 @@ const SETTINGS_SPEC: Spec = {
     },
     /** Variables the config service reads (name -> value; third-party API keys): write-only, reads list the names. */
     config: { type: "string-map", secret: true, default: both({}) },
+  },
+  social: {
+    /** The Graph-style network (the original: Facebook): GET <baseUrl>/me?fields=...&access_token=...&appsecret_proof=... */
+    social1: {
+      appId: { type: "string", default: both("") },
+      appSecret: { type: "string", secret: true, default: both("") },
+      baseUrl: { type: "string", url: true, default: both("https://graph.facebook.com") },
+    },
+    /** The OAuth 1.0a network (the original: Twitter): <baseUrl>/account/verify_credentials.json, signed. */
+    social2: {
+      consumerKey: { type: "string", default: both("") },
+      consumerSecret: { type: "string", secret: true, default: both("") },
+      baseUrl: { type: "string", url: true, default: both("https://api.twitter.com/1.1") },
+    },
+    /** The social-login aggregator (the original: Gigya): its partner secret, Base64 as the provider shows it. */
+    aggregator: {
+      secret: { type: "string", secret: true, default: both("") },
+      baseUrl: { type: "string", url: true, default: both("https://socialize.gigya.com") },
+    },
+    /** OpenID Connect providers by name: {"apple": {"clientIds": [...]}, "acme": {"issuer": "https://...", "clientIds": [...]}}. */
+    oidc: { type: "oidc-map", default: both({}) },
   },
   files: {
     store: { type: "string", oneOf: ["local", "s3"], default: both("local") },
@@ -147,6 +168,7 @@ function checkLeaf(s: Leaf, v: unknown, p: string): unknown {
   switch (s.type) {
     case "string":
       if (s.oneOf && !(typeof v === "string" && s.oneOf.includes(v))) throw badRequest(`setting "${p}" must be one of ${s.oneOf.join(", ")}`);
+      if (s.url && !(typeof v === "string" && isHttpUrl(v))) throw badRequest(`setting "${p}" must be an http(s) URL without a query`);
       if (typeof v === "string" && v.length <= 65536) return v;
       throw badRequest(`setting "${p}" must be a string`);
     case "boolean":
@@ -161,9 +183,48 @@ function checkLeaf(s: Leaf, v: unknown, p: string): unknown {
         return Object.fromEntries(names.map((n) => [n, (v as Record<string, string>)[n]]));
       throw badRequest(`setting "${p}" must be an object of names (letters, digits, _ . -) to string values`);
     }
+    case "oidc-map":
+      return checkOidcMap(v, p);
     case "string[]":
       if (Array.isArray(v) && v.length <= 1000 && v.every((x) => typeof x === "string" && x.length <= 2048)) return v;
       throw badRequest(`setting "${p}" must be an array of strings`);
+  }
+}
+
+/** Issuers of the providers that need no "issuer" setting. */
+export const KNOWN_OIDC_ISSUERS: Readonly<Record<string, string>> = { apple: "https://appleid.apple.com", google: "https://accounts.google.com" };
+
+export interface OidcProviderSetting {
+  issuer: string;
+  clientIds: string[];
+}
+
+/** social.oidc: provider name -> {issuer (a URL; apple and google have theirs), clientIds (the accepted audiences)}. */
+function checkOidcMap(v: unknown, p: string): Record<string, OidcProviderSetting> {
+  if (!isObj(v) || Object.keys(v).length > 50) throw badRequest(`setting "${p}" must be an object of provider names to {"issuer", "clientIds"}`);
+  const out: Record<string, OidcProviderSetting> = {};
+  for (const [name, cfg] of Object.entries(v)) {
+    const at = `${p}.${name}`;
+    if (!/^[a-z][a-z0-9_-]{0,31}$/.test(name)) throw badRequest(`setting "${at}": a provider name is 1 to 32 lowercase letters, digits, _ or -, starting with a letter`);
+    if (!isObj(cfg)) throw badRequest(`setting "${at}" must be an object {"issuer", "clientIds"}`);
+    for (const k of Object.keys(cfg)) if (k !== "issuer" && k !== "clientIds") throw badRequest(`unknown setting "${at}.${k}"`);
+    const issuer = cfg.issuer ?? KNOWN_OIDC_ISSUERS[name];
+    if (typeof issuer !== "string" || !isHttpUrl(issuer)) throw badRequest(`setting "${at}.issuer" must be the issuer's http(s) URL${KNOWN_OIDC_ISSUERS[name] ? "" : " (only apple and google have a default)"}`);
+    const ids = cfg.clientIds;
+    if (!Array.isArray(ids) || ids.length === 0 || ids.length > 50 || !ids.every((x) => typeof x === "string" && x.length > 0 && x.length <= 512))
+      throw badRequest(`setting "${at}.clientIds" must be a non-empty array of the client ids (audiences) the app uses`);
+    out[name] = { issuer: issuer.replace(/\/+$/, ""), clientIds: [...ids] };
+  }
+  return out;
+}
+
+function isHttpUrl(s: string): boolean {
+  if (s.length > 2048) return false;
+  try {
+    const u = new URL(s);
+    return (u.protocol === "https:" || u.protocol === "http:") && u.search === "" && u.hash === "";
+  } catch {
+    return false;
   }
 }
 

@@ -19,6 +19,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["push/"],
   ["files/"],
   ["datastore/"],
+  ["social/"],
   ["code/"],
   ["http/"],
   ["cli/", "services.ts", "main.ts"],

@@ -1,0 +1,104 @@
+// Vectors for the pure parts of social sign-in: the aggregator's signature and its window, the three-legged
+// OAuth 1.0a signature a Social network 2 call carries (the provider's published example, checked with openssl),
+// Graph's appsecret_proof, and the endpoint table (every name of seed.md and of behaviour.md §7 is served).
+
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseOAuthHeader, signOAuth1, verifyOAuth1Token } from "../../src/auth/oauth1.ts";
+import { aggregatorSignature, checkAggregatorSignature } from "../../src/social/aggregator-signature.ts";
+import { PARAM_NAMES, SOCIAL_ENDPOINTS, param } from "../../src/social/endpoints.ts";
+import { appSecretProof } from "../../src/social/social1-graph.ts";
+
+const SECRET = "YWdncmVnYXRvciBwYXJ0bmVyIHNlY3JldA=="; // Base64 of "aggregator partner secret"
+
+describe("aggregator signature", () => {
+  // printf '%s' '1700000000_uid-1' | openssl dgst -sha1 -mac HMAC -macopt hexkey:$(printf '%s' 'aggregator partner secret' | xxd -p) -binary | base64
+  const VECTOR = "gI40uf0V4zXt4s+DTWA4ilIHkUs=";
+
+  test("Base64(HMAC-SHA1(decoded secret, <timestamp>_<uid>)) agrees with openssl", () => {
+    expect(aggregatorSignature(SECRET, "1700000000", "uid-1")).toBe(VECTOR);
+    expect(checkAggregatorSignature({ uid: "uid-1", timestamp: "1700000000", signature: VECTOR, secretBase64: SECRET, nowMs: 1700000000_000 })).toEqual({ ok: true, timestamp: 1700000000 });
+  });
+
+  test("the timestamp may be 180 s away either way, not more", () => {
+    const at = (nowS: number) => checkAggregatorSignature({ uid: "uid-1", timestamp: "1700000000", signature: VECTOR, secretBase64: SECRET, nowMs: nowS * 1000 }).ok;
+    expect([at(1700000180), at(1699999820), at(1700000181), at(1699999819)]).toEqual([true, true, false, false]);
+    expect(checkAggregatorSignature({ uid: "uid-1", timestamp: "1700000000", signature: VECTOR, secretBase64: SECRET, nowMs: 1700000181_000 })).toEqual({ ok: false, reason: "stale" });
+  });
+
+  test("any change to uid, timestamp, signature or secret fails", () => {
+    const check = (uid: string, timestamp: string, signature: string, secretBase64 = SECRET) => checkAggregatorSignature({ uid, timestamp, signature, secretBase64, nowMs: 1700000000_000 });
+    expect(check("uid-2", "1700000000", VECTOR)).toEqual({ ok: false, reason: "signature" });
+    expect(check("uid-1", "1700000001", VECTOR)).toEqual({ ok: false, reason: "signature" });
+    expect(check("uid-1", "1700000000", VECTOR, Buffer.from("other").toString("base64"))).toEqual({ ok: false, reason: "signature" });
+    expect(check("uid-1", "1700000000", VECTOR.replace("g", "h"))).toEqual({ ok: false, reason: "signature" });
+    expect(check("uid-1", "1700000000", VECTOR.slice(0, -4))).toEqual({ ok: false, reason: "signature" });
+    for (const [uid, ts, sig] of [["", "1700000000", VECTOR], ["uid-1", "17e8", VECTOR], ["uid-1", "-1", VECTOR], ["uid-1", "1700000000", ""], ["u".repeat(256), "1700000000", VECTOR]])
+      expect(check(uid!, ts!, sig!)).toEqual({ ok: false, reason: "malformed" });
+  });
+});
+
+describe("OAuth 1.0a with a user token", () => {
+  // The provider's published example. Independently:
+  // printf '%s' "$BASE" | openssl dgst -sha1 -hmac 'kAcSOqF21Fu85e7zjz7ZN2U4ZRhfV3WpwPAoE3Z7kBw&LswwdoUaIvS8ltyTt5jkRh4J50vUPVVHtR2YPi5kE' -binary | base64
+  // → hCtSmYh+iHYCEqBWrE7C7hYmtUk=
+  const example = {
+    method: "POST",
+    url: "https://api.twitter.com/1.1/statuses/update.json?include_entities=true",
+    consumerKey: "xvz1evFS4wEEPTGEFPHBog",
+    consumerSecret: "kAcSOqF21Fu85e7zjz7ZN2U4ZRhfV3WpwPAoE3Z7kBw",
+    token: "370773112-GmHxMAgYyLbNEtIKZeRNFsMKPR9EyMZeS9weJAEb",
+    tokenSecret: "LswwdoUaIvS8ltyTt5jkRh4J50vUPVVHtR2YPi5kE",
+    timestamp: 1318622958,
+    nonce: "kYjzVBB8Y0ZFabxSWbWovY3uYSQ2pTgmZeNu2VS4cg",
+    formBody: "status=Hello%20Ladies%20%2b%20Gentlemen%2c%20a%20signed%20OAuth%20request%21",
+  };
+
+  test("signs the published example to hCtSmYh+iHYCEqBWrE7C7hYmtUk=", () => {
+    const header = parseOAuthHeader(signOAuth1(example))!;
+    expect(header.oauth_signature).toBe("hCtSmYh+iHYCEqBWrE7C7hYmtUk=");
+    expect(header.oauth_token).toBe(example.token);
+  });
+
+  test("a provider verifies it, and refuses a wrong token secret or a changed body", () => {
+    const header = parseOAuthHeader(signOAuth1(example))!;
+    const args = { header, consumerSecret: example.consumerSecret, tokenSecret: example.tokenSecret, method: "POST", url: new URL(example.url), formBody: example.formBody };
+    expect(verifyOAuth1Token(args)).toBe(true);
+    expect(verifyOAuth1Token({ ...args, tokenSecret: "wrong" })).toBe(false);
+    expect(verifyOAuth1Token({ ...args, formBody: "status=changed" })).toBe(false);
+    expect(verifyOAuth1Token({ ...args, method: "GET" })).toBe(false);
+  });
+});
+
+describe("Graph appsecret_proof", () => {
+  test("hex HMAC-SHA256 of the token keyed by the app secret (openssl dgst -sha256 -hmac)", () => {
+    expect(appSecretProof("app-secret-xyz", "token-abc")).toBe("8d09eaac5cdba7332dee102ce7c90209fa9a32b53f45ffd68fe0330b27e59bde");
+  });
+});
+
+describe("endpoint table", () => {
+  const names = SOCIAL_ENDPOINTS.map((e) => e.name);
+  const spec = (file: string) => readFileSync(join(import.meta.dir, "../../../shared/spec", file), "utf8");
+
+  test("names are unique, and every endpoint answers at least one verb", () => {
+    expect(new Set(names).size).toBe(names.length);
+    for (const e of SOCIAL_ENDPOINTS) expect(e.verbs.length).toBeGreaterThan(0);
+  });
+
+  test("every social path of seed.md and every reserved provider name of behaviour.md is served", () => {
+    const seed = [...spec("seed.md").matchAll(/`\/user\/([A-Za-z0-9]+)/g)].map((m) => m[1]!).filter((n) => /Social|social|ggregator/.test(n));
+    expect(seed.length).toBeGreaterThan(15);
+    for (const n of seed) expect(names).toContain(n);
+    // behaviour.md §11.15, the reserved user-schema sub-paths of the original service:
+    for (const n of ["createUserWithFacebook", "facebookAccessToken", "facebookAccessTokenWithCreate", "facebookLogin", "linkUserWithFacebook", "unlinkUserFromFacebook", "getFacebookUserInfo", "postFacebookMessage", "twitterAccessToken", "twitterAccessTokenWithCreate", "twitterLogin", "twitterlogin", "createUserWithTwitter", "linkUserWithTwitter", "unlinkUserFromTwitter", "getTwitterUserInfo", "twitterStatusUpdate", "gigyaAccessToken", "linkUserWithGigya", "unlinkUserFromGigya"])
+      expect(names).toContain(n);
+  });
+
+  test("parameters are read in either spelling, the seed's first", () => {
+    expect(param({ fb_at: "b" }, PARAM_NAMES.social1Token)).toBe("b");
+    expect(param({ fb_at: "b", social1_at: "a" }, PARAM_NAMES.social1Token)).toBe("a");
+    expect(param({ social1_at: "" }, PARAM_NAMES.social1Token)).toBeUndefined();
+    expect(param(Object.create(null), PARAM_NAMES.social2Token)).toBeUndefined();
+  });
+});
