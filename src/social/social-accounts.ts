@@ -189,7 +189,7 @@ export class SocialAccounts {
     const v = await this.verify(ctx, p, params);
     if (!v.ok) throw badRequest(`${p.label} refused the credentials: ${v.reason}`);
     if (await this.deps.links.byAccount(ctx, s.name, p.key, v.profile.id)) throw this.alreadyLinked(p);
-    const { user } = await this.createUser(ctx, s, p, v, params.username);
+    const { user } = await this.createUser(ctx, s, p, v, params[s.pk] ?? params.username);
     return { status: 201, body: user };
   }
 
@@ -207,7 +207,7 @@ export class SocialAccounts {
     }
     if (user === null) {
       if (!withCreate) throw unauthorized(`no user is linked to this ${p.label} account; create one first (createUserWith…) or link it (linkUserWith…)`);
-      ({ username, user } = await this.createUser(ctx, s, p, v, params.username));
+      ({ username, user } = await this.createUser(ctx, s, p, v, params[s.pk] ?? params.username));
     }
     if (action === "sessionLogin" || action === "sessionLoginWithCreate") {
       const session = await this.deps.accounts.issueCookieSession(ctx, s, username!);
