@@ -490,6 +490,33 @@ describe("OpenID Connect", () => {
   });
 });
 
+describe("as the original SDKs call them", () => {
+  test("the JS SDK: form token calls, JSON create with its loginField, GET link, DELETE unlink, gigya JSON link", async () => {
+    await t.admin("PUT", "/schemas/member", { fields: { pw: { type: "password" }, mail: { type: "string" } }, user: { key: "login", password: "pw", email: "mail" } });
+    const token = graphToken("30001", "Member One", "m1@example.com");
+    // createUserWithFacebook: JSON with fb_at, token_type and the schema's login field.
+    const created = await t.request("POST", "/member/createUserWithFacebook", { body: { fb_at: token, token_type: "mac", login: "member-one" } });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ login: "member-one", mail: "m1@example.com" });
+    // loginWithFacebookToken: a form POST to facebookAccessToken; the SDK reads service.user.
+    const login = await t.request("POST", "/member/facebookAccessToken", form({ fb_at: token, token_type: "mac" }));
+    expect(login.body.service.user.login).toBe("member-one");
+    // The same account may link to one user in each user schema.
+    expect((await t.request("POST", "/user/createUserWithFacebook", { body: { fb_at: token, token_type: "mac", username: "in-user" } })).status).toBe(201);
+    const c: MacCredentials = login.body;
+    const info = await t.request("GET", "/member/getFacebookUserInfo", signed(c, "GET", "/member/getFacebookUserInfo"));
+    expect(info.body.id).toBe("30001");
+    const u = aggregatorUser("member-agg");
+    const link = await t.request("POST", "/member/linkUserWithGigya", signed(c, "POST", "/member/linkUserWithGigya", { body: { gigya_uid: u.uid, gigya_ts: u.ts, gigya_sig: u.sig } }));
+    expect(link.status).toBe(200);
+    expect((await t.request("DELETE", "/member/unlinkUserFromFacebook", signed(c, "DELETE", "/member/unlinkUserFromFacebook"))).status).toBe(200);
+    // With Facebook gone the aggregator is the last way in: refused.
+    expect((await t.request("DELETE", "/member/unlinkUserFromGigya", signed(c, "DELETE", "/member/unlinkUserFromGigya"))).status).toBe(400);
+    // A user of another user schema is not signed in here.
+    expect((await t.request("GET", "/user/getFacebookUserInfo", signed(c, "GET", "/user/getFacebookUserInfo"))).status).toBe(401);
+  });
+});
+
 describe("routing and limits", () => {
   test("on a schema without a user block the names keep their datastore meaning", async () => {
     await t.admin("PUT", "/schemas/thing", { fields: { label: { type: "string" } } });
