@@ -120,7 +120,9 @@ function refusal(provider: string, e: unknown): string {
   if (e instanceof errors.JWSSignatureVerificationFailed) return "the ID token's signature does not verify";
   if (e instanceof errors.JWKSNoMatchingKey) return "the ID token is signed with a key the issuer does not publish";
   if (e instanceof errors.JOSEAlgNotAllowed) return "the ID token is signed with an algorithm that is not accepted";
-  if (e instanceof errors.JWKSTimeout || e instanceof errors.JWKSInvalid || e instanceof TypeError) throw providerDown(oidcLabel(provider), "did not serve its keys", String(e));
+  // jose's plain JOSEError is its key set fetch failing (not 200, not JSON); token defects have their own classes.
+  const keySetFailed = e instanceof errors.JOSEError && e.code === errors.JOSEError.code;
+  if (keySetFailed || e instanceof errors.JWKSTimeout || e instanceof errors.JWKSInvalid || e instanceof TypeError) throw providerDown(oidcLabel(provider), "did not serve its keys", String(e));
   if (e instanceof errors.JOSEError) return "the ID token is malformed";
   throw e instanceof ApiError ? e : providerDown(oidcLabel(provider), "did not serve its keys", String(e));
 }

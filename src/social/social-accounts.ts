@@ -163,6 +163,16 @@ export class SocialAccounts {
     return p.username;
   }
 
+  /** The user linked to the verified account and its JSON; a link whose user is gone is forgotten. */
+  private async linkedUser(ctx: ApiContext, s: CompiledSchema, p: Provider, v: Extract<Verified, { ok: true }>): Promise<{ username: string; user: string } | null> {
+    const link = await this.deps.links.byAccount(ctx, s.name, p.key, v.profile.id);
+    if (!link) return null;
+    const user = await this.deps.users.json(ctx, s, link.username);
+    if (user !== null) return { username: link.username, user };
+    await this.deps.links.removeAccount(ctx, s.name, p.key, v.profile.id);
+    return null;
+  }
+
   private alreadyLinked(p: Provider): ApiError {
     return badRequest(`this ${p.label} account is already linked to another user`);
   }
@@ -188,7 +198,7 @@ export class SocialAccounts {
   private async create(ctx: ApiContext, s: CompiledSchema, p: Provider, params: Record<string, string>): Promise<SocialAnswer> {
     const v = await this.verify(ctx, p, params);
     if (!v.ok) throw badRequest(`${p.label} refused the credentials: ${v.reason}`);
-    if (await this.deps.links.byAccount(ctx, s.name, p.key, v.profile.id)) throw this.alreadyLinked(p);
+    if (await this.linkedUser(ctx, s, p, v)) throw this.alreadyLinked(p);
     const { user } = await this.createUser(ctx, s, p, v, params[s.pk] ?? params.username);
     return { status: 201, body: user };
   }
@@ -197,23 +207,19 @@ export class SocialAccounts {
     const v = await this.verify(ctx, p, params);
     if (!v.ok) throw unauthorized(`${p.label} refused the credentials: ${v.reason}`);
     const withCreate = action === "loginWithCreate" || action === "sessionLoginWithCreate";
-    const link = await this.deps.links.byAccount(ctx, s.name, p.key, v.profile.id);
-    let username: string;
-    let user: string | null = null;
-    if (link) {
-      username = link.username;
-      user = await this.deps.users.json(ctx, s, username);
-      if (user !== null && p.kind !== "aggregator" && p.kind !== "oidc") await this.deps.links.touch(ctx, s.name, p.key, v.profile.id, v.credentials);
-    }
-    if (user === null) {
+    let linked = await this.linkedUser(ctx, s, p, v);
+    if (linked) {
+      if (p.kind === "social1" || p.kind === "social2") await this.deps.links.touch(ctx, s.name, p.key, v.profile.id, v.credentials);
+    } else {
       if (!withCreate) throw unauthorized(`no user is linked to this ${p.label} account; create one first (createUserWith…) or link it (linkUserWith…)`);
-      ({ username, user } = await this.createUser(ctx, s, p, v, params[s.pk] ?? params.username));
+      linked = await this.createUser(ctx, s, p, v, params[s.pk] ?? params.username);
     }
+    const { username, user } = linked;
     if (action === "sessionLogin" || action === "sessionLoginWithCreate") {
-      const session = await this.deps.accounts.issueCookieSession(ctx, s, username!);
-      return { status: 200, body: JSON.stringify({ username: username!, [infoKey]: v.profile.info }), session };
+      const session = await this.deps.accounts.issueCookieSession(ctx, s, username);
+      return { status: 200, body: JSON.stringify({ username, [infoKey]: v.profile.info }), session };
     }
-    return { status: 200, body: await this.deps.accounts.issueTokens(ctx, s, username!, user) };
+    return { status: 200, body: await this.deps.accounts.issueTokens(ctx, s, username, user) };
   }
 
   private async link(ctx: ApiContext, s: CompiledSchema, p: Provider, params: Record<string, string>): Promise<SocialAnswer> {

@@ -106,6 +106,11 @@ export class SocialLinks {
     });
   }
 
+  /** Forget a link whose user no longer exists (its user schema was dropped and made again). */
+  async removeAccount(ctx: ApiContext, schema: string, provider: string, providerId: string): Promise<void> {
+    await db(ctx).execute({ sql: `DELETE FROM _burrow_social_links WHERE user_schema = ? AND provider = ? AND provider_id = ?`, args: [schema, provider, providerId] });
+  }
+
   /** Remove the user's account of a provider; false when there was none. */
   async unlink(ctx: ApiContext, schema: string, provider: string, username: string): Promise<boolean> {
     const rs = await db(ctx).execute({ sql: `DELETE FROM _burrow_social_links WHERE user_schema = ? AND username = ? AND provider = ?`, args: [schema, username, provider] });

@@ -281,6 +281,13 @@ describe("Social network 1 (Graph)", () => {
     expect((await t.request("POST", "/user/facebookAccessToken", form({ fb_at: token }))).status).toBe(401);
     const rows = await t.services.envDbs.development.execute("SELECT count(*) AS n FROM _burrow_social_links WHERE username = 'gone'");
     expect(rows.rows[0]!.n).toBe(0);
+    // A link left behind by a user removed outside the datastore (a dropped schema) is forgotten on next use.
+    const stale = graphToken("10013");
+    await t.request("POST", "/user/createUserWithFacebook", { body: { fb_at: stale, username: "stale" } });
+    await t.services.envDbs.development.execute(`DELETE FROM ${t.services.catalog.development().schemas.get("user")!.table} WHERE username = 'stale'`);
+    expect((await t.request("POST", "/user/facebookAccessToken", form({ fb_at: stale }))).status).toBe(401);
+    const recreated = await t.request("POST", "/user/createUserWithFacebook", { body: { fb_at: stale, username: "stale-again" } });
+    expect(recreated.status).toBe(201);
   });
 });
 
@@ -474,6 +481,12 @@ describe("OpenID Connect", () => {
     const r = await t.request("POST", "/user/oidcAccessToken", { body: { provider: "down", id_token: await down.idToken({ sub: "s", aud: CLIENT_ID }) } });
     expect(r.status).toBe(502);
     expect(r.body.error).toContain('OpenID provider "down"');
+    // Discovery answers but the key set fails: still the issuer's fault, 502.
+    down.mode = "up";
+    down.jwksDown = true;
+    const keys = await t.request("POST", "/user/oidcAccessToken", { body: { provider: "down", id_token: await down.idToken({ sub: "s", aud: CLIENT_ID }) } });
+    expect(keys.status).toBe(502);
+    expect(keys.body.error).toBe('OpenID provider "down" did not serve its keys; try again later');
     down.stop();
   });
 

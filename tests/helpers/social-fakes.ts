@@ -25,6 +25,20 @@ function failing(mode: Mode): Response | null {
   return null;
 }
 
+/** Serve a fake on a free loopback port: counts calls, answers as failing while its mode says so. */
+function serve(fake: Fake, handle: (req: Request, url: URL) => Response | Promise<Response>, basePath = ""): void {
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch(req) {
+      fake.calls++;
+      return failing(fake.mode) ?? handle(req, new URL(req.url));
+    },
+  });
+  fake.url = `http://127.0.0.1:${server.port}${basePath}`;
+  fake.stop = () => void server.stop(true);
+}
+
 export interface GraphUser {
   id: string;
   name: string;
@@ -52,34 +66,24 @@ export function startGraphFake(appSecret: string | null = null): GraphFake {
       return json({ error: { message: "Invalid appsecret_proof provided in the API argument", type: "GraphMethodException", code: 100 } }, 400);
     return user;
   };
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req) {
-      fake.calls++;
-      const fail = failing(fake.mode);
-      if (fail) return fail;
-      const url = new URL(req.url);
-      if (req.method === "GET" && url.pathname === "/me") {
-        fake.queries.push(url.searchParams);
-        const user = userOf(url.searchParams);
-        if (user instanceof Response) return user;
-        const fields = (url.searchParams.get("fields") ?? "id,name").split(",");
-        const all: Record<string, unknown> = { ...user, first_name: user.name.split(" ")[0], last_name: user.name.split(" ").slice(1).join(" ") };
-        return json(Object.fromEntries(fields.filter((f) => all[f] !== undefined).map((f) => [f, all[f]])));
-      }
-      if (req.method === "POST" && url.pathname === "/me/feed") {
-        const form = new URLSearchParams(await req.text());
-        const user = userOf(form);
-        if (user instanceof Response) return user;
-        fake.posts.push({ user: user.id, message: form.get("message") ?? "" });
-        return json({ id: `${user.id}_${fake.posts.length}` });
-      }
-      return json({ error: { message: "Unknown path components", type: "OAuthException", code: 2500 } }, 400);
-    },
+  serve(fake, async (req, url) => {
+    if (req.method === "GET" && url.pathname === "/me") {
+      fake.queries.push(url.searchParams);
+      const user = userOf(url.searchParams);
+      if (user instanceof Response) return user;
+      const fields = (url.searchParams.get("fields") ?? "id,name").split(",");
+      const all: Record<string, unknown> = { ...user, first_name: user.name.split(" ")[0], last_name: user.name.split(" ").slice(1).join(" ") };
+      return json(Object.fromEntries(fields.filter((f) => all[f] !== undefined).map((f) => [f, all[f]])));
+    }
+    if (req.method === "POST" && url.pathname === "/me/feed") {
+      const form = new URLSearchParams(await req.text());
+      const user = userOf(form);
+      if (user instanceof Response) return user;
+      fake.posts.push({ user: user.id, message: form.get("message") ?? "" });
+      return json({ id: `${user.id}_${fake.posts.length}` });
+    }
+    return json({ error: { message: "Unknown path components", type: "OAuthException", code: 2500 } }, 400);
   });
-  fake.url = `http://127.0.0.1:${server.port}`;
-  fake.stop = () => void server.stop(true);
   return fake;
 }
 
@@ -120,37 +124,29 @@ export function startSocial2Fake(): Social2Fake {
     seen.add(nonce);
     return token.user;
   };
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req) {
-      fake.calls++;
-      const fail = failing(fake.mode);
-      if (fail) return fail;
-      const url = new URL(req.url);
-      if (req.method === "GET" && url.pathname === "/1.1/account/verify_credentials.json") {
-        const user = authenticate(req);
-        return user instanceof Response ? user : json({ ...user, id: Number(user.id_str) });
-      }
-      if (req.method === "POST" && url.pathname === "/1.1/statuses/update.json") {
-        const body = await req.text();
-        const user = authenticate(req, body);
-        if (user instanceof Response) return user;
-        const status = new URLSearchParams(body).get("status") ?? "";
-        fake.statuses.push({ user: user.id_str, status });
-        return json({ id_str: String(1000 + fake.statuses.length), text: status, user: { id_str: user.id_str } });
-      }
-      return json({ errors: [{ code: 34, message: "Sorry, that page does not exist." }] }, 404);
-    },
-  });
-  fake.url = `http://127.0.0.1:${server.port}/1.1`;
-  fake.stop = () => void server.stop(true);
+  serve(fake, async (req, url) => {
+    if (req.method === "GET" && url.pathname === "/1.1/account/verify_credentials.json") {
+      const user = authenticate(req);
+      return user instanceof Response ? user : json({ ...user, id: Number(user.id_str) });
+    }
+    if (req.method === "POST" && url.pathname === "/1.1/statuses/update.json") {
+      const body = await req.text();
+      const user = authenticate(req, body);
+      if (user instanceof Response) return user;
+      const status = new URLSearchParams(body).get("status") ?? "";
+      fake.statuses.push({ user: user.id_str, status });
+      return json({ id_str: String(1000 + fake.statuses.length), text: status, user: { id_str: user.id_str } });
+    }
+    return json({ errors: [{ code: 34, message: "Sorry, that page does not exist." }] }, 404);
+  }, "/1.1");
   return fake;
 }
 
 export interface OidcIssuer extends Fake {
   issuer: string;
   jwksCalls: number;
+  /** Serve the discovery document but fail the key set (503). */
+  jwksDown: boolean;
   /** A signed ID token: iss, sub, aud, iat and exp (an hour) by default; claims override them. */
   idToken(claims: Record<string, unknown>, opts?: { expiresIn?: number | string; key?: "current" | "foreign"; alg?: string }): Promise<string>;
   /** A new signing key with a new kid; the old one is no longer published. */
@@ -168,6 +164,7 @@ export async function startOidcIssuer(): Promise<OidcIssuer> {
     issuer: "",
     calls: 0,
     jwksCalls: 0,
+    jwksDown: false,
     mode: "up",
     stop: () => {},
     async idToken(claims, opts = {}) {
@@ -184,23 +181,15 @@ export async function startOidcIssuer(): Promise<OidcIssuer> {
       jwk = { ...(await exportJWK(publicKey)), kid, alg: "RS256", use: "sig" };
     },
   };
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    fetch(req) {
-      fake.calls++;
-      const fail = failing(fake.mode);
-      if (fail) return fail;
-      const path = new URL(req.url).pathname;
-      if (path === "/.well-known/openid-configuration") return json({ issuer: fake.issuer, jwks_uri: `${fake.issuer}/jwks`, id_token_signing_alg_values_supported: ["RS256"] });
-      if (path === "/jwks") {
-        fake.jwksCalls++;
-        return json({ keys: [jwk] });
-      }
-      return json({ error: "not found" }, 404);
-    },
+  serve(fake, (_req, url) => {
+    const path = url.pathname;
+    if (path === "/.well-known/openid-configuration") return json({ issuer: fake.issuer, jwks_uri: `${fake.issuer}/jwks`, id_token_signing_alg_values_supported: ["RS256"] });
+    if (path === "/jwks") {
+      fake.jwksCalls++;
+      return fake.jwksDown ? new Response("unavailable", { status: 503 }) : json({ keys: [jwk] });
+    }
+    return json({ error: "not found" }, 404);
   });
-  fake.url = fake.issuer = `http://127.0.0.1:${server.port}`;
-  fake.stop = () => void server.stop(true);
+  fake.issuer = fake.url;
   return fake;
 }
