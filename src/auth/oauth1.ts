@@ -128,13 +128,15 @@ export function hmacSha1Signature(base: string, consumerSecret: string, tokenSec
 }
 
 /**
- * Two-legged verification (empty token secret): HMAC-SHA1 only, version absent or 1.0, timestamp within the
- * window, then the signature for each method × base URI (≤ 2 each). Consumer lookup and nonce replay are the
- * caller's, since they need storage.
+ * Verification: HMAC-SHA1 only, version absent or 1.0, timestamp within the window, then the signature for each
+ * method × base URI (≤ 2 each). Two-legged (our API's private-key calls) has no token secret; a provider checking
+ * a three-legged call passes the token's. Consumer and token lookup and nonce replay are the caller's, since
+ * they need storage.
  */
 export function verifyOAuth1(args: {
   header: Record<string, string>;
   consumerSecret: string;
+  tokenSecret?: string;
   methods: string[];
   baseUris: string[];
   query: string;
@@ -149,7 +151,7 @@ export function verifyOAuth1(args: {
   const params = normalizeParameters(collectParameters({ query: args.query, oauth: header, formBody: args.formBody }));
   for (const method of firstDistinct(args.methods, 2)) {
     for (const uri of firstDistinct(args.baseUris, 2)) {
-      const expected = hmacSha1Digest(signatureBaseString(method, uri, params), args.consumerSecret, "");
+      const expected = hmacSha1Digest(signatureBaseString(method, uri, params), args.consumerSecret, args.tokenSecret ?? "");
       if (base64DigestEquals(header.oauth_signature ?? "", expected)) return { ok: true };
     }
   }
@@ -184,17 +186,4 @@ export function signOAuth1(args: {
   const signature = hmacSha1Signature(signatureBaseString(args.method, baseStringUri(url), params), args.consumerSecret, args.tokenSecret ?? "");
   const fields = Object.entries({ ...oauth, oauth_signature: signature }).map(([name, value]) => `${name}="${percentEncode(value)}"`);
   return `OAuth ${fields.join(",")}`;
-}
-
-/**
- * Three-legged verification, as an OAuth 1.0a provider does it (the test fakes of Social network 2 use it):
- * the consumer's and the token's secrets looked up by the caller; HMAC-SHA1; the signature over the request as
- * received. Timestamp window and nonces are the caller's.
- */
-export function verifyOAuth1Token(args: { header: Record<string, string>; consumerSecret: string; tokenSecret: string; method: string; url: URL; formBody?: string }): boolean {
-  const { header } = args;
-  if (header.oauth_signature_method?.toUpperCase() !== "HMAC-SHA1") return false;
-  const params = normalizeParameters(collectParameters({ query: args.url.search.slice(1), oauth: header, formBody: args.formBody }));
-  const expected = hmacSha1Digest(signatureBaseString(args.method, baseStringUri(args.url), params), args.consumerSecret, args.tokenSecret);
-  return base64DigestEquals(header.oauth_signature ?? "", expected);
 }

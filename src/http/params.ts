@@ -36,7 +36,8 @@ export async function queryAndBodyParams(request: Request, limit: number): Promi
   if (request.method !== "GET" && request.method !== "DELETE") {
     const url = request.url;
     const q = url.indexOf("?");
-    if (q >= 0) for (const [k, v] of new URLSearchParams(url.slice(q + 1))) if (Object.keys(out).length < MAX_PARAMS) out[k] = v;
+    let n = 0;
+    if (q >= 0) for (const [k, v] of new URLSearchParams(url.slice(q + 1))) if (n++ < MAX_PARAMS) out[k] = v;
   }
   return Object.assign(out, await requestParams(request, limit));
 }

@@ -5,7 +5,7 @@
 
 import { createHmac } from "node:crypto";
 import { type JWK, type KeyObject, SignJWT, exportJWK, generateKeyPair } from "jose";
-import { parseOAuthHeader, verifyOAuth1Token } from "../../src/auth/oauth1.ts";
+import { baseStringUri, parseOAuthHeader, verifyOAuth1 } from "../../src/auth/oauth1.ts";
 
 type Mode = "up" | "down" | "garbage";
 
@@ -117,10 +117,11 @@ export function startSocial2Fake(): Social2Fake {
     if (consumerSecret === undefined) return refuse("unknown consumer");
     const token = fake.tokens.get(header.oauth_token ?? "");
     if (!token) return refuse("unknown token");
-    if (Math.abs(Number(header.oauth_timestamp) - Date.now() / 1000) > 300) return refuse("stale timestamp");
     const nonce = `${header.oauth_consumer_key}|${header.oauth_nonce}|${header.oauth_timestamp}`;
     if (seen.has(nonce)) return refuse("replayed nonce");
-    if (!verifyOAuth1Token({ header, consumerSecret, tokenSecret: token.secret, method: req.method, url: new URL(req.url), formBody })) return refuse("bad signature");
+    const url = new URL(req.url);
+    const r = verifyOAuth1({ header, consumerSecret, tokenSecret: token.secret, methods: [req.method], baseUris: [baseStringUri(url)], query: url.search.slice(1), formBody, now: Date.now(), windowSeconds: 300 });
+    if (!r.ok) return refuse(r.reason === "signature" ? "bad signature" : `bad ${r.reason}`);
     seen.add(nonce);
     return token.user;
   };

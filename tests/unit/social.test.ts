@@ -3,7 +3,7 @@
 // Graph's appsecret_proof, and the endpoint table (every name of seed.md and of behaviour.md §7 is served).
 
 import { describe, expect, test } from "bun:test";
-import { parseOAuthHeader, signOAuth1, verifyOAuth1Token } from "../../src/auth/oauth1.ts";
+import { baseStringUri, parseOAuthHeader, signOAuth1, verifyOAuth1 } from "../../src/auth/oauth1.ts";
 import { aggregatorSignature, checkAggregatorSignature } from "../../src/social/aggregator-signature.ts";
 import { PARAM_NAMES, SOCIAL_ENDPOINTS, param } from "../../src/social/endpoints.ts";
 import { appSecretProof } from "../../src/social/social1-graph.ts";
@@ -61,11 +61,14 @@ describe("OAuth 1.0a with a user token", () => {
 
   test("a provider verifies it, and refuses a wrong token secret or a changed body", () => {
     const header = parseOAuthHeader(signOAuth1(example))!;
-    const args = { header, consumerSecret: example.consumerSecret, tokenSecret: example.tokenSecret, method: "POST", url: new URL(example.url), formBody: example.formBody };
-    expect(verifyOAuth1Token(args)).toBe(true);
-    expect(verifyOAuth1Token({ ...args, tokenSecret: "wrong" })).toBe(false);
-    expect(verifyOAuth1Token({ ...args, formBody: "status=changed" })).toBe(false);
-    expect(verifyOAuth1Token({ ...args, method: "GET" })).toBe(false);
+    const url = new URL(example.url);
+    const args = { header, consumerSecret: example.consumerSecret, tokenSecret: example.tokenSecret, methods: ["POST"], baseUris: [baseStringUri(url)], query: url.search.slice(1), formBody: example.formBody, now: example.timestamp * 1000, windowSeconds: 300 };
+    const bad = { ok: false, reason: "signature" } as const;
+    expect(verifyOAuth1(args)).toEqual({ ok: true });
+    expect(verifyOAuth1({ ...args, tokenSecret: "wrong" })).toEqual(bad);
+    expect(verifyOAuth1({ ...args, formBody: "status=changed" })).toEqual(bad);
+    expect(verifyOAuth1({ ...args, methods: ["GET"] })).toEqual(bad);
+    expect(verifyOAuth1({ ...args, tokenSecret: undefined })).toEqual(bad);
   });
 });
 

@@ -34,6 +34,9 @@ export function readShape(request: Request): ReadShape | null {
   return parseReadShape(qi < 0 ? "" : url.slice(qi + 1), request.headers);
 }
 
+/** The key segment of /<schema>/<key> as sent (user-schema endpoint names are read by key on other schemas). */
+export const keyOfPath = (request: Request) => new URL(request.url).pathname.split("/")[2]!;
+
 export function objectRoutes(services: Services, info: RequestInfo, parsers: BodyParsers) {
   const data = services.data;
 

@@ -13,7 +13,7 @@ import { startSessionCookie } from "../../auth/session-cookie.ts";
 import type { BodyParsers } from "../parsers.ts";
 import type { RequestInfo } from "../request-meta.ts";
 import { json, rawJson } from "../respond.ts";
-import { readShape, schemaParam } from "./objects.ts";
+import { keyOfPath, readShape, schemaParam } from "./objects.ts";
 import { SOCIAL_ENDPOINTS, type SocialEndpoint } from "../../social/endpoints.ts";
 
 export function socialRoutes(services: Services, info: RequestInfo, parsers: BodyParsers) {
@@ -25,10 +25,9 @@ export function socialRoutes(services: Services, info: RequestInfo, parsers: Bod
     const ctx = await api;
     const name = schemaParam(schema);
     if (!ctx.schemas.schemas.get(name)?.def.user) {
-      const key = new URL(request.url).pathname.split("/")[2]!;
-      if (request.method === "GET") return rawJson(await data.get(ctx, name, key, readShape(request)));
+      if (request.method === "GET") return rawJson(await data.get(ctx, name, keyOfPath(request), readShape(request)));
       if (request.method === "DELETE") {
-        await data.remove(ctx, name, key);
+        await data.remove(ctx, name, keyOfPath(request));
         return json({});
       }
     }

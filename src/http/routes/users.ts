@@ -15,7 +15,7 @@ import type { BodyParsers } from "../parsers.ts";
 import type { RequestInfo } from "../request-meta.ts";
 import { userDocs as docs } from "../openapi-docs.ts";
 import { json, rawJson } from "../respond.ts";
-import { readShape, schemaParam } from "./objects.ts";
+import { keyOfPath, readShape, schemaParam } from "./objects.ts";
 
 export function userRoutes(services: Services, info: RequestInfo, parsers: BodyParsers) {
   const { accounts, data } = services;
@@ -30,8 +30,7 @@ export function userRoutes(services: Services, info: RequestInfo, parsers: BodyP
       if (isUserSchema(ctx, name)) return run(ctx, name, request);
       return readByKey(ctx, name, request);
     };
-  const readByKey = async (ctx: ApiContext, name: string, request: Request) =>
-    rawJson(await data.get(ctx, name, new URL(request.url).pathname.split("/")[2]!, readShape(request)));
+  const readByKey = async (ctx: ApiContext, name: string, request: Request) => rawJson(await data.get(ctx, name, keyOfPath(request), readShape(request)));
   /** Session cookies are Secure when the client reached us over https (directly or through a trusted proxy). */
   const secure = (request: Request) => requestOrigin(request, info, services.config.trustedProxy).scheme === "https";
   const NO_STORE = { "cache-control": "no-store" };
