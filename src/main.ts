@@ -22,9 +22,9 @@ interface Command {
 const COMMANDS: Record<string, Command> = {
   serve: { usage: "burrow serve [options]", summary: "serve the API, the admin API and the files", keepsRunning: true, run: (c) => serve(c) },
   "admin create": {
-    usage: "burrow admin create --email <address> --password <password> [options]",
-    summary: "create an admin, or set a new password for an existing one",
-    values: ["--email", "--password"],
+    usage: "burrow admin create --email <address> --password <password> [--role owner|editor|viewer] [options]",
+    summary: "create an admin (an owner unless --role says otherwise), or set a new password for an existing one (its role stays unless --role is given)",
+    values: ["--email", "--password", "--role"],
     run: (c, _p, f) => adminCreate(c, f),
   },
   keys: { usage: "burrow keys [--json] [options]", summary: "print both environments' public and private API keys", booleans: ["--json"], run: (c, _p, f) => keys(c, f) },

@@ -8,6 +8,8 @@ import { notFound } from "../errors.ts";
 import { openServices } from "../services.ts";
 import { CodeError } from "../code/sandbox.ts";
 import { bundleCode } from "./code-deploy.ts";
+import { ROLES, isRole } from "../system/admin-roles.ts";
+import { ADMIN_PASSWORD_MAX, ADMIN_PASSWORD_MIN, adminPasswordProblem } from "../system/admins.ts";
 
 const out = (s: string) => process.stdout.write(s + "\n");
 
@@ -20,12 +22,19 @@ async function withServices<T>(config: Config, fn: (s: Awaited<ReturnType<typeof
   }
 }
 
+/** Create an admin (an owner unless --role says otherwise) or set an existing one's password, and role with --role. */
 export async function adminCreate(config: Config, flags: Record<string, string | boolean>): Promise<void> {
   const email = flags["--email"];
   const password = flags["--password"];
+  const role = flags["--role"];
   if (typeof email !== "string" || !isEmail(email)) throw new ConfigError("admin create needs --email <address>");
-  if (typeof password !== "string" || password.length < 8) throw new ConfigError("admin create needs --password of at least 8 characters");
-  await withServices(config, async (s) => out(`admin ${email.toLowerCase()} ${await s.admins.upsert(email, password)}`));
+  if (typeof password !== "string" || adminPasswordProblem(password)) throw new ConfigError(`admin create needs --password of ${ADMIN_PASSWORD_MIN} to ${ADMIN_PASSWORD_MAX} characters`);
+  if (role !== undefined && !isRole(role)) throw new ConfigError(`--role must be one of ${ROLES.join(", ")}`);
+  await withServices(config, async (s) => {
+    const what = await s.admins.upsert(email, password, role);
+    const now = (await s.admins.list()).find((a) => a.email === email.toLowerCase());
+    out(`admin ${email.toLowerCase()} ${what} (${now?.role ?? role ?? "owner"})`);
+  });
 }
 
 export async function keys(config: Config, flags: Record<string, string | boolean>): Promise<void> {

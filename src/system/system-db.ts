@@ -1,5 +1,5 @@
-// system.db: admins, API keys, settings, schema definitions and custom code per environment and version, deploy
-// history, logs.
+// system.db: admins (with roles), API keys, settings, schema definitions and custom code per environment and
+// version, deploy history, logs.
 // Versioned migrations run at open; `epoch` counts configuration changes so every process can see them.
 
 import type { Client } from "@libsql/core/api";
@@ -22,6 +22,12 @@ const MIGRATIONS: string[][] = [
     // Log lines of custom code (and later other sources), kept per environment and bounded.
     `CREATE TABLE logs (id INTEGER PRIMARY KEY, env TEXT NOT NULL, source TEXT NOT NULL, level TEXT NOT NULL, message TEXT NOT NULL, details TEXT, created INTEGER NOT NULL) STRICT`,
     `CREATE INDEX logs_by_source ON logs (env, source, id)`,
+  ],
+  [
+    // Admin roles (src/system/admin-roles.ts): owner, editor or viewer; admins made before roles are owners.
+    `ALTER TABLE admins ADD COLUMN role TEXT NOT NULL DEFAULT 'owner'`,
+    // An admin's tokens are revoked together (password change, removal).
+    `CREATE INDEX admin_tokens_by_admin ON admin_tokens (admin_id)`,
   ],
 ];
 

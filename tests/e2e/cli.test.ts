@@ -53,10 +53,32 @@ describe("keys and admins", () => {
 
   test("admin create creates, then updates", async () => {
     const a = await runCli(["admin", "create", "--email", "Boss@Example.com", "--password", "first-password", "--dir", data]);
-    expect(a.stdout.trim()).toBe("admin boss@example.com created");
+    expect(a.stdout.trim()).toBe("admin boss@example.com created (owner)");
     const b = await runCli(["admin", "create", "--email", "boss@example.com", "--password", "second-password", "--dir", data]);
-    expect(b.stdout.trim()).toBe("admin boss@example.com updated");
+    expect(b.stdout.trim()).toBe("admin boss@example.com updated (owner)");
   });
+
+  test("admin create --role: a new admin's role; an update keeps the role unless --role is given; the last owner stays", async () => {
+    const help = await runCli(["admin", "create", "--help"]);
+    expect(help.stdout).toContain("--role owner|editor|viewer");
+    const v = await runCli(["admin", "create", "--email", "viewer@example.com", "--password", "viewer-password", "--role", "viewer", "--dir", data]);
+    expect([v.code, v.stdout.trim()]).toEqual([0, "admin viewer@example.com created (viewer)"]);
+    const kept = await runCli(["admin", "create", "--email", "viewer@example.com", "--password", "another-password", "--dir", data]);
+    expect(kept.stdout.trim()).toBe("admin viewer@example.com updated (viewer)");
+    const promoted = await runCli(["admin", "create", "--email", "viewer@example.com", "--password", "another-password", "--role=editor", "--dir", data]);
+    expect(promoted.stdout.trim()).toBe("admin viewer@example.com updated (editor)");
+    const last = await runCli(["admin", "create", "--email", "boss@example.com", "--password", "second-password", "--role", "viewer", "--dir", data]);
+    expect(last.code).toBe(1);
+    expect(last.stderr.trim()).toBe("burrow: boss@example.com is the last owner and cannot become a viewer: make another admin an owner first");
+    const refused: [string[], string][] = [
+      [["--role", "Owner"], "burrow: --role must be one of owner, editor, viewer"],
+      [["--password", "p".repeat(1025)], "burrow: admin create needs --password of 8 to 1024 characters"],
+    ];
+    for (const [args, message] of refused) {
+      const r = await runCli(["admin", "create", "--email", "x@example.com", "--password", "long-enough", ...args, "--dir", data]);
+      expect([args[0], r.code, r.stderr.trim()]).toEqual([args[0], 2, message]);
+    }
+  }, 60_000);
 });
 
 describe("schemas and deploy", () => {

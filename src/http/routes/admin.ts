@@ -1,5 +1,7 @@
-// The admin JSON API under /_admin/api (product.md §5): login, keys, schemas, deploy, settings, status.
-// Every route but login needs `Authorization: Bearer <token>` from POST /_admin/api/login.
+// The admin JSON API under /_admin/api (product.md §5): login, keys, schemas, deploy, settings, status, test
+// mail; with the admins' own routes (admin-accounts.ts) and user accounts (admin-users.ts). Every route but
+// login needs `Authorization: Bearer <token>` from POST /_admin/api/login and a role that allows it, both
+// checked by adminGuard (admin-guard.ts).
 
 import { Elysia, t } from "elysia";
 import { ApiError, badRequest, notFound, tooManyRequests, unauthorized } from "../../errors.ts";
@@ -18,17 +20,11 @@ import { readText } from "../body.ts";
 import { MAX_BUNDLE_BYTES } from "../../code/bundle.ts";
 import { CodeError } from "../../code/sandbox.ts";
 import { LOG_LEVELS, type LogLevel } from "../../system/logs.ts";
+import { adminGuard } from "../admin-guard.ts";
+import { adminAccountRoutes } from "./admin-accounts.ts";
+import { adminUserRoutes } from "./admin-users.ts";
 
 const admin = (summary: string, description?: string) => ({ tags: ["admin"], summary, description, security: [{ adminBearer: [] }] });
-
-async function requireAdmin(services: Services, request: Request) {
-  const due = services.refreshIfDue();
-  if (due) await due;
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.get("authorization") ?? "");
-  const admin = m ? await services.admins.authenticate(m[1]!) : null;
-  if (!admin) throw new ApiError(401, "admin authorization required: send Authorization: Bearer <token> from POST /_admin/api/login", { headers: { "www-authenticate": 'Bearer realm="burrow-admin"' } });
-  return admin;
-}
 
 /** `?version=N`: 0 (or absent) is development. */
 function versionParam(url: URL): number {
@@ -51,9 +47,23 @@ function envParam(env: string): EnvName {
 /** Admin logins are limited like user logins: per client IP, and per email after failures. */
 const ADMIN_LIMITS = { ipPerMinute: 60, failures: 10, failureWindowMs: 15 * 60_000 };
 
+/** POST /mail/test: whose mail settings to use, and to whom. */
+const MailTest = t.Object(
+  { env: t.String({ enum: [...ENVIRONMENTS], description: "whose mail settings to use" }), to: t.String({ description: "one email address" }) },
+  { additionalProperties: false },
+);
+
+/** The admin API: these routes, the admins' own (admin-accounts.ts) and user accounts (admin-users.ts). */
 export function adminRoutes(services: Services, info: RequestInfo, parsers: BodyParsers) {
+  return new Elysia({ name: "admin" })
+    .use(mainRoutes(services, info, parsers))
+    .use(adminAccountRoutes(services, parsers))
+    .use(adminUserRoutes(services, parsers));
+}
+
+function mainRoutes(services: Services, info: RequestInfo, parsers: BodyParsers) {
   const { catalog, limiter } = services;
-  return new Elysia({ name: "admin", prefix: "/_admin/api" })
+  return new Elysia({ name: "admin-main", prefix: "/_admin/api" })
     .use(parsers)
     .post("/login", async ({ request, body }) => {
       const ip = clientIp(request, info, services.config.trustedProxy) ?? "unknown";
@@ -76,14 +86,37 @@ export function adminRoutes(services: Services, info: RequestInfo, parsers: Body
       detail: { tags: ["admin"], summary: "Log in as an admin", ...S.jsonBody(S.AdminLogin) },
       response: { 200: S.AdminSession, ...S.errors(401, 429) },
     })
-    // Every route below needs an admin's bearer token.
-    .derive(async ({ request }) => ({ admin: await requireAdmin(services, request) }))
+    // Every route below needs an admin's bearer token and a role that allows the request.
+    .use(adminGuard(services))
     .get("/outbox", async ({ request }) => {
       return json(await services.mailer.outbox(outboxQuery(new URL(request.url))));
-    }, { query: S.OutboxQuery, detail: admin("Mails kept in the outbox (no SMTP host set), newest first", "Kept 30 days."), response: { 200: t.Array(S.AnyObject), ...S.errors(400, 401) } })
+    }, { query: S.OutboxQuery, detail: admin("Mails kept in the outbox (no SMTP host set), newest first", "Kept 30 days. Editors and owners only: it holds temporary passwords."), response: { 200: t.Array(S.AnyObject), ...S.errors(400, 401, 403) } })
+    .post("/mail/test", async ({ admin, body }) => {
+      if (!isEnvName(body.env)) throw badRequest("env must be development or production");
+      const env = body.env;
+      // A subject of its own, so a failure's full (redacted) SMTP error can be found in the outbox record.
+      const subject = `${(services.settings.get(env).app as { name: string }).name}: test mail ${crypto.randomUUID().slice(0, 8)}`;
+      const text = `This is a test mail from Burrow's ${env} environment, sent by ${admin.email} at ${new Date().toISOString()}.\nIt arrived, so the mail settings work.\n`;
+      try {
+        const sent = await services.mailer.send(env, { to: body.to, subject, text });
+        return json({ sent: true, via: sent.via });
+      } catch (e) {
+        if (!(e instanceof ApiError) || e.status !== 502) throw e;
+        const failed = (await services.mailer.outbox({ env, limit: 50 })).find((m) => m.subject === subject && m.error);
+        throw new ApiError(502, `the test mail could not be sent: ${failed?.error ?? e.message}`);
+      }
+    }, {
+      parse: "admin",
+      body: MailTest,
+      detail: {
+        ...admin("Send a test mail with an environment's mail settings (owners only)", "Through SMTP when a host is set, else into the outbox. An SMTP failure is 502 with the SMTP server's error (passwords removed)."),
+        ...S.jsonBody(MailTest),
+      },
+      response: { 200: t.Object({ sent: t.Boolean(), via: t.String({ enum: ["smtp", "outbox"] }) }), ...S.errors(400, 401, 403, 502) },
+    })
     .get("/keys", () => {
       return json(services.keys.set);
-    }, { detail: admin("Both environments' public and private API keys"), response: { 200: S.Keys, ...S.errors(401) } })
+    }, { detail: admin("Both environments' public and private API keys (owners only)"), response: { 200: S.Keys, ...S.errors(401, 403) } })
     .get("/schemas", async ({ request }) => {
       const v = versionParam(new URL(request.url));
       const defs = catalog.definitions(v);
@@ -111,13 +144,13 @@ export function adminRoutes(services: Services, info: RequestInfo, parsers: Body
       query: S.SchemaPutQuery,
       body: t.Optional(S.AnyObject),
       detail: { ...admin("Create or change a development schema", "The body is a schema definition (fields, permissions, indexes, user block); the answer lists the migration's changes. Destructive changes need ?force=true."), ...S.jsonBody(S.AnyObject, "a schema definition") },
-      response: { 200: S.AnyObject, 201: S.AnyObject, ...S.errors(400, 401, 409) },
+      response: { 200: S.AnyObject, 201: S.AnyObject, ...S.errors(400, 401, 403, 409) },
     })
     .delete("/schemas/:name", async ({ request, params }) => {
       if (versionParam(new URL(request.url)) !== 0) throw badRequest("only development schemas can be deleted");
       await catalog.remove(params.name);
       return json({});
-    }, { query: S.SchemaVersionQuery, detail: admin("Drop a development schema and its objects"), response: { 200: S.AnyObject, ...S.errors(400, 401, 404) } })
+    }, { query: S.SchemaVersionQuery, detail: admin("Drop a development schema and its objects"), response: { 200: S.AnyObject, ...S.errors(400, 401, 403, 404) } })
     .post("/deploy", async ({ admin, body }) => {
       const b = (body ?? {}) as Record<string, unknown>;
       if (typeof b !== "object" || b === null || Array.isArray(b)) throw badRequest("send {} or {\"version\": N, \"force\": true}");
@@ -129,7 +162,7 @@ export function adminRoutes(services: Services, info: RequestInfo, parsers: Body
       parse: "admin",
       body: S.DeployRequest,
       detail: { ...admin("Deploy development's schemas as a production API version", "Snapshots development as version N and migrates production.db additively."), ...S.jsonBody(S.DeployRequest) },
-      response: { 200: S.DeployResult, ...S.errors(400, 401, 409) },
+      response: { 200: S.DeployResult, ...S.errors(400, 401, 403, 409) },
     })
     .put("/code", async ({ request }) => {
       const url = new URL(request.url);
@@ -146,7 +179,7 @@ export function adminRoutes(services: Services, info: RequestInfo, parsers: Body
       parse: "none",
       query: t.Object({ lang: t.Optional(t.String({ description: "js, ts or auto (default: JavaScript unless it only parses as TypeScript; Content-Type text/typescript means ts)" })) }),
       detail: { ...admin("Upload development's custom code", "The body is one ES module (JavaScript or TypeScript) exporting `methods`. It is compiled and loaded before it is stored; a compile or load error is 400 with the line. A method may not have a schema's name."), requestBody: { required: true, content: { "application/javascript": { schema: { type: "string" } }, "text/typescript": { schema: { type: "string" } } } } },
-      response: { 200: S.AnyObject, ...S.errors(400, 401, 413) },
+      response: { 200: S.AnyObject, ...S.errors(400, 401, 403, 413) },
     })
     .get("/code", ({ request }) => {
       const v = versionParam(new URL(request.url));
@@ -158,7 +191,7 @@ export function adminRoutes(services: Services, info: RequestInfo, parsers: Body
     .delete("/code", async () => {
       if (!(await services.code.remove())) throw notFound("development has no custom code");
       return json({});
-    }, { detail: admin("Remove development's custom code (production versions keep theirs)"), response: { 200: S.AnyObject, ...S.errors(401, 404) } })
+    }, { detail: admin("Remove development's custom code (production versions keep theirs)"), response: { 200: S.AnyObject, ...S.errors(401, 403, 404) } })
     .get("/logs", async ({ request }) => {
       const url = new URL(request.url);
       const source = url.searchParams.get("source") ?? "code";
@@ -185,7 +218,7 @@ export function adminRoutes(services: Services, info: RequestInfo, parsers: Body
     }, { detail: admin("The push queue", "Deliveries waiting (depth), the age of the oldest, those waiting for a retry, leased ones, and registered tokens. ?env=development|production.") })
     .get("/settings/:env", ({ params }) => {
       return json(redactSettings(services.settings.get(envParam(params.env))));
-    }, { params: t.Object({ env: t.String({ description: "development or production" }) }), detail: admin("An environment's settings (secrets shown as {set: true|false})"), response: { 200: S.AnyObject, ...S.errors(401, 404) } })
+    }, { params: t.Object({ env: t.String({ description: "development or production" }) }), detail: admin("An environment's settings, secrets shown as {set: true|false} (owners only)"), response: { 200: S.AnyObject, ...S.errors(401, 403, 404) } })
     .put("/settings/:env", async ({ params, body }) => {
       const env = envParam(params.env);
       return json(redactSettings(await services.settings.update(env, body, services.push.validateSettings)));
@@ -193,8 +226,8 @@ export function adminRoutes(services: Services, info: RequestInfo, parsers: Body
       parse: "admin",
       params: t.Object({ env: t.String({ description: "development or production" }) }),
       body: S.AnyObject,
-      detail: { ...admin("Change an environment's settings", "A partial settings document (app, smtp, cors, rateLimits, files, ...); unknown keys and wrong types are 400."), ...S.jsonBody(S.AnyObject, "a partial settings document") },
-      response: { 200: S.AnyObject, ...S.errors(400, 401, 404) },
+      detail: { ...admin("Change an environment's settings (owners only)", "A partial settings document (app, smtp, cors, rateLimits, files, ...); unknown keys and wrong types are 400."), ...S.jsonBody(S.AnyObject, "a partial settings document") },
+      response: { 200: S.AnyObject, ...S.errors(400, 401, 403, 404) },
     })
     .get("/status", async ({ request }) => {
       const environments: Record<string, unknown> = {};

@@ -1,0 +1,100 @@
+// The admin API on user accounts (editors and owners; viewers may read): set a password, revoke every session,
+// list and remove linked social accounts. Development uses its schemas, production those of the latest deployed
+// version. Roles are adminGuard's; the account work is src/social/user-admin.ts.
+
+import { Elysia, t } from "elysia";
+import { ApiError, badRequest, notFound } from "../../errors.ts";
+import { type ApiContext, systemContext } from "../../request-context.ts";
+import type { CompiledSchema } from "../../schema/compiled.ts";
+import { linkedAccounts, revokeUserSessions, setUserPassword, unlinkAccount, userExists, userPasswordProblem } from "../../social/user-admin.ts";
+import { isEnvName } from "../../system/environments.ts";
+import { adminGuard } from "../admin-guard.ts";
+import type { BodyParsers } from "../parsers.ts";
+import { json } from "../respond.ts";
+import * as S from "../schemas.ts";
+import type { Services } from "../services.ts";
+
+const admin = (summary: string, description?: string) => ({ tags: ["admin"], summary, description, security: [{ adminBearer: [] }] });
+
+const UserParams = t.Object({
+  env: t.String({ description: "development or production (the latest deployed version's schemas)" }),
+  schema: t.String({ description: "a user schema" }),
+  key: t.String({ description: "the user's key" }),
+});
+const ProviderParams = t.Object({ ...UserParams.properties, provider: t.String({ description: "social1, social2, aggregator or oidc:<name>" }) });
+const NewPassword = t.Object({ password: t.String({ description: "a non-empty string of at most 1024 characters" }) }, { additionalProperties: false });
+const LinkedAccount = t.Object({
+  provider: t.String(),
+  subject: t.String({ description: "the provider's id of the account" }),
+  created: t.String({ format: "date-time", description: "when it was linked" }),
+  lastUsed: t.String({ format: "date-time", description: "when it last signed in" }),
+});
+
+/** The server's context on an environment and the user schema named; 404 for either unknown. */
+function userSchemaOf(services: Services, request: Request, params: Record<string, string | null>): { ctx: ApiContext; s: CompiledSchema; key: string } {
+  // The router gives null for a malformed percent-escape.
+  for (const v of Object.values(params)) if (v === null) throw new ApiError(400, "malformed percent-encoding in the URL path");
+  const env = params.env!;
+  if (!isEnvName(env)) throw notFound(`unknown environment "${env.slice(0, 32)}"; use development or production`);
+  const latest = env === "production" ? services.catalog.latestVersion() : 0;
+  const schemas = latest === null ? undefined : latest === 0 ? services.catalog.development() : services.catalog.production(latest);
+  if (!schemas) throw notFound("production has no deployed version yet");
+  const ctx = systemContext(env, services.envDbs[env], schemas, () => services.config.publicUrl ?? new URL(request.url).origin);
+  return { ctx, s: services.accounts.userSchema(ctx, params.schema!), key: params.key! };
+}
+
+const noUser = (s: CompiledSchema, key: string) => notFound(`${s.name} "${key.slice(0, 64)}" does not exist`);
+
+export function adminUserRoutes(services: Services, parsers: BodyParsers) {
+  return new Elysia({ name: "admin-users", prefix: "/_admin/api/users" })
+    .use(parsers)
+    .use(adminGuard(services))
+    .put("/:env/:schema/:key/password", async ({ request, params, body }) => {
+      const { ctx, s, key } = userSchemaOf(services, request, params);
+      const problem = userPasswordProblem(body.password);
+      if (problem) throw badRequest(problem);
+      if (!(await setUserPassword(ctx, s, key, body.password))) throw noUser(s, key);
+      return json({});
+    }, {
+      parse: "admin",
+      params: UserParams,
+      body: NewPassword,
+      detail: {
+        ...admin("Set a user's password (editors and owners)", "As a password reset: any temporary password is dropped; the user's sessions stay (DELETE .../sessions ends them)."),
+        ...S.jsonBody(NewPassword),
+      },
+      response: { 200: S.AnyObject, ...S.errors(400, 401, 403, 404) },
+    })
+    .delete("/:env/:schema/:key/sessions", async ({ request, params }) => {
+      const { ctx, s, key } = userSchemaOf(services, request, params);
+      const revoked = await revokeUserSessions(ctx, services.sessions[ctx.env], s.name, key);
+      if (revoked === 0 && !(await userExists(ctx, s, key))) throw noUser(s, key);
+      return json({ revoked });
+    }, {
+      params: UserParams,
+      detail: admin("Sign a user out everywhere (editors and owners)", "Revokes every token and cookie session of the user; answers how many."),
+      response: { 200: t.Object({ revoked: t.Number({ multipleOf: 1 }) }), ...S.errors(401, 403, 404) },
+    })
+    .get("/:env/:schema/:key/social", async ({ request, params }) => {
+      const { ctx, s, key } = userSchemaOf(services, request, params);
+      const accounts = await linkedAccounts(ctx, s.name, key);
+      if (accounts.length === 0 && !(await userExists(ctx, s, key))) throw noUser(s, key);
+      return json(accounts.map((a) => ({ provider: a.provider, subject: a.subject, created: new Date(a.linked).toISOString(), lastUsed: new Date(a.used).toISOString() })));
+    }, {
+      params: UserParams,
+      detail: admin("A user's linked social accounts", "Provider, the provider's account id and times; never tokens or secrets."),
+      response: { 200: t.Array(LinkedAccount), ...S.errors(401, 404) },
+    })
+    .delete("/:env/:schema/:key/social/:provider", async ({ request, params }) => {
+      const { ctx, s, key } = userSchemaOf(services, request, params);
+      if (!(await unlinkAccount(ctx, s.name, key, params.provider))) {
+        if (!(await userExists(ctx, s, key))) throw noUser(s, key);
+        throw notFound(`${s.name} "${key.slice(0, 64)}" has no ${params.provider.slice(0, 64)} account linked`);
+      }
+      return json({});
+    }, {
+      params: ProviderParams,
+      detail: admin("Unlink a user's social account (editors and owners)"),
+      response: { 200: S.AnyObject, ...S.errors(401, 403, 404) },
+    });
+}
