@@ -53,7 +53,7 @@ export function findSql(s: CompiledSchema, tree: QueryTree, scope: SqlPart | nul
   const projection = buildProjection(tree.select, tree.expand, s, lookup);
   const where = compiled.where;
   const range = tree.range;
-  const count = range ? { sql: `SELECT count(*) AS n FROM ${s.table} AS t WHERE ${where.sql}`, args: where.args } : null;
+  const count = range && !range.uncounted ? { sql: `SELECT count(*) AS n FROM ${s.table} AS t WHERE ${where.sql}`, args: where.args } : null;
   const limit = range ? [range.end === null ? -1 : range.end - range.start + 1, range.start] : [];
   const near = compiled.near;
 
@@ -94,7 +94,7 @@ export async function findObjects(ctx: ApiContext, s: CompiledSchema, tree: Quer
   if (tree.range && count) {
     const total = Number(count.rows[0]!.n);
     if (texts.length > 0 && texts.length < total) contentRange = `objects ${tree.range.start}-${tree.range.start + texts.length - 1}/${total}`;
-  }
+  } else if (tree.range && texts.length > 0) contentRange = `objects ${tree.range.start}-${tree.range.start + texts.length - 1}/*`;
   return { body, contentRange };
 }
 

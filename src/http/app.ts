@@ -13,6 +13,11 @@ import { ApiError } from "../errors.ts";
 import { loggedEnvironment } from "./api-context.ts";
 import { targetOf } from "./origin.ts";
 import { adminRoutes } from "./routes/admin.ts";
+import { consoleRoutes } from "./routes/console.ts";
+import { adminDataRoutes } from "./routes/admin-data.ts";
+import { adminMetaRoutes } from "./routes/admin-meta.ts";
+import { adminPushRoutes } from "./routes/admin-push.ts";
+import { adminCodeRoutes } from "./routes/admin-code.ts";
 import { fileRoutes } from "./routes/files.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { objectRoutes } from "./routes/objects.ts";
@@ -57,6 +62,11 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     .use(openapiPlugin(services.version))
     .use(healthRoutes(services))
     .use(adminRoutes(services, info, parsers))
+    .use(adminDataRoutes(services, parsers))
+    .use(adminMetaRoutes(services))
+    .use(adminPushRoutes(services, parsers))
+    .use(adminCodeRoutes(services, parsers))
+    .use(consoleRoutes(services))
     .use(fileRoutes(services))
     .use(pushRoutes(services, info, parsers))
     .use(userRoutes(services, info, parsers))

@@ -119,6 +119,13 @@ export function resolveSettings(env: EnvName, stored: SettingsDoc, spec: Spec = 
   return out;
 }
 
+/** The spec as the admin console draws its settings form: each leaf's type, limits and defaults, sections nested. */
+export function describeSettings(spec: Spec = SETTINGS_SPEC): SettingsDoc {
+  const out: SettingsDoc = {};
+  for (const [k, s] of Object.entries(spec)) out[k] = isLeaf(s) ? { ...s, default: s.secret ? both(null) : s.default } : describeSettings(s);
+  return out;
+}
+
 /** The document as the admin API shows it: secrets replaced by whether they are set. */
 export function redactSettings(doc: SettingsDoc, spec: Spec = SETTINGS_SPEC): SettingsDoc {
   const out: SettingsDoc = {};

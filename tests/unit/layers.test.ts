@@ -21,6 +21,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["datastore/"],
   ["social/"],
   ["code/"],
+  ["console/"],
   ["http/"],
   ["cli/", "services.ts", "main.ts"],
 ];

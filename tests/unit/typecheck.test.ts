@@ -16,3 +16,10 @@ test("the custom code example type-checks against sandbox/burrow.d.ts", () => {
   expect(out.split("\n").filter((l) => l.includes("error TS"))).toEqual([]);
   expect(p.exitCode).toBe(0);
 }, 60_000);
+
+test("the admin console (static/console, DOM and Preact JSX) type-checks", () => {
+  const p = Bun.spawnSync([process.execPath, "check"], { cwd: `${ROOT}/static/console`, stdout: "pipe", stderr: "pipe" });
+  const out = p.stdout.toString() + p.stderr.toString();
+  expect(out.split("\n").filter((l) => l.includes("error TS"))).toEqual([]);
+  expect(p.exitCode).toBe(0);
+}, 60_000);

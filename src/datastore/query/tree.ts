@@ -22,6 +22,8 @@ export interface Range {
   start: number;
   /** Inclusive; null for the open form `objects=a-`. */
   end: number | null;
+  /** Skip the total (the admin browser asks for it only on demand): Content-Range then ends in `/*`. */
+  uncounted?: boolean;
 }
 
 export interface QueryTree {

@@ -1,0 +1,231 @@
+// The admin console in real Chromium (issue 15), driven by playwright-core against the built binary: sign in,
+// create a schema through the form (with its migration plan), add objects, filter, edit in place (a refused value
+// keeps what was typed), deploy, change a setting, add a viewer and check what a viewer cannot do, in the browser
+// and at the API. Screenshots of every screen, light and dark, and a phone-width view go to test-results/console/.
+
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { type Browser, type Page, chromium } from "playwright-core";
+import { tempDir } from "../helpers/app.ts";
+import { ROOT, type ServerProcess, startServerProcess } from "../helpers/spawn.ts";
+import { chromiumPath } from "../helpers/chromium.ts";
+
+const dir = tempDir("burrow-console-e2e-");
+const exe = join(dir, "burrow");
+const shots = join(ROOT, "test-results", "console");
+const OWNER = { email: "owner@example.com", password: "owner password 1" };
+const VIEWER = { email: "viewer@example.com", password: "viewer password 1" };
+const SCREENS = ["", "schemas/todo", "data/todo", "users/user", "roles", "deploy", "code", "push", "outbox", "keys", "settings", "admins"];
+
+let server: ServerProcess;
+let browser: Browser;
+let page: Page;
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  const build = Bun.spawnSync([process.execPath, "run", "scripts/build.ts", "--outfile", exe], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr}`);
+  server = await startServerProcess([exe], { BURROW_DIR: join(dir, "data"), BURROW_ADMIN_EMAIL: OWNER.email, BURROW_ADMIN_PASSWORD: OWNER.password, BURROW_LOG_LEVEL: "warn" });
+  rmSync(shots, { recursive: true, force: true });
+  mkdirSync(shots, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: chromiumPath(),
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  page.on("pageerror", (e) => pageErrors.push(e.message));
+  page.setDefaultTimeout(10_000);
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (server) expect(await server.stop()).toBe(0);
+  rmSync(dir, { recursive: true, force: true });
+  expect(pageErrors).toEqual([]);
+});
+
+/** Open a screen from a fresh page load (a hash-only navigation would keep the previous screen's state). */
+async function go(hash: string) {
+  await page.goto(`${server.url}/_admin/#/${hash}`);
+  await page.reload();
+  await page.waitForLoadState("networkidle");
+}
+
+async function signIn(who: { email: string; password: string }) {
+  await page.goto(`${server.url}/_admin/`);
+  await page.getByPlaceholder("Email").fill(who.email);
+  await page.getByPlaceholder("Password").fill(who.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("navigation", { name: "Screens" }).waitFor();
+}
+
+async function signOut() {
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.getByRole("button", { name: "Sign in" }).waitFor();
+}
+
+/** An admin API call with the token the page holds (what the browser itself could send). */
+function apiFromPage(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  return page.evaluate(async ([m, p, b]) => {
+    const token = sessionStorage.getItem("burrow.console.token");
+    const r = await fetch(`/_admin/api${p}`, { method: m, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: b === undefined ? undefined : JSON.stringify(b) });
+    return { status: r.status, body: await r.json().catch(() => null) };
+  }, [method, path, body] as const);
+}
+
+async function toast(text: string | RegExp) {
+  await page.getByRole("status").filter({ hasText: text }).waitFor();
+}
+
+describe("an owner", () => {
+  test("a wrong password shows the server's error; the right one signs in", async () => {
+    await page.goto(`${server.url}/_admin/`);
+    await page.getByPlaceholder("Email").fill(OWNER.email);
+    await page.getByPlaceholder("Password").fill("wrong password");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("invalid email or password");
+    await signIn(OWNER);
+    expect(await page.getByRole("navigation", { name: "Screens" }).textContent()).toContain("Settings");
+  }, 30_000);
+
+  test("creates a schema through the form, seeing the migration plan first", async () => {
+    await go("schemas/new");
+    await page.getByLabel("Schema name").fill("todo");
+    const fields: [string, string][] = [["title", "string"], ["done", "boolean"], ["priority", "integer"], ["photo", "binary"]];
+    for (const [i, [name, type]] of fields.entries()) {
+      await page.getByRole("button", { name: "+ Field" }).click();
+      await page.getByLabel(`Field ${i + 1} name`, { exact: true }).fill(name);
+      await page.getByLabel(`Field ${i + 1} type`, { exact: true }).selectOption(type);
+    }
+    await page.getByRole("button", { name: "+ Index" }).click();
+    await page.getByLabel("Index 1", { exact: true }).fill("priority");
+    await page.getByRole("button", { name: "Review and save" }).click();
+    const plan = page.getByRole("dialog", { name: "Migration plan" });
+    await plan.waitFor();
+    expect(await plan.textContent()).toContain("todo");
+    await plan.getByRole("button", { name: "Apply" }).click();
+    await toast("Schema todo saved");
+    const def = await apiFromPage("GET", "/schemas/todo");
+    expect(def.body.fields).toEqual({ title: { type: "string" }, done: { type: "boolean" }, priority: { type: "integer" }, photo: { type: "binary" } });
+    expect(def.body.indexes).toEqual([["priority"]]);
+  }, 30_000);
+
+  test("adds objects, filters them, edits a cell in place and keeps a refused value", async () => {
+    await go("data/todo");
+    for (const [title, priority] of [["write tests", "1"], ["ship", "3"], ["celebrate", "2"]]) {
+      await page.getByRole("button", { name: "+ New object" }).click();
+      const form = page.getByRole("dialog");
+      await form.locator("input[name=title]").fill(title!);
+      await form.locator("input[name=priority]").fill(priority!);
+      await form.getByRole("button", { name: "Create" }).click();
+      await form.waitFor({ state: "detached" });
+    }
+    await page.getByRole("button", { name: "+ Filter" }).click();
+    await page.getByLabel("Filter field").selectOption("priority");
+    await page.getByLabel("Filter operator").selectOption("gte");
+    await page.getByLabel("Filter value").fill("2");
+    await page.getByRole("button", { name: "Apply" }).click();
+    const grid = page.getByRole("grid");
+    await grid.locator("tbody tr", { hasText: "write tests" }).waitFor({ state: "detached" });
+    await expect(grid.locator("tbody tr").count()).resolves.toBe(2);
+    expect(await grid.textContent()).not.toContain("write tests");
+
+    // Edit the title of the first row in place (column 1 is the first field).
+    await grid.locator('td[data-cell="0-1"]').dblclick();
+    await page.getByLabel("Cell value").fill("ship it");
+    await page.getByLabel("Cell value").press("Enter");
+    await grid.locator('td[data-cell="0-1"]', { hasText: "ship it" }).waitFor();
+    // A value of the wrong type is refused with the reason, and what was typed stays in the editor.
+    await grid.locator('td[data-cell="0-3"]').dblclick();
+    await page.getByLabel("Cell value").fill("very high");
+    await page.getByLabel("Cell value").press("Enter");
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("not an integer");
+    expect(await page.getByLabel("Cell value").inputValue()).toBe("very high");
+    await page.getByLabel("Cell value").press("Escape");
+    // Keyboard: arrows move the focused cell.
+    await grid.focus();
+    await page.keyboard.press("ArrowDown");
+    expect(await grid.locator("td.focus").getAttribute("data-cell")).toBe("1-3");
+    const list = await apiFromPage("GET", "/data/development/todo?title=ship%20it");
+    expect(list.body.length).toBe(1);
+  }, 60_000);
+
+  test("counts only when asked", async () => {
+    await go("data/todo");
+    expect(await page.getByTestId("page-info").textContent()).toContain("of ?");
+    await page.getByRole("button", { name: "Count" }).click();
+    await page.getByTestId("page-info").filter({ hasText: "of 3" }).waitFor();
+  }, 30_000);
+
+  test("deploys development and sees who and when in the history", async () => {
+    await go("deploy");
+    expect(await page.getByTestId("deploy-diff").textContent()).toContain("+ schema todo");
+    await page.getByRole("button", { name: "Review deploy" }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByRole("button", { name: "Deploy" }).click();
+    await toast("Deployed version 1");
+    const history = page.getByTestId("deploy-history");
+    await history.waitFor();
+    expect(await history.textContent()).toContain(OWNER.email);
+    expect(await history.textContent()).toContain("v1");
+  }, 30_000);
+
+  test("changes a setting", async () => {
+    await go("settings");
+    await page.getByLabel("rateLimits.ipPerMinute").fill("450");
+    await page.getByRole("button", { name: /^Save/ }).click();
+    await toast("Settings of development saved");
+    expect((await apiFromPage("GET", "/settings/development")).body.rateLimits.ipPerMinute).toBe(450);
+  }, 30_000);
+
+  test("adds a viewer", async () => {
+    await go("admins");
+    await page.getByLabel("New admin email").fill(VIEWER.email);
+    await page.getByLabel("New admin password").fill(VIEWER.password);
+    await page.getByLabel("New admin role").selectOption("viewer");
+    await page.getByRole("button", { name: "Add admin" }).click();
+    await toast(`${VIEWER.email} added as viewer`);
+  }, 30_000);
+
+  test("every screen renders in light and dark, and read-only at phone width", async () => {
+    for (const theme of ["light", "dark"] as const) {
+      await page.getByLabel("Theme").selectOption(theme);
+      for (const s of SCREENS) {
+        await go(s);
+        expect(await page.locator(".error").count()).toBe(0);
+        await page.screenshot({ path: join(shots, `${s.split("/")[0] || "overview"}-${theme}.png`) });
+      }
+    }
+    await page.getByLabel("Theme").selectOption("system");
+    await page.setViewportSize({ width: 390, height: 844 });
+    await go("data/todo");
+    await page.screenshot({ path: join(shots, "data-phone.png") });
+    await page.setViewportSize({ width: 1280, height: 800 });
+  }, 90_000);
+});
+
+describe("a viewer", () => {
+  test("sees no keys, settings or admins, cannot edit in the grid, and the API refuses its writes", async () => {
+    await signOut();
+    await signIn(VIEWER);
+    const nav = (await page.getByRole("navigation", { name: "Screens" }).textContent()) ?? "";
+    for (const hidden of ["Keys", "Settings", "Admins", "Outbox"]) expect(nav).not.toContain(hidden);
+    await go("data/todo");
+    const grid = page.getByRole("grid");
+    await grid.locator("tbody tr").first().waitFor();
+    expect(await page.getByRole("button", { name: "+ New object" }).count()).toBe(0);
+    expect(await grid.getByRole("button", { name: /^Delete/ }).count()).toBe(0);
+    await grid.locator('td[data-cell="0-1"]').dblclick();
+    expect(await page.getByLabel("Cell value").count()).toBe(0);
+    // Not only hidden: the admin API itself refuses.
+    const put = await apiFromPage("PUT", "/schemas/todo", { fields: {} });
+    expect(put.status).toBe(403);
+    expect(put.body.error).toContain("viewer");
+    expect((await apiFromPage("GET", "/keys")).status).toBe(403);
+    expect((await apiFromPage("POST", "/data/development/todo", { title: "x" })).status).toBe(403);
+    await go("keys");
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("403");
+    await page.screenshot({ path: join(shots, "viewer-keys-refused.png") });
+  }, 30_000);
+});
