@@ -1,8 +1,8 @@
 // The push delivery thread (a Worker started by delivery-host.ts for `burrow serve`): it opens the data
 // directory's system and environment databases on connections of its own, like a second node would, runs the
-// push workers of both environments there, picks up settings changes through the configuration epoch, and
-// lowers its own scheduling priority (Linux: SCHED_IDLE with two or more CPUs, else nice 19), so a broadcast
-// going out does not delay the API requests the main thread answers.
+// push workers of both environments there (they pick up settings changes through the configuration epoch before
+// every lease), and lowers its own scheduling priority (Linux: SCHED_IDLE with two or more CPUs, else nice 19),
+// so a broadcast going out does not delay the API requests the main thread answers.
 
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
@@ -11,7 +11,6 @@ import { type Level, createLogger } from "../log.ts";
 import { idleThreadPolicy, niceThread } from "../os/thread-priority.ts";
 import { ENVIRONMENTS, type EnvName } from "../system/environments.ts";
 import { Settings } from "../system/settings.ts";
-import { readEpoch } from "../system/system-db.ts";
 import { PushService } from "./push-service.ts";
 
 declare const self: Worker;
@@ -19,11 +18,7 @@ declare const self: Worker;
 export type ToDeliveryThread = { type: "start"; dir: string; logLevel: Level } | { type: "wake"; env: EnvName } | { type: "stop" };
 export type FromDeliveryThread = { type: "ready" } | { type: "stopped" } | { type: "failed"; message: string };
 
-/** How often settings changed by the main thread (or the CLI, or another node) are looked for. */
-const REFRESH_MS = 1000;
-
 let push: PushService | null = null;
-let refreshNow: () => Promise<void> = async () => {};
 let stopWorkers: (() => Promise<void>) | null = null;
 let close: (() => void) | null = null;
 let stopping = false;
@@ -36,21 +31,10 @@ async function start(dir: string, logLevel: Level): Promise<void> {
   const system = openClient(join(dir, "system.db"));
   const envDbs = { development: openClient(join(dir, "development.db")), production: openClient(join(dir, "production.db")) };
   const settings = new Settings(system);
-  await settings.load();
-  let epoch = await readEpoch(system);
-  refreshNow = () =>
-    readEpoch(system)
-      .then(async (e) => {
-        if (e === epoch) return;
-        await settings.load();
-        epoch = e;
-      })
-      .catch((err) => log.warn("push thread could not refresh settings", { message: String((err as Error)?.message ?? err) }));
-  const refresh = setInterval(() => void refreshNow(), REFRESH_MS);
+  await settings.refresh();
   push = new PushService(envDbs, settings, log);
   stopWorkers = push.start();
   close = () => {
-    clearInterval(refresh);
     system.close();
     for (const env of ENVIRONMENTS) envDbs[env].close();
   };
@@ -64,10 +48,9 @@ self.onmessage = (e: MessageEvent<ToDeliveryThread>) => {
       (err) => postMessage({ type: "failed", message: String((err as Error)?.message ?? err) } satisfies FromDeliveryThread),
     );
   } else if (msg.type === "wake") {
-    // Settings saved just before this send (credentials, concurrency) apply to it.
-    void refreshNow().then(() => push?.wake(msg.env));
-  }
-  else if (msg.type === "stop" && !stopping) {
+    // Settings saved just before this send (credentials, concurrency) apply to it: the worker looks before leasing.
+    push?.wake(msg.env);
+  } else if (msg.type === "stop" && !stopping) {
     stopping = true;
     (stopWorkers ?? (async () => {}))()
       .then(() => close?.())

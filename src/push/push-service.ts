@@ -156,9 +156,26 @@ export class PushService {
     }
   }
 
+  /**
+   * Pick up settings another thread or process saved (the configuration epoch moved); answers whether they
+   * changed. Runs before every lease: the worker of the delivery thread keeps its own copy of the settings, and a
+   * lease can take a send queued just after new push settings were saved before the wake-up of that send arrives
+   * (the idle poll), so without this look it would deliver with the settings of before: no credentials, and the
+   * deliveries fail as "not configured", never to be retried.
+   */
+  private async refreshSettings(env: EnvName): Promise<boolean> {
+    try {
+      return await this.settings.refresh();
+    } catch (err) {
+      this.log.warn("push worker could not look for changed settings", { env, message: (err as Error).message });
+      return false;
+    }
+  }
+
   /** One pass over due deliveries of an environment (lease, send all, record); answers how many were handled. */
   async drain(env: EnvName, limit?: number): Promise<number> {
     const e = this.envs.get(env)!;
+    await this.refreshSettings(env);
     const batch = await e.queue.lease(limit ?? this.pushSettings(env).concurrency);
     if (batch.length === 0) return 0;
     const prepared = await this.prepare(env, batch, new Map());
@@ -199,6 +216,8 @@ export class PushService {
       }
       const room = limit - inFlight;
       if (running() && Date.now() >= nextLeaseAt && room >= Math.min(CHUNK, limit)) {
+        // Settings saved elsewhere before these rows were queued apply to them (the limit and chunk size too).
+        if (await this.refreshSettings(env)) continue;
         const want = Math.min(CHUNK, room);
         let batch: Leased[] = [];
         try {

@@ -3,7 +3,7 @@
 
 import type { Client } from "@libsql/core/api";
 import { badRequest } from "../errors.ts";
-import { BUMP_EPOCH } from "./system-db.ts";
+import { BUMP_EPOCH, readEpoch } from "./system-db.ts";
 import { ENVIRONMENTS, type EnvName } from "./environments.ts";
 import { isPlainObject as isObj } from "../plain-object.ts";
 
@@ -244,6 +244,22 @@ export class Settings {
     const rs = await this.db.execute(`SELECT env, doc FROM settings`);
     const stored = new Map(rs.rows.map((r) => [r.env as string, JSON.parse(r.doc as string) as SettingsDoc]));
     for (const env of ENVIRONMENTS) this.docs.set(env, resolveSettings(env, stored.get(env) ?? {}));
+  }
+
+  /** The configuration epoch seen by the last refresh(). */
+  private seenEpoch: number | undefined;
+
+  /**
+   * Reload if the configuration epoch moved since the last refresh (settings saved by another thread or process;
+   * the first call always loads); answers whether it reloaded. The epoch is read before the settings, so what is
+   * loaded is at least as new as the epoch remembered.
+   */
+  async refresh(): Promise<boolean> {
+    const epoch = await readEpoch(this.db);
+    if (epoch === this.seenEpoch) return false;
+    await this.load();
+    this.seenEpoch = epoch;
+    return true;
   }
 
   /** The resolved settings (secrets included) for server-side use. */
