@@ -152,10 +152,13 @@ export function Toast({ message, kind, onDone }: { message: string; kind: "ok" |
   );
 }
 
+/** One formatter for every time shown: Date.toLocaleString builds a new one per call, which a grid page feels. */
+const TIME_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: "short", timeStyle: "medium" });
+
 export function formatTime(v: unknown): string {
   if (v === null || v === undefined || v === "") return "";
   const d = new Date(typeof v === "number" ? v : String(v));
-  return Number.isNaN(d.getTime()) ? String(v) : d.toLocaleString();
+  return Number.isNaN(d.getTime()) ? String(v) : TIME_FORMAT.format(d);
 }
 
 /** Run an action, toasting its outcome; returns whether it succeeded. */

@@ -19,6 +19,22 @@ function columnsOf(def: SchemaDef): { name: string; field?: FieldDef; auto?: boo
   return [{ name: pk }, ...Object.entries(def.fields).filter(([n]) => n !== pk).map(([name, field]) => ({ name, field })), ...AUTO_FIELDS.map((name) => ({ name, auto: true }))];
 }
 
+function widthOf(c: { name: string; field?: FieldDef; auto?: boolean }, pk: string): number {
+  if (c.name === pk) return 220;
+  if (c.auto) return c.name === "sm_owner" ? 140 : 170;
+  switch (c.field?.type) {
+    case "boolean":
+      return 80;
+    case "integer":
+    case "float":
+      return 110;
+    case "geopoint":
+      return 160;
+    default:
+      return 180;
+  }
+}
+
 function readFile(file: File): Promise<string> {
   return file.arrayBuffer().then((b) => uploadValue(file.type, file.name, new Uint8Array(b)));
 }
@@ -56,7 +72,11 @@ interface Page {
   rows: Obj[];
   total: number | "unknown" | null;
   ms: number;
+  /** Counts pages loaded: the grid shows it as data-page-seq, so a measurement knows when a new page is on screen. */
+  seq: number;
 }
+
+let pageSeq = 0;
 
 function Browser({ def, env, version, route }: { def: SchemaDef; env: Env; version: number | null; route: string }) {
   const app = useApp();
@@ -88,9 +108,10 @@ function Browser({ def, env, version, route }: { def: SchemaDef; env: Env; versi
     if (expand) headers["x-service-expand"] = String(expand);
     const t0 = performance.now();
     const a = await call<Obj[]>("GET", `${base}${q ? `?${q}` : ""}`, { headers });
-    const total = a.status === 200 ? start + a.data.length : totalOf(a.headers.get("content-range"));
-    performance.mark("burrow:page-shown");
-    return { rows: a.data, total, ms: Math.round(performance.now() - t0) };
+    // A short page ends the list, so its total is known without counting.
+    const short = a.data.length > 0 && a.data.length < pageSize;
+    const total = a.status === 200 || short ? start + a.data.length : totalOf(a.headers.get("content-range"));
+    return { rows: a.data, total, ms: Math.round(performance.now() - t0), seq: ++pageSeq };
   }, [base, applied, order?.field, order?.desc, pageSize, start, count, select, expand]);
 
   const rows = page.data?.rows ?? [];
@@ -173,10 +194,96 @@ function Browser({ def, env, version, route }: { def: SchemaDef; env: Env; versi
     }
   };
 
+  // Fixed column widths by type: the browser lays the grid out without measuring every cell.
+  const widths = useMemo(() => [...columns.map((c) => widthOf(c, pk)), ...(writable ? [80] : [])], [columns, writable]);
+  const offsets = useMemo(() => widths.reduce((o, w) => (o.push(o[o.length - 1]! + w), o), [0]), [widths]);
+  // Only the columns in view (and 400 px either side) are rendered: a wide schema costs what a narrow one does.
+  // Measured on 50 fields, laying out and painting every cell took longer than the query.
+  const [view, setView] = useState({ left: 0, width: 1600 });
+  const frame = useRef(0);
+  const measure = () => {
+    cancelAnimationFrame(frame.current);
+    frame.current = requestAnimationFrame(() => {
+      const el = grid.current;
+      if (el && (el.scrollLeft !== view.left || el.clientWidth !== view.width)) setView({ left: el.scrollLeft, width: el.clientWidth });
+    });
+  };
   useEffect(() => {
-    const cell = grid.current?.querySelector<HTMLElement>(`td[data-cell="${focus[0]}-${focus[1]}"]`);
-    cell?.scrollIntoView({ block: "nearest", inline: "nearest" });
+    const ro = new ResizeObserver(measure);
+    if (grid.current) ro.observe(grid.current);
+    return () => ro.disconnect();
+  }, []);
+  let first = 0;
+  while (first < widths.length - 1 && offsets[first + 1]! < view.left - 400) first++;
+  let last = first;
+  while (last < widths.length - 1 && offsets[last + 1]! < view.left + view.width + 400) last++;
+  const shown = Array.from({ length: last - first + 1 }, (_, i) => first + i);
+  const leftPad = offsets[first]!;
+  const rightPad = offsets[widths.length]! - offsets[last + 1]!;
+
+  useEffect(() => {
+    const el = grid.current;
+    if (!el) return;
+    const [r, c] = focus;
+    if (offsets[c]! < el.scrollLeft) el.scrollLeft = offsets[c]!;
+    else if (offsets[c + 1]! > el.scrollLeft + el.clientWidth) el.scrollLeft = offsets[c + 1]! - el.clientWidth;
+    el.querySelector<HTMLElement>(`td[data-cell="${r}-${c}"]`)?.scrollIntoView({ block: "nearest", inline: "nearest" });
   }, [focus]);
+
+  // The page's cells are rendered again only when the page, the focus or the edited cell changes (not when a
+  // load starts or a filter is typed): 50 rows of 50 fields are 2,500 cells.
+  const tbody = useMemo(() => (
+    <tbody>
+      {rows.map((obj, r) => (
+        <tr>
+          {leftPad > 0 && <td class="pad" />}
+          {shown.map((ci) => {
+            const c = columns[ci];
+            if (!c) {
+              return (
+                <td>
+                  <button class="small danger" aria-label={`Delete ${String(obj[pk])}`} onClick={() => setDeleting(obj)}>
+                    Delete
+                  </button>
+                </td>
+              );
+            }
+            const v = obj[c.name];
+            const focused = focus[0] === r && focus[1] === ci;
+            if (editing && editing.row === r && editing.col === ci) {
+              return (
+                <td class="focus" data-cell={`${r}-${ci}`} style={{ overflow: "visible" }}>
+                  <CellEditor field={c.field!} text={editing.text} error={editing.error}
+                    onText={(text) => setEditing({ ...editing, text })}
+                    onSave={() => save(r, ci, editing.text)}
+                    onFile={(f) => upload(r, ci, f)}
+                    onCancel={() => { setEditing(null); grid.current?.focus(); }} />
+                </td>
+              );
+            }
+            const text = c.auto && c.name !== "sm_owner" ? formatTime(v) : showValue(c.field, v);
+            return (
+              <td data-cell={`${r}-${ci}`} class={`${focused ? "focus" : ""} ${v === null || v === undefined ? "null" : ""}`} title={typeof v === "object" && v !== null ? JSON.stringify(v) : String(v ?? "null")}
+                onClick={() => setFocus([r, ci])} onDblClick={() => startEdit(r, ci)}>
+                {c.field?.type === "binary" && isImageUrl(v) ? (
+                  <a href={v} target="_blank" rel="noreferrer"><img class="thumb" src={v} alt="" loading="lazy" /></a>
+                ) : c.field?.type === "binary" && typeof v === "string" ? (
+                  <a href={v} target="_blank" rel="noreferrer">{v.split("/").pop()}</a>
+                ) : c.field?.type === "relationship" && typeof v === "string" && v ? (
+                  <a href={`#/data/${enc(c.field.schema!)}`} title={`${c.field.schema} ${v}`}>{v}</a>
+                ) : v === null || v === undefined ? (
+                  "null"
+                ) : (
+                  text
+                )}
+              </td>
+            );
+          })}
+          {rightPad > 0 && <td class="pad" />}
+        </tr>
+      ))}
+    </tbody>
+  ), [rows, columns, focus, editing, writable, first, last]);
 
   const total = page.data?.total;
   const shownTo = start + rows.length;
@@ -249,64 +356,26 @@ function Browser({ def, env, version, route }: { def: SchemaDef; env: Env; versi
         </div>
       </div>
       <ErrorBox error={page.error} />
-      <div class="grid-wrap" ref={grid} tabIndex={0} onKeyDown={onGridKey} aria-label={`Objects of ${def.name}`} role="grid">
-        <table class="grid">
+      <div class="grid-wrap" ref={grid} tabIndex={0} onKeyDown={onGridKey} aria-label={`Objects of ${def.name}`} role="grid" data-page-seq={page.loading ? undefined : page.data?.seq} onScroll={measure}>
+        <table class="grid" style={{ width: `${offsets[widths.length]}px` }}>
+          <colgroup>
+            {leftPad > 0 && <col style={{ width: `${leftPad}px` }} />}
+            {shown.map((ci) => <col style={{ width: `${widths[ci]}px` }} />)}
+            {rightPad > 0 && <col style={{ width: `${rightPad}px` }} />}
+          </colgroup>
           <thead>
             <tr>
-              {columns.map((c) => (
+              {leftPad > 0 && <th class="pad" />}
+              {shown.map((ci) => columns[ci]).map((c) => !c ? <th /> : (
                 <th onClick={() => sortBy(c.name)} title={c.field ? c.field.type + (c.field.schema ? ` → ${c.field.schema}` : "") : c.auto ? "automatic" : "key"} aria-sort={order?.field === c.name ? (order.desc ? "descending" : "ascending") : "none"}>
                   {c.name}
                   {order?.field === c.name ? (order.desc ? " ↓" : " ↑") : ""}
                 </th>
               ))}
-              {writable && <th />}
+              {rightPad > 0 && <th class="pad" />}
             </tr>
           </thead>
-          <tbody>
-            {rows.map((obj, r) => (
-              <tr>
-                {columns.map((c, ci) => {
-                  const v = obj[c.name];
-                  const focused = focus[0] === r && focus[1] === ci;
-                  if (editing && editing.row === r && editing.col === ci) {
-                    return (
-                      <td class="focus" data-cell={`${r}-${ci}`} style={{ overflow: "visible" }}>
-                        <CellEditor field={c.field!} text={editing.text} error={editing.error}
-                          onText={(text) => setEditing({ ...editing, text })}
-                          onSave={() => save(r, ci, editing.text)}
-                          onFile={(f) => upload(r, ci, f)}
-                          onCancel={() => { setEditing(null); grid.current?.focus(); }} />
-                      </td>
-                    );
-                  }
-                  const text = c.auto && c.name !== "sm_owner" ? formatTime(v) : showValue(c.field, v);
-                  return (
-                    <td data-cell={`${r}-${ci}`} class={`${focused ? "focus" : ""} ${v === null || v === undefined ? "null" : ""}`} title={typeof v === "object" && v !== null ? JSON.stringify(v) : String(v ?? "null")}
-                      onClick={() => setFocus([r, ci])} onDblClick={() => startEdit(r, ci)}>
-                      {c.field?.type === "binary" && isImageUrl(v) ? (
-                        <a href={v} target="_blank" rel="noreferrer"><img class="thumb" src={v} alt="" loading="lazy" /></a>
-                      ) : c.field?.type === "binary" && typeof v === "string" ? (
-                        <a href={v} target="_blank" rel="noreferrer">{v.split("/").pop()}</a>
-                      ) : c.field?.type === "relationship" && typeof v === "string" && v ? (
-                        <a href={`#/data/${enc(c.field.schema!)}`} title={`${c.field.schema} ${v}`}>{v}</a>
-                      ) : v === null || v === undefined ? (
-                        "null"
-                      ) : (
-                        text
-                      )}
-                    </td>
-                  );
-                })}
-                {writable && (
-                  <td>
-                    <button class="small danger" aria-label={`Delete ${String(obj[pk])}`} onClick={() => setDeleting(obj)}>
-                      Delete
-                    </button>
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
+          {tbody}
         </table>
         {page.data && rows.length === 0 && <p class="muted" style={{ padding: "10px" }}>No objects{applied ? " match" : ""}.</p>}
       </div>
