@@ -36,8 +36,7 @@ export function adminCodeRoutes(services: Services, parsers: BodyParsers) {
       if (body.body !== undefined && typeof body.body !== "string") throw badRequest("body must be a string (the raw request body)");
       if (body.version !== undefined && (typeof body.version !== "number" || !Number.isSafeInteger(body.version) || body.version < 1)) throw badRequest("version must be a positive integer");
       const url = new URL(request.url);
-      const at = new URL(`/_admin/api/data/${env}/x${body.version ? `?_version=${body.version}` : ""}`, url.origin);
-      const ctx: ApiContext = { ...adminDataContext(services, env, request, at), principal: { kind: "app" } };
+      const ctx: ApiContext = { ...adminDataContext(services, env, body.version === undefined ? null : String(body.version), url.origin), principal: { kind: "app" } };
       const method = methodOf(services, ctx, body.method);
       if (!method) throw notFound(`there is no method "${body.method}" in ${ctx.env}${ctx.env === "production" ? ` version ${ctx.version}` : ""}`);
       const target = new URL(`/${body.method}`, url.origin);

@@ -21,13 +21,16 @@ const KeyParams = t.Object({ env: t.String({ description: "development or produc
 /** Query parameters of the browser itself; field names never start with "_", so they cannot collide. */
 const OWN_PARAMS = ["_count", "_version"];
 
-/** The context of the server on one environment: development's schemas, or a production version's (default: newest). */
-export function adminDataContext(services: Services, envRaw: string, request: Request, url = new URL(request.url)): ApiContext {
+/**
+ * The context of the server on one environment: development's schemas, or production version `versionRaw`'s
+ * (default: the newest). `origin` is the request's, for file links when no public URL is set.
+ */
+export function adminDataContext(services: Services, envRaw: string, versionRaw: string | null, origin: string): ApiContext {
   if (!isEnvName(envRaw)) throw notFound(`unknown environment "${envRaw.slice(0, 32)}"; use development or production`);
   const env: EnvName = envRaw;
-  const baseUrl = () => services.config.publicUrl ?? url.origin;
+  const baseUrl = () => services.config.publicUrl ?? origin;
   if (env === "development") return systemContext(env, services.envDbs[env], services.catalog.development(), baseUrl);
-  const raw = url.searchParams.get("_version");
+  const raw = versionRaw;
   if (raw !== null && !/^[1-9]\d{0,6}$/.test(raw)) throw badRequest(`_version must be a positive integer, not "${raw.slice(0, 32)}"`);
   const version = raw === null ? services.catalog.latestVersion() : Number(raw);
   const schemas = version === null ? undefined : services.catalog.production(version);
@@ -42,12 +45,16 @@ function knownSchema(ctx: ApiContext, name: string): string {
 
 export function adminDataRoutes(services: Services, parsers: BodyParsers) {
   const data = services.data;
+  const contextOf = (env: string, request: Request) => {
+    const url = new URL(request.url);
+    return adminDataContext(services, env, url.searchParams.get("_version"), url.origin);
+  };
   return new Elysia({ name: "admin-data", prefix: "/_admin/api/data" })
     .use(parsers)
     .use(adminGuard(services))
     .get("/:env/:schema", async ({ params, request }) => {
       const url = new URL(request.url);
-      const ctx = adminDataContext(services, params.env, request, url);
+      const ctx = adminDataContext(services, params.env, url.searchParams.get("_version"), url.origin);
       const schema = knownSchema(ctx, params.schema);
       const count = url.searchParams.get("_count");
       if (count !== null && count !== "true" && count !== "false") throw badRequest("_count must be true or false");
@@ -64,20 +71,20 @@ export function adminDataRoutes(services: Services, parsers: BodyParsers) {
       ),
     })
     .get("/:env/:schema/:key", async ({ params, request }) => {
-      const ctx = adminDataContext(services, params.env, request);
+      const ctx = contextOf(params.env, request);
       return rawJson(await data.get(ctx, knownSchema(ctx, params.schema), params.key));
     }, { params: KeyParams, detail: doc("One object by key") })
     .post("/:env/:schema", async ({ params, request, body }) => {
-      const ctx = adminDataContext(services, params.env, request);
+      const ctx = contextOf(params.env, request);
       if (Array.isArray(body)) throw badRequest("send one object; batches go through the public API");
       return rawJson(await data.create(ctx, knownSchema(ctx, params.schema), body), 201);
     }, { parse: "datastore", params: Params, detail: { ...doc("Create an object"), ...S.jsonBody(S.AnyObject, "the object") } })
     .put("/:env/:schema/:key", async ({ params, request, body }) => {
-      const ctx = adminDataContext(services, params.env, request);
+      const ctx = contextOf(params.env, request);
       return rawJson(await data.update(ctx, knownSchema(ctx, params.schema), params.key, body));
     }, { parse: "datastore", params: KeyParams, detail: { ...doc("Change fields of an object", "Fields not sent are kept; null clears one."), ...S.jsonBody(S.AnyObject, "the fields to change") } })
     .delete("/:env/:schema/:key", async ({ params, request }) => {
-      const ctx = adminDataContext(services, params.env, request);
+      const ctx = contextOf(params.env, request);
       await data.remove(ctx, knownSchema(ctx, params.schema), params.key);
       return json({});
     }, { params: KeyParams, detail: doc("Delete an object") });
