@@ -23,10 +23,13 @@ type Theme = "system" | "light" | "dark";
 const THEME_KEY = "burrow.console.theme";
 const ENV_KEY = "burrow.console.env";
 
+const systemDark = matchMedia("(prefers-color-scheme: dark)");
+
+/** The page's theme: the picked one, or the system's while "system" is picked (followed as it changes). */
 function applyTheme(t: Theme) {
-  if (t === "system") delete document.documentElement.dataset.theme;
-  else document.documentElement.dataset.theme = t;
+  document.documentElement.dataset.theme = t === "system" ? (systemDark.matches ? "dark" : "light") : t;
 }
+systemDark.addEventListener("change", () => applyTheme((localStorage.getItem(THEME_KEY) as Theme | null) ?? "system"));
 
 function useHashRoute(): string[] {
   const read = () => location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
@@ -157,6 +160,7 @@ function App() {
   };
   const pickTheme = (t: Theme) => {
     localStorage.setItem(THEME_KEY, t);
+    applyTheme(t);
     setTheme(t);
   };
   const signOut = async () => {

@@ -16,6 +16,8 @@ const exe = join(dir, "burrow");
 const shots = join(ROOT, "test-results", "console");
 const OWNER = { email: "owner@example.com", password: "owner password 1" };
 const VIEWER = { email: "viewer@example.com", password: "viewer password 1" };
+/** A 1x1 PNG. */
+const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
 const SCREENS = ["", "schemas/todo", "data/todo", "users/user", "roles", "deploy", "code", "push", "outbox", "keys", "settings", "admins"];
 
 let server: ServerProcess;
@@ -149,7 +151,32 @@ describe("an owner", () => {
     expect(await grid.locator("td.focus").getAttribute("data-cell")).toBe("1-3");
     const list = await apiFromPage("GET", "/data/development/todo?title=ship%20it");
     expect(list.body.length).toBe(1);
+    // A file field: upload an image in place, then its thumbnail is shown from /_files.
+    await page.keyboard.press("Escape");
+    await grid.locator('td[data-cell="0-4"]').dblclick();
+    await page.getByLabel("Upload a file").setInputFiles({ name: "dot.png", mimeType: "image/png", buffer: PNG });
+    await toast("dot.png uploaded");
+    const thumb = grid.locator('td[data-cell="0-4"] img.thumb');
+    await thumb.waitFor();
+    expect(await thumb.getAttribute("src")).toMatch(/\/_files\/development\/.+\/dot\.png$/);
+    // The image itself loads (the file route serves it to the page).
+    await page.waitForFunction(`document.querySelector('td[data-cell="0-4"] img.thumb')?.naturalWidth === 1`, undefined, { timeout: 5000 });
   }, 60_000);
+
+  test("uploads custom code, sees its methods and tests a call", async () => {
+    await go("code");
+    await page.getByLabel("Custom code source").fill('export const methods = [{ name: "greet", params: ["who"], execute(r) { return { body: { hello: r.params.who } }; } }];');
+    await page.getByRole("button", { name: "Upload" }).click();
+    await toast("Uploaded: greet");
+    await page.getByLabel("Verb").selectOption("GET");
+    await page.getByLabel("Method", { exact: true }).fill("greet");
+    await page.getByLabel("Parameters").fill("who=console");
+    await page.getByRole("button", { name: "Call" }).click();
+    const result = page.getByTestId("call-result");
+    await result.waitFor();
+    expect(await result.textContent()).toContain('{"hello":"console"}');
+    expect(await result.textContent()).toContain("200");
+  }, 30_000);
 
   test("counts only when asked (a short page ends the list, so its total is known)", async () => {
     await go("data/todo");
@@ -202,7 +229,15 @@ describe("an owner", () => {
         await page.screenshot({ path: join(shots, `${s.split("/")[0] || "overview"}-${theme}.png`) });
       }
     }
-    await page.getByLabel("Theme").selectOption("system");
+    // The theme follows the system until one is picked, and a pick wins over the system's.
+    const background = () => page.evaluate<string>("getComputedStyle(document.body).backgroundColor");
+    const [LIGHT, DARK] = ["rgb(247, 247, 245)", "rgb(21, 23, 27)"];
+    for (const [system, pick, expected] of [["dark", "system", DARK], ["dark", "light", LIGHT], ["light", "dark", DARK], ["light", "system", LIGHT]] as const) {
+      await page.emulateMedia({ colorScheme: system });
+      await page.getByLabel("Theme").selectOption(pick);
+      await page.waitForFunction(`getComputedStyle(document.body).backgroundColor === "${expected}"`, undefined, { timeout: 2000 }).catch(() => undefined);
+      expect([system, pick, await background()]).toEqual([system, pick, expected]);
+    }
     await page.setViewportSize({ width: 390, height: 844 });
     await go("data/todo");
     await page.screenshot({ path: join(shots, "data-phone.png") });
