@@ -31,11 +31,12 @@ afterAll(async () => {
 
 const headers = { accept: "application/vnd.service+json; version=0", "x-service-api-key": "e2e-dev-public", "content-type": "application/json" };
 
-test("the banner shows the URL, both public keys and the admin API", () => {
+test("the banner shows the URL, both public keys, the admin console and the admin API", () => {
   expect(server.banner).toContain(server.url);
   expect(server.banner).toContain("e2e-dev-public");
   expect(server.banner).toContain("e2e-prod-public");
   expect(server.banner).toContain(`${server.url}/_admin/api`);
+  expect(server.banner).toContain(`admin console    ${server.url}/_admin/`);
   // From the binary, the commands it names are the binary's own.
   expect(server.banner).toContain("  private keys     burrow keys");
   expect(server.banner).not.toContain("npm run");
