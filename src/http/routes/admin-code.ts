@@ -12,7 +12,7 @@ import type { BodyParsers } from "../parsers.ts";
 import { adminGuard } from "../admin-guard.ts";
 import { json } from "../respond.ts";
 import * as S from "../schemas.ts";
-import { adminDataContext } from "./admin-data.ts";
+import { adminDataContext } from "../admin-context.ts";
 
 const VERBS = ["GET", "POST", "PUT", "DELETE"] as const;
 type Verb = (typeof VERBS)[number];

@@ -6,8 +6,8 @@
 import { Elysia, t } from "elysia";
 import { badRequest, notFound } from "../../errors.ts";
 import { parseQuery } from "../../datastore/query/parse.ts";
-import { type ApiContext, systemContext } from "../../request-context.ts";
-import { type EnvName, isEnvName } from "../../system/environments.ts";
+import type { ApiContext } from "../../request-context.ts";
+import { adminDataContext } from "../admin-context.ts";
 import type { Services } from "../services.ts";
 import type { BodyParsers } from "../parsers.ts";
 import { json, rawJson } from "../respond.ts";
@@ -20,23 +20,6 @@ const KeyParams = t.Object({ env: t.String({ description: "development or produc
 
 /** Query parameters of the browser itself; field names never start with "_", so they cannot collide. */
 const OWN_PARAMS = ["_count", "_version"];
-
-/**
- * The context of the server on one environment: development's schemas, or production version `versionRaw`'s
- * (default: the newest). `origin` is the request's, for file links when no public URL is set.
- */
-export function adminDataContext(services: Services, envRaw: string, versionRaw: string | null, origin: string): ApiContext {
-  if (!isEnvName(envRaw)) throw notFound(`unknown environment "${envRaw.slice(0, 32)}"; use development or production`);
-  const env: EnvName = envRaw;
-  const baseUrl = () => services.config.publicUrl ?? origin;
-  if (env === "development") return systemContext(env, services.envDbs[env], services.catalog.development(), baseUrl);
-  const raw = versionRaw;
-  if (raw !== null && !/^[1-9]\d{0,6}$/.test(raw)) throw badRequest(`_version must be a positive integer, not "${raw.slice(0, 32)}"`);
-  const version = raw === null ? services.catalog.latestVersion() : Number(raw);
-  const schemas = version === null ? undefined : services.catalog.production(version);
-  if (!schemas) throw notFound(version === null ? "production has no deployed version yet" : `API version ${version} is not deployed`);
-  return systemContext(env, services.envDbs[env], schemas, baseUrl);
-}
 
 function knownSchema(ctx: ApiContext, name: string): string {
   if (!ctx.schemas.schemas.has(name)) throw notFound(`schema "${name.slice(0, 64)}" does not exist in ${ctx.env}${ctx.env === "production" ? ` version ${ctx.version}` : ""}`);

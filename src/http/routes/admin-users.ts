@@ -4,10 +4,10 @@
 
 import { Elysia, t } from "elysia";
 import { ApiError, badRequest, notFound } from "../../errors.ts";
-import { type ApiContext, systemContext } from "../../request-context.ts";
+import type { ApiContext } from "../../request-context.ts";
+import { adminDataContext } from "../admin-context.ts";
 import type { CompiledSchema } from "../../schema/compiled.ts";
 import { linkedAccounts, revokeUserSessions, setUserPassword, unlinkAccount, userExists, userPasswordProblem } from "../../social/user-admin.ts";
-import { isEnvName } from "../../system/environments.ts";
 import { adminGuard } from "../admin-guard.ts";
 import type { BodyParsers } from "../parsers.ts";
 import { json } from "../respond.ts";
@@ -34,12 +34,7 @@ const LinkedAccount = t.Object({
 function userSchemaOf(services: Services, request: Request, params: Record<string, string | null>): { ctx: ApiContext; s: CompiledSchema; key: string } {
   // The router gives null for a malformed percent-escape.
   for (const v of Object.values(params)) if (v === null) throw new ApiError(400, "malformed percent-encoding in the URL path");
-  const env = params.env!;
-  if (!isEnvName(env)) throw notFound(`unknown environment "${env.slice(0, 32)}"; use development or production`);
-  const latest = env === "production" ? services.catalog.latestVersion() : 0;
-  const schemas = latest === null ? undefined : latest === 0 ? services.catalog.development() : services.catalog.production(latest);
-  if (!schemas) throw notFound("production has no deployed version yet");
-  const ctx = systemContext(env, services.envDbs[env], schemas, () => services.config.publicUrl ?? new URL(request.url).origin);
+  const ctx = adminDataContext(services, params.env!, null, new URL(request.url).origin);
   return { ctx, s: services.accounts.userSchema(ctx, params.schema!), key: params.key! };
 }
 

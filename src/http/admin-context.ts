@@ -1,0 +1,25 @@
+// The context the admin API acts in on an environment: the server itself (every permission passes), with
+// development's schemas or a production version's (the newest unless one is named). Shared by the admin routes
+// on data, user accounts and custom code calls.
+
+import { badRequest, notFound } from "../errors.ts";
+import { type ApiContext, systemContext } from "../request-context.ts";
+import { type EnvName, isEnvName } from "../system/environments.ts";
+import type { Services } from "./services.ts";
+
+/**
+ * The context of the server on one environment: development's schemas, or production version `versionRaw`'s
+ * (default: the newest). `origin` is the request's, for file links when no public URL is set.
+ */
+export function adminDataContext(services: Services, envRaw: string, versionRaw: string | null, origin: string): ApiContext {
+  if (!isEnvName(envRaw)) throw notFound(`unknown environment "${envRaw.slice(0, 32)}"; use development or production`);
+  const env: EnvName = envRaw;
+  const baseUrl = () => services.config.publicUrl ?? origin;
+  if (env === "development") return systemContext(env, services.envDbs[env], services.catalog.development(), baseUrl);
+  const raw = versionRaw;
+  if (raw !== null && !/^[1-9]\d{0,6}$/.test(raw)) throw badRequest(`_version must be a positive integer, not "${raw.slice(0, 32)}"`);
+  const version = raw === null ? services.catalog.latestVersion() : Number(raw);
+  const schemas = version === null ? undefined : services.catalog.production(version);
+  if (!schemas) throw notFound(version === null ? "production has no deployed version yet" : `API version ${version} is not deployed`);
+  return systemContext(env, services.envDbs[env], schemas, baseUrl);
+}
