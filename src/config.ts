@@ -21,6 +21,12 @@ export interface Config {
   bodyLimit: number;
   infer: boolean;
   logLevel: "error" | "warn" | "info" | "debug";
+  /** Log lines as text (default) or one JSON object per line. */
+  logFormat: "text" | "json";
+  /** GET /_metrics (Prometheus text format): off unless enabled; with a token, it needs `Authorization: Bearer <token>`. */
+  metrics: { enabled: boolean; token: string | null };
+  /** The status page's figures need an admin's token (the page itself stays public). */
+  statusAdminOnly: boolean;
   keys: {
     development: { publicKey?: string; privateKey?: string };
     production: { publicKey?: string; privateKey?: string };
@@ -48,6 +54,10 @@ const OPTIONS: readonly Option[] = [
   { key: "bodyLimit", flag: "--body-limit", env: "BURROW_BODY_LIMIT", default: "32mb", help: "largest accepted request body (e.g. 512kb, 32mb); larger bodies get 413" },
   { key: "noInfer", flag: "--no-infer", env: "BURROW_NO_INFER", default: "false", help: "turn off schema inference in development", boolean: true },
   { key: "logLevel", flag: "--log-level", env: "BURROW_LOG_LEVEL", default: "info", help: "error, warn, info or debug" },
+  { key: "logFormat", flag: "--log-format", env: "BURROW_LOG_FORMAT", default: "text", help: "text, or json (one object per line: time, level, msg and fields)" },
+  { key: "metrics", flag: "--metrics", env: "BURROW_METRICS", default: "false", help: "serve GET /_metrics in the Prometheus text format", boolean: true },
+  { key: "statusAdminOnly", flag: "--status-admin-only", env: "BURROW_STATUS_ADMIN_ONLY", default: "false", help: "the status page (/_status) shows its figures to signed-in admins only", boolean: true },
+  { key: "metricsToken", env: "BURROW_METRICS_TOKEN", default: "", help: "require Authorization: Bearer <this token> on /_metrics" },
   { key: "devPublicKey", env: "BURROW_DEV_PUBLIC_KEY", default: "", help: "pin the development public key" },
   { key: "devPrivateKey", env: "BURROW_DEV_PRIVATE_KEY", default: "", help: "pin the development private key" },
   { key: "prodPublicKey", env: "BURROW_PROD_PUBLIC_KEY", default: "", help: "pin the production public key" },
@@ -101,6 +111,12 @@ export function loadConfig(
   const noInfer = parseBool(raw.noInfer!) ?? fail("noInfer", "expected true or false");
   const logLevel = raw.logLevel!;
   if (!["error", "warn", "info", "debug"].includes(logLevel)) fail("logLevel", "expected error, warn, info or debug");
+  const logFormat = raw.logFormat!;
+  if (logFormat !== "text" && logFormat !== "json") fail("logFormat", "expected text or json");
+  const metrics = parseBool(raw.metrics!) ?? fail("metrics", "expected true or false");
+  const statusAdminOnly = parseBool(raw.statusAdminOnly!) ?? fail("statusAdminOnly", "expected true or false");
+  const metricsToken = raw.metricsToken!;
+  if (metricsToken && !/^[\x21-\x7e]{16,256}$/.test(metricsToken)) fail("metricsToken", "16-256 printable characters without spaces");
 
   const keys: Config["keys"] = { development: {}, production: {} };
   const keyOpts: [string, "development" | "production", "publicKey" | "privateKey"][] = [
@@ -136,6 +152,9 @@ export function loadConfig(
     bodyLimit,
     infer: !noInfer,
     logLevel: logLevel as Config["logLevel"],
+    logFormat: logFormat as Config["logFormat"],
+    metrics: { enabled: metrics || metricsToken !== "", token: metricsToken || null },
+    statusAdminOnly,
     keys,
     admin,
   });

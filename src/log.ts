@@ -14,6 +14,8 @@ export interface Logger {
   debug(msg: string, data?: Record<string, unknown>): void;
   /** Whether lines of this level are written. */
   enabled(level: Level): boolean;
+  /** How lines are written (text unless said otherwise). */
+  readonly format?: LogFormat;
 }
 
 /** A writer of whole lines to stderr that batches the lines of one event-loop turn into one write. */
@@ -44,11 +46,23 @@ export function batchedStderr(): (line: string) => void {
 
 let stderrWriter: ((line: string) => void) | undefined;
 
-export function createLogger(level: Level, write?: (line: string) => void): Logger {
+export type LogFormat = "text" | "json";
+
+/**
+ * A logger at `level`. Text lines are `<ISO time> <LEVEL> <msg> <fields as JSON>`; JSON lines are one object,
+ * `{"time", "level", "msg", ...fields}` (fields never override those three).
+ */
+export function createLogger(level: Level, write?: (line: string) => void, format: LogFormat = "text"): Logger & { format: LogFormat } {
   const out = write ?? (stderrWriter ??= batchedStderr());
-  const emit = (lvl: Level) => (msg: string, data?: Record<string, unknown>) => {
-    if (ORDER[lvl] > ORDER[level]) return;
-    out(`${new Date().toISOString()} ${lvl.toUpperCase()} ${msg}${data ? " " + JSON.stringify(data) : ""}`);
-  };
-  return { error: emit("error"), warn: emit("warn"), info: emit("info"), debug: emit("debug"), enabled: (l) => ORDER[l] <= ORDER[level] };
+  const emit = (lvl: Level) =>
+    format === "json"
+      ? (msg: string, data?: Record<string, unknown>) => {
+          if (ORDER[lvl] > ORDER[level]) return;
+          out(JSON.stringify({ ...data, time: new Date().toISOString(), level: lvl, msg }));
+        }
+      : (msg: string, data?: Record<string, unknown>) => {
+          if (ORDER[lvl] > ORDER[level]) return;
+          out(`${new Date().toISOString()} ${lvl.toUpperCase()} ${msg}${data ? " " + JSON.stringify(data) : ""}`);
+        };
+  return { error: emit("error"), warn: emit("warn"), info: emit("info"), debug: emit("debug"), enabled: (l) => ORDER[l] <= ORDER[level], format };
 }

@@ -17,6 +17,8 @@ import { PUSH_QUEUE_DDL } from "./push/queue.ts";
 import { PUSH_TOKENS_DDL } from "./push/token-store.ts";
 import { FILES_DDL, Files } from "./files/files.ts";
 import { type Logger, createLogger } from "./log.ts";
+import { RequestStats } from "./system/request-stats.ts";
+import { RequestLogRing } from "./system/request-log-ring.ts";
 import { Catalog } from "./schema/catalog.ts";
 import { LAYOUT_DDL } from "./schema/migrate.ts";
 import { Admins } from "./system/admins.ts";
@@ -66,7 +68,7 @@ interface OpenOptions {
 
 export async function openServices(config: Config, opts: OpenOptions = {}): Promise<Services> {
   mkdirSync(config.dir, { recursive: true });
-  const log = opts.log ?? createLogger(config.logLevel);
+  const log = opts.log ?? createLogger(config.logLevel, undefined, config.logFormat);
   const system = openClient(join(config.dir, "system.db"));
   const envDbs = {
     development: openClient(join(config.dir, "development.db")),
@@ -162,6 +164,8 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
     push,
     logs,
     code,
+    requestStats: new RequestStats(),
+    requestLog: new RequestLogRing(),
     keys,
     refreshIfDue() {
       const now = Date.now();

@@ -35,6 +35,7 @@ export class CustomCode {
   /** The last key computed per bundle and settings document (the hot path of every call). */
   private keys = new WeakMap<StoredBundle, { settings: object; key: string; limits: SandboxLimits; done: boolean }>();
   private runnerInstance: CodeRunner | null = null;
+  private counts = { calls: 0, failures: 0, inFlight: 0 };
 
   constructor(
     private readonly store: CodeStore,
@@ -179,11 +180,21 @@ export class CustomCode {
     const key = typeof ensured === "string" ? ensured : await ensured;
     const timeoutMs = this.keyFor(b).limits.timeoutMs;
     const system: ApiContext = { ...ctx, principal: { kind: "system" } };
+    this.counts.calls++;
+    this.counts.inFlight++;
     try {
       return await this.runner().call(key, request.methodName, JSON.stringify(request), callServices(this.deps, system, Date.now() + timeoutMs));
     } catch (e) {
+      this.counts.failures++;
       throw this.failure(ctx.env, request.methodName, e);
+    } finally {
+      this.counts.inFlight--;
     }
+  }
+
+  /** This process's custom code figures: whether its threads run, bundles loaded, calls and failures since start. */
+  stats(): { running: boolean; bundles: number; calls: number; failures: number; inFlight: number } {
+    return { running: this.runnerInstance !== null, bundles: this.installed.size, ...this.counts };
   }
 
   /** The API error of a failed call; the failure is also logged for the code's author (source=code). */

@@ -1,9 +1,9 @@
-// The admin console's files as the server sends them: each kept with gzip and brotli encodings and a strong
-// ETag computed once. From the compiled binary they come from its embedded dist/console/ files; from source they
-// are built on first use (console-build.ts).
+// The files of the server's pages (the admin console, the status page) as the server sends them: each kept with
+// gzip and brotli encodings and a strong ETag computed once. From the compiled binary they come from its embedded
+// console/ and status/ folders; from source they are built on first use (console-build.ts).
 
 import { brotliCompressSync, constants as zlib } from "node:zlib";
-import { type ConsoleFile, buildConsole } from "./console-build.ts";
+import { type ConsoleFile, type Site, buildSite } from "./console-build.ts";
 
 export interface ConsoleAsset {
   name: string;
@@ -16,14 +16,13 @@ export interface ConsoleAsset {
   immutable: boolean;
 }
 
-const EMBEDDED_PREFIX = "console/";
-
-/** The console files embedded in a compiled binary (`--asset dist/console`), or null when running from source. */
-async function embeddedFiles(): Promise<ConsoleFile[] | null> {
-  const found = Bun.embeddedFiles.filter((f) => (f as Blob & { name?: string }).name?.startsWith(EMBEDDED_PREFIX));
+/** A site's files embedded in a compiled binary (`--asset <staging>/<site>`), or null when running from source. */
+async function embeddedFiles(site: Site): Promise<ConsoleFile[] | null> {
+  const prefix = `${site}/`;
+  const found = Bun.embeddedFiles.filter((f) => (f as Blob & { name?: string }).name?.startsWith(prefix));
   if (!found.length) return null;
   return Promise.all(
-    found.map(async (f) => ({ name: (f as Blob & { name: string }).name.slice(EMBEDDED_PREFIX.length), type: f.type, body: new Uint8Array(await f.arrayBuffer()) })),
+    found.map(async (f) => ({ name: (f as Blob & { name: string }).name.slice(prefix.length), type: f.type, body: new Uint8Array(await f.arrayBuffer()) })),
   );
 }
 
@@ -40,19 +39,24 @@ export function toAsset(f: ConsoleFile): ConsoleAsset {
   };
 }
 
-let loading: Promise<Map<string, ConsoleAsset>> | null = null;
+const loading = new Map<Site, Promise<Map<string, ConsoleAsset>>>();
 
-/** Every console file by name, loaded once per process. */
-export function consoleAssets(): Promise<Map<string, ConsoleAsset>> {
-  loading ??= (async () => {
-    const files = (await embeddedFiles()) ?? (await buildConsole());
-    return new Map(files.map((f) => [f.name, toAsset(f)]));
-  })();
-  loading.catch(() => {
-    loading = null;
-  });
-  return loading;
+/** Every file of a site by name, loaded once per process. */
+export function siteAssets(site: Site): Promise<Map<string, ConsoleAsset>> {
+  let p = loading.get(site);
+  if (!p) {
+    p = (async () => {
+      const files = (await embeddedFiles(site)) ?? (await buildSite(site));
+      return new Map(files.map((f) => [f.name, toAsset(f)]));
+    })();
+    p.catch(() => loading.delete(site));
+    loading.set(site, p);
+  }
+  return p;
 }
+
+/** The admin console's files. */
+export const consoleAssets = () => siteAssets("console");
 
 /** The best encoding the client accepts: br, then gzip, then none. */
 export function pickEncoding(acceptEncoding: string | null): "br" | "gzip" | null {

@@ -1,6 +1,7 @@
-// Builds the admin console (static/console/index.html and what it imports) with Bun's HTML bundler into memory:
-// hashed JS and CSS chunks addressed under /_admin/. The server calls it on first use when it runs from source;
-// scripts/build.ts calls it to write dist/console/, which the compiled binary embeds.
+// Builds the server's pages with Bun's HTML bundler into memory: the admin console (static/console/, addressed
+// under /_admin/) and the status page (static/status/, under /_status/), each an index.html with hashed JS and CSS
+// chunks. The server calls it on first use when it runs from source; scripts/build.ts calls it to write the
+// folders the compiled binary embeds.
 
 import { join } from "node:path";
 
@@ -11,12 +12,17 @@ export interface ConsoleFile {
   body: Uint8Array<ArrayBuffer>;
 }
 
-export const CONSOLE_ENTRY = join(import.meta.dir, "../../static/console/index.html");
-export const CONSOLE_PUBLIC_PATH = "/_admin/";
+/** The pages the server serves: their folder under static/ and the path their files are addressed under. */
+export const SITES = {
+  console: { dir: "console", publicPath: "/_admin/" },
+  status: { dir: "status", publicPath: "/_status/" },
+} as const;
+export type Site = keyof typeof SITES;
 
-export async function buildConsole(entry = CONSOLE_ENTRY): Promise<ConsoleFile[]> {
-  const r = await Bun.build({ entrypoints: [entry], minify: true, publicPath: CONSOLE_PUBLIC_PATH, target: "browser" });
-  if (!r.success) throw new Error(`building the console failed: ${r.logs.map((l) => l.message).join("; ")}`);
+export async function buildSite(site: Site): Promise<ConsoleFile[]> {
+  const entry = join(import.meta.dir, "../../static", SITES[site].dir, "index.html");
+  const r = await Bun.build({ entrypoints: [entry], minify: true, publicPath: SITES[site].publicPath, target: "browser" });
+  if (!r.success) throw new Error(`building the ${site} page failed: ${r.logs.map((l) => l.message).join("; ")}`);
   return Promise.all(
     r.outputs.map(async (o) => ({ name: o.path.replace(/^\.\//, ""), type: o.type, body: new Uint8Array(await o.arrayBuffer()) })),
   );

@@ -8,18 +8,20 @@ import { edgeError, edgeRequest, methodTable } from "./edge.ts";
 import { openapiPlugin } from "./openapi.ts";
 import { bodyParsers } from "./parsers.ts";
 import { createRequestInfo } from "./request-meta.ts";
-import { answeredStatus, noteRefusal, requestLog } from "./request-log.ts";
+import { answeredStatus, noteRefusal, requestObserver } from "./request-log.ts";
 import { ApiError } from "../errors.ts";
 import { loggedEnvironment } from "./api-context.ts";
 import { targetOf } from "./origin.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { consoleRoutes } from "./routes/console.ts";
+import { statusRoutes } from "./routes/status.ts";
 import { adminDataRoutes } from "./routes/admin-data.ts";
 import { adminMetaRoutes } from "./routes/admin-meta.ts";
 import { adminPushRoutes } from "./routes/admin-push.ts";
 import { adminCodeRoutes } from "./routes/admin-code.ts";
 import { fileRoutes } from "./routes/files.ts";
 import { healthRoutes } from "./routes/health.ts";
+import { metricsRoutes } from "./routes/metrics.ts";
 import { objectRoutes } from "./routes/objects.ts";
 import { pushRoutes } from "./routes/push.ts";
 import { userRoutes } from "./routes/users.ts";
@@ -43,30 +45,31 @@ export function createApp(services: Services, opts: AppOptions = {}) {
   // normalize: false, so a `t` schema with additionalProperties: false refuses unknown members instead of
   // silently dropping them.
   const base = new Elysia({ handler: { standardHostname: false }, normalize: false });
-  if (services.log.enabled("info")) {
-    // The request log (level info and up) times every request from its arrival. A response the edge gives
-    // before routing (a CORS preflight) is logged here; an overridden method is logged by its re-dispatch.
-    const rl = requestLog(services.log, (r) => loggedEnvironment(services, r));
-    base
-      .onRequest(({ request, set }) => {
-        rl.start(request);
-        const early = edge({ request, set });
-        if (early instanceof Response) rl.finish(request, early.status);
-        else if (early !== undefined) early.then(() => rl.forget(request), (e: unknown) => rl.finish(request, e instanceof ApiError ? (noteRefusal(request, e), e.status) : 500));
-        return early;
-      })
-      .onAfterResponse(({ request, set, responseValue }) => rl.finish(request, answeredStatus(responseValue, set)));
-  } else base.onRequest(edge);
+  // Every request is observed (its figures feed the status page and /_metrics; at info it is also logged),
+  // timed from its arrival. A response the edge gives before routing (a CORS preflight) is finished here; an
+  // overridden method is observed by its re-dispatch.
+  const observer = requestObserver({ log: services.log, stats: services.requestStats, ring: services.requestLog, environment: (r) => loggedEnvironment(services, r) });
+  base
+    .onRequest(({ request, set }) => {
+      observer.start(request);
+      const early = edge({ request, set });
+      if (early instanceof Response) observer.finish(request, early.status);
+      else if (early !== undefined) early.then(() => observer.forget(request), (e: unknown) => observer.finish(request, e instanceof ApiError ? (noteRefusal(request, e), e.status) : 500));
+      return early;
+    })
+    .onAfterResponse(({ request, set, responseValue, route }) => observer.finish(request, answeredStatus(responseValue, set), route));
   const app = base
     .onError(edgeError(services, (path) => allowedAt(path)))
     .use(openapiPlugin(services.version))
     .use(healthRoutes(services))
+    .use(metricsRoutes(services))
     .use(adminRoutes(services, info, parsers))
     .use(adminDataRoutes(services, parsers))
     .use(adminMetaRoutes(services))
     .use(adminPushRoutes(services, parsers))
     .use(adminCodeRoutes(services, parsers))
     .use(consoleRoutes(services))
+    .use(statusRoutes(services))
     .use(fileRoutes(services))
     .use(pushRoutes(services, info, parsers))
     .use(userRoutes(services, info, parsers))

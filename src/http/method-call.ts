@@ -11,6 +11,7 @@ import { isHeaderName, isHeaderValue } from "../net/headers.ts";
 import { isFormType, readText } from "./body.ts";
 import { targetOf } from "./origin.ts";
 import type { Services } from "./services.ts";
+import { codeCalls } from "./request-area.ts";
 
 /** Request headers a method does not see (credentials). */
 const HIDDEN_HEADERS = new Set(["authorization", "cookie"]);
@@ -28,6 +29,7 @@ export function methodOf(services: Services, ctx: ApiContext, name: string): Met
 
 /** Call `method` for `request` and answer the HTTP response. */
 export async function callMethod(services: Services, ctx: ApiContext, request: Request, method: MethodInfo, verb: Verb): Promise<Response> {
+  codeCalls.add(request);
   const hasBody = verb === "POST" || verb === "PUT";
   let body = "";
   if (hasBody) {

@@ -1,12 +1,16 @@
-// The request log: at `info`, one line per request (method, path with the query's names but not its values,
-// status, milliseconds, environment); at `debug` also why a 4xx was refused. Secrets, tokens, passwords and
-// bodies never appear. app.ts installs it (an onRequest and an onAfterResponse hook) only when the level
-// includes `info`. Per-request state is kept by Request object, so the hooks destructure Elysia's context
-// (Elysia parses headers, query and cookies for every route when a hook takes the whole context).
+// Every request observed once it is answered: its figures go to RequestStats (the status page and /_metrics,
+// always), and at `info` one log line (text or JSON: method, area, path with the query's names but not its
+// values, status, milliseconds, environment) that the in-memory ring also keeps for the admin API; at `debug`
+// also why a 4xx was refused. Secrets, tokens, passwords and bodies never appear. app.ts installs the hooks (an
+// onRequest and an onAfterResponse); per-request state is kept by Request object, and the hooks destructure
+// Elysia's context (Elysia parses headers, query and cookies for every route when a hook takes the whole context).
 
 import type { ApiError } from "../errors.ts";
 import type { Logger } from "../log.ts";
+import type { RequestLogRing } from "../system/request-log-ring.ts";
+import type { RequestStats } from "../system/request-stats.ts";
 import { targetOf } from "./origin.ts";
+import { areaOf } from "./request-area.ts";
 
 const MAX_PATH = 200;
 
@@ -40,26 +44,45 @@ export function answeredStatus(value: unknown, set: { status?: number | string }
   return typeof set.status === "number" ? set.status : 200;
 }
 
-/** `environment(request)` names the environment the request addressed ("-" when none, e.g. the admin API). */
-export function requestLog(log: Logger, environment: (request: Request) => string) {
+interface ObserverOptions {
+  log: Logger;
+  stats: RequestStats;
+  ring: RequestLogRing;
+  /** The environment the request addressed ("-" when none, e.g. the admin API). */
+  environment(request: Request): string;
+}
+
+export function requestObserver({ log, stats, ring, environment }: ObserverOptions) {
+  const info = log.enabled("info");
   const debug = log.enabled("debug");
+  const json = log.format === "json";
   const starts = new WeakMap<Request, number>();
   return {
     start(request: Request): void {
       starts.set(request, performance.now());
     },
-    /** No line for this request (it was re-dispatched, and the new request logs itself). */
+    /** No figures for this request (it was re-dispatched, and the new request is observed itself). */
     forget(request: Request): void {
       starts.delete(request);
     },
-    finish(request: Request, status: number): void {
+    finish(request: Request, status: number, route?: string): void {
       const started = starts.get(request);
       if (started === undefined) return;
       starts.delete(request);
-      const target = loggedTarget(request.url);
-      const line = `${request.method} ${target} ${status} ${(performance.now() - started).toFixed(1)}ms ${environment(request)}`;
+      const ms = performance.now() - started;
+      const area = areaOf(route, request);
+      stats.record(area, status, ms);
+      if (!info) return;
+      const path = loggedTarget(request.url);
+      const env = environment(request);
       const reason = debug && status >= 400 && status < 500 ? refusals.get(request) : undefined;
-      log.info(reason ? `${line}: ${reason}` : line);
+      const rounded = Math.round(ms * 10) / 10;
+      ring.add({ time: Date.now(), method: request.method, area, path, status, ms: rounded, env, ...(reason ? { reason } : {}) });
+      if (json) log.info("request", { method: request.method, area, path, status, ms: rounded, env, ...(reason ? { reason } : {}) });
+      else {
+        const line = `${request.method} ${path} ${status} ${ms.toFixed(1)}ms ${env}`;
+        log.info(reason ? `${line}: ${reason}` : line);
+      }
     },
   };
 }

@@ -64,6 +64,14 @@ export const Status = t.Object({
   startedAt: t.String({ format: "date-time" }),
   uptimeSeconds: int(),
   environments: t.Record(t.String(), AnyObject),
+  requests: t.Optional(t.Record(t.String(), AnyObject, { description: "per area over the last hour: requests, rate (per second), serverErrors, clientErrors, errorRate, p50, p95, p99 (ms)" })),
+  series: t.Optional(t.Array(AnyObject, { description: "per minute of the last hour: t, and per area (areas order) requests, serverErrors, p95" })),
+  areas: t.Optional(t.Array(t.String())),
+  stores: t.Optional(AnyObject),
+  push: t.Optional(AnyObject),
+  code: t.Optional(AnyObject),
+  process: t.Optional(AnyObject),
+  lastBackup: t.Optional(t.Union([AnyObject, t.Null()])),
 });
 
 export const OutboxQuery = t.Object({

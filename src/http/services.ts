@@ -20,6 +20,8 @@ import type { Settings } from "../system/settings.ts";
 import type { LogStore } from "../system/logs.ts";
 import type { CustomCode } from "../code/custom-code.ts";
 import type { SocialAccounts } from "../social/social-accounts.ts";
+import type { RequestStats } from "../system/request-stats.ts";
+import type { RequestLogRing } from "../system/request-log-ring.ts";
 
 export interface KeyIndex {
   set: KeySet;
@@ -53,6 +55,10 @@ export interface Services {
   readonly logs: LogStore;
   /** Custom code: development's upload, per-version snapshots, method calls. */
   readonly code: CustomCode;
+  /** Request figures of this process by area (status page, /_metrics). */
+  readonly requestStats: RequestStats;
+  /** The newest request log entries of this process (at --log-level info and above). */
+  readonly requestLog: RequestLogRing;
   keys: KeyIndex;
   /** Reload keys, settings and schemas when another process changed them; undefined when not due yet. */
   refreshIfDue(): Promise<void> | undefined;

@@ -7,7 +7,7 @@
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { openClient } from "../db/open-client.ts";
-import { type Level, createLogger } from "../log.ts";
+import { type Level, type LogFormat, createLogger } from "../log.ts";
 import { idleThreadPolicy, niceThread } from "../os/thread-priority.ts";
 import { ENVIRONMENTS, type EnvName } from "../system/environments.ts";
 import { Settings } from "../system/settings.ts";
@@ -15,7 +15,7 @@ import { PushService } from "./push-service.ts";
 
 declare const self: Worker;
 
-export type ToDeliveryThread = { type: "start"; dir: string; logLevel: Level } | { type: "wake"; env: EnvName } | { type: "stop" };
+export type ToDeliveryThread = { type: "start"; dir: string; logLevel: Level; logFormat: LogFormat } | { type: "wake"; env: EnvName } | { type: "stop" };
 export type FromDeliveryThread = { type: "ready" } | { type: "stopped" } | { type: "failed"; message: string };
 
 let push: PushService | null = null;
@@ -23,11 +23,11 @@ let stopWorkers: (() => Promise<void>) | null = null;
 let close: (() => void) | null = null;
 let stopping = false;
 
-async function start(dir: string, logLevel: Level): Promise<void> {
+async function start(dir: string, logLevel: Level, logFormat: LogFormat): Promise<void> {
   // With two or more CPUs the main thread (one JS thread) cannot keep them all busy, so an idle-class thread
   // still gets a CPU under full API load; with one CPU nice 19 keeps a small share, so delivery never stops.
   if (!(availableParallelism() > 1 && idleThreadPolicy())) niceThread(19);
-  const log = createLogger(logLevel);
+  const log = createLogger(logLevel, undefined, logFormat);
   const system = openClient(join(dir, "system.db"));
   const envDbs = { development: openClient(join(dir, "development.db")), production: openClient(join(dir, "production.db")) };
   const settings = new Settings(system);
@@ -43,7 +43,7 @@ async function start(dir: string, logLevel: Level): Promise<void> {
 self.onmessage = (e: MessageEvent<ToDeliveryThread>) => {
   const msg = e.data;
   if (msg.type === "start") {
-    start(msg.dir, msg.logLevel).then(
+    start(msg.dir, msg.logLevel, msg.logFormat).then(
       () => postMessage({ type: "ready" } satisfies FromDeliveryThread),
       (err) => postMessage({ type: "failed", message: String((err as Error)?.message ?? err) } satisfies FromDeliveryThread),
     );

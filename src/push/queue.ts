@@ -139,6 +139,17 @@ export class PushQueue {
   }
 
   /** Recent notifications, newest first, with their progress. */
+  /** Notifications queued since `since` (ms) and what their deliveries came to so far. */
+  async since(since: number): Promise<{ notifications: number; sent: number; failed: number; expired: number }> {
+    const rs = await this.db.execute({
+      sql: `SELECT count(*) AS n, coalesce(sum(sent), 0) AS sent, coalesce(sum(failed), 0) AS failed, coalesce(sum(expired), 0) AS expired
+            FROM _burrow_push_notifications WHERE created > ?`,
+      args: [since],
+    });
+    const r = rs.rows[0]!;
+    return { notifications: Number(r.n), sent: Number(r.sent), failed: Number(r.failed), expired: Number(r.expired) };
+  }
+
   async recent(limit: number): Promise<Record<string, unknown>[]> {
     const rs = await this.db.execute({
       sql: `SELECT n.id, n.created, n.target, n.queued, n.sent, n.failed, n.expired, n.retries, n.errors,

@@ -245,8 +245,24 @@ describe("an owner", () => {
   }, 90_000);
 });
 
+describe("the status page", () => {
+  test("shows the figures and the last hour's charts, light and dark", async () => {
+    await page.goto(`${server.url}/_status/`);
+    await page.getByTestId("areas").waitFor();
+    await expect(page.locator(".chart canvas").count()).resolves.toBe(3);
+    const areas = (await page.getByTestId("areas").textContent()) ?? "";
+    for (const a of ["data", "users", "admin"]) expect(areas).toContain(a);
+    for (const scheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.screenshot({ path: join(shots, `status-${scheme}.png`), fullPage: true });
+    }
+    await page.emulateMedia({ colorScheme: "light" });
+  }, 30_000);
+});
+
 describe("a viewer", () => {
   test("sees no keys, settings or admins, cannot edit in the grid, and the API refuses its writes", async () => {
+    await go("");
     await signOut();
     await signIn(VIEWER);
     const nav = (await page.getByRole("navigation", { name: "Screens" }).textContent()) ?? "";

@@ -23,3 +23,10 @@ test("the admin console (static/console, DOM and Preact JSX) type-checks", () =>
   expect(out.split("\n").filter((l) => l.includes("error TS"))).toEqual([]);
   expect(p.exitCode).toBe(0);
 }, 60_000);
+
+test("the status page (static/status) type-checks", () => {
+  const p = Bun.spawnSync([process.execPath, "check"], { cwd: `${ROOT}/static/status`, stdout: "pipe", stderr: "pipe" });
+  const out = p.stdout.toString() + p.stderr.toString();
+  expect(out.split("\n").filter((l) => l.includes("error TS"))).toEqual([]);
+  expect(p.exitCode).toBe(0);
+}, 60_000);

@@ -5,12 +5,12 @@
 
 import { Elysia, t } from "elysia";
 import { ApiError, badRequest, notFound, tooManyRequests, unauthorized } from "../../errors.ts";
-import { systemContext } from "../../request-context.ts";
 import { isValidName } from "../../schema/definition.ts";
 import type { Services } from "../services.ts";
 import { ENVIRONMENTS, type EnvName, isEnvName } from "../../system/environments.ts";
 import { redactSettings } from "../../system/settings.ts";
 import { json } from "../respond.ts";
+import { statusFigures } from "../status-figures.ts";
 import { clientIp } from "../origin.ts";
 import type { BodyParsers } from "../parsers.ts";
 import type { RequestInfo } from "../request-meta.ts";
@@ -20,6 +20,8 @@ import { readText } from "../body.ts";
 import { MAX_BUNDLE_BYTES } from "../../code/bundle.ts";
 import { CodeError } from "../../code/sandbox.ts";
 import { LOG_LEVELS, type LogLevel } from "../../system/logs.ts";
+import { AREAS } from "../../system/request-stats.ts";
+import type { RequestFilter } from "../../system/request-log-ring.ts";
 import { adminGuard } from "../admin-guard.ts";
 import { adminAccountRoutes } from "./admin-accounts.ts";
 import { adminUserRoutes } from "./admin-users.ts";
@@ -42,6 +44,24 @@ function flag(url: URL, name: string): boolean {
 function envParam(env: string): EnvName {
   if (!isEnvName(env)) throw notFound(`unknown environment "${env}"; use development or production`);
   return env;
+}
+
+const AREA_NAMES: readonly string[] = AREAS;
+
+/** The filters of GET /logs?source=requests; 400 for values that cannot match anything. */
+function requestFilter(url: URL): RequestFilter {
+  const p = url.searchParams;
+  const limit = Math.min(1000, Math.max(1, Number(p.get("limit") ?? 100) || 100));
+  const before = p.get("before");
+  if (before !== null && !/^\d{1,15}$/.test(before)) throw badRequest("before must be an entry id");
+  const area = p.get("area") ?? undefined;
+  if (area !== undefined && !AREA_NAMES.includes(area)) throw badRequest(`area must be one of ${AREAS.join(", ")}`);
+  const status = p.get("status") ?? undefined;
+  if (status !== undefined && !/^([1-5]xx|[1-5]\d\d)$/.test(status)) throw badRequest("status must be 4xx, 5xx (any class) or a status code");
+  const env = p.get("env") ?? undefined;
+  if (env !== undefined && !isEnvName(env) && env !== "-") throw badRequest("env must be development, production or - (no environment)");
+  const method = p.get("method")?.toUpperCase();
+  return { area, status, env, method, before: before === null ? undefined : Number(before), limit };
 }
 
 /** Admin logins are limited like user logins: per client IP, and per email after failures. */
@@ -195,7 +215,8 @@ function mainRoutes(services: Services, info: RequestInfo, parsers: BodyParsers)
     .get("/logs", async ({ request }) => {
       const url = new URL(request.url);
       const source = url.searchParams.get("source") ?? "code";
-      if (source !== "code") throw badRequest(`unknown log source "${source.slice(0, 32)}"; sources: code`);
+      if (source === "requests") return json(services.requestLog.list(requestFilter(url)));
+      if (source !== "code") throw badRequest(`unknown log source "${source.slice(0, 32)}"; sources: code, requests`);
       const env = envParam(url.searchParams.get("env") ?? "development");
       const limit = Math.min(1000, Math.max(1, Number(url.searchParams.get("limit") ?? 100) || 100));
       const beforeRaw = url.searchParams.get("before");
@@ -203,7 +224,7 @@ function mainRoutes(services: Services, info: RequestInfo, parsers: BodyParsers)
       const level = url.searchParams.get("level");
       if (level !== null && !(LOG_LEVELS as readonly string[]).includes(level)) throw badRequest(`level must be one of ${LOG_LEVELS.join(", ")}`);
       return json(await services.logs.list(env, source, { limit, before: beforeRaw === null ? undefined : Number(beforeRaw), level: (level ?? undefined) as LogLevel | undefined }));
-    }, { detail: admin("Log lines, newest first", "?source=code (custom code's log service and its failures), ?env=development|production (default development), ?level=debug|info|warn|error (that level and above), ?limit=1..1000, ?before=<id> for the next page.") })
+    }, { detail: admin("Log lines, newest first", "?source=code (custom code's log service and its failures): ?env=development|production (default development), ?level=debug|info|warn|error (that level and above), ?limit=1..1000, ?before=<id> for the next page. ?source=requests (this process's newest 10,000 requests, at --log-level info): ?area=data|users|code|push|files|admin|system|other, ?status=4xx|5xx|<code>, ?env=, ?method=, ?limit=, ?before=.") })
     .get("/deploys", async () => {
       return json(await catalog.history());
     }, { detail: admin("Deploy history, newest first"), response: { 200: S.DeployHistory, ...S.errors(401) } })
@@ -230,28 +251,6 @@ function mainRoutes(services: Services, info: RequestInfo, parsers: BodyParsers)
       response: { 200: S.AnyObject, ...S.errors(400, 401, 403, 404) },
     })
     .get("/status", async ({ request }) => {
-      const environments: Record<string, unknown> = {};
-      const baseUrl = () => services.config.publicUrl ?? new URL(request.url).origin;
-      for (const env of ENVIRONMENTS) {
-        const db = services.envDbs[env];
-        if (env === "development") {
-          const counts = await services.data.counts(systemContext(env, db, catalog.development(), baseUrl));
-          environments[env] = { schemas: Object.keys(counts).length, objects: counts, total: sum(counts) };
-        } else {
-          const latest = catalog.latestVersion();
-          const counts = latest === null ? {} : await services.data.counts(systemContext(env, db, catalog.production(latest)!, baseUrl));
-          environments[env] = { versions: catalog.versions(), latestVersion: latest, schemas: Object.keys(counts).length, objects: counts, total: sum(counts) };
-        }
-      }
-      return json({
-        version: services.version,
-        startedAt: new Date(services.startedAt).toISOString(),
-        uptimeSeconds: Math.floor((Date.now() - services.startedAt) / 1000),
-        environments,
-      });
-    }, { detail: admin("Version, uptime and object counts per environment"), response: { 200: S.Status, ...S.errors(401) } });
-}
-
-function sum(counts: Record<string, number>): number {
-  return Object.values(counts).reduce((a, b) => a + b, 0);
+      return json(await statusFigures(services, new URL(request.url).origin));
+    }, { detail: admin("Version, uptime, objects, requests per area over the last hour, store sizes, push queues, custom code, memory", "The figures of the status page (/_status) as JSON."), response: { 200: S.Status, ...S.errors(401) } });
 }

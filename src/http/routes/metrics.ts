@@ -1,0 +1,40 @@
+// GET /_metrics in the Prometheus text format (product.md §2): off unless --metrics (or BURROW_METRICS_TOKEN) is
+// set; with a token it needs `Authorization: Bearer <token>`, compared in constant time.
+
+import { Elysia } from "elysia";
+import { timingSafeEqual } from "node:crypto";
+import { ApiError, notFound } from "../../errors.ts";
+import { prometheusText } from "../../system/prometheus.ts";
+import { ENVIRONMENTS } from "../../system/environments.ts";
+import type { Services } from "../services.ts";
+import { storeSizes } from "../status-figures.ts";
+
+function sameToken(given: string, expected: string): boolean {
+  const a = new Bun.CryptoHasher("sha256").update(given).digest();
+  const b = new Bun.CryptoHasher("sha256").update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+export function metricsRoutes(services: Services) {
+  const { enabled, token } = services.config.metrics;
+  return new Elysia({ name: "metrics" }).get("/_metrics", async ({ request }) => {
+    if (!enabled) throw notFound("metrics are off; start the server with --metrics (or BURROW_METRICS_TOKEN) to serve /_metrics");
+    if (token) {
+      const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.get("authorization") ?? "");
+      if (!m || !sameToken(m[1]!, token)) throw new ApiError(401, "metrics need Authorization: Bearer <BURROW_METRICS_TOKEN>", { headers: { "www-authenticate": 'Bearer realm="burrow-metrics"' } });
+    }
+    const push: Record<string, { depth: number; retrying: number; leased: number; oldestAgeMs: number | null; tokens: number }> = {};
+    for (const env of ENVIRONMENTS) push[env] = { ...(await services.push.queue(env).stats()), tokens: await services.push.tokens(env).count() };
+    const mem = process.memoryUsage();
+    const text = prometheusText(services.requestStats, {
+      version: services.version,
+      uptimeSeconds: Math.floor((Date.now() - services.startedAt) / 1000),
+      rssBytes: mem.rss,
+      heapUsedBytes: mem.heapUsed,
+      stores: storeSizes(services.config.dir),
+      push,
+      code: services.code.stats(),
+    });
+    return new Response(text, { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8", "cache-control": "no-store" } });
+  }, { detail: { tags: ["health"], summary: "Metrics in the Prometheus text format (off unless --metrics)", description: "Requests and latency histograms by area and status class, store and WAL sizes, push queue depths, custom code calls, memory. With BURROW_METRICS_TOKEN set, send Authorization: Bearer <token>." } });
+}

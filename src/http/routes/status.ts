@@ -1,0 +1,26 @@
+// The status page at /_status (product.md §2): its page and chunks, and /_status/data, the figures it charts
+// (the same as GET /_admin/api/status). Public unless --status-admin-only, which asks for an admin's bearer token
+// (any role) on the figures; the page then signs in through the console's token in the same tab.
+
+import { Elysia } from "elysia";
+import { ApiError } from "../../errors.ts";
+import type { Services } from "../services.ts";
+import { pageFile, pageIndex } from "../page-files.ts";
+import { json } from "../respond.ts";
+import { statusFigures } from "../status-figures.ts";
+
+const doc = (summary: string, description?: string) => ({ detail: { tags: ["health"], summary, description } });
+
+export function statusRoutes(services: Services) {
+  return new Elysia({ name: "status" })
+    .get("/_status/", ({ request }) => pageIndex("status", "/_status", request), doc("The status page (/_status redirects here)"))
+    .get("/_status/data", async ({ request }) => {
+      if (services.config.statusAdminOnly) {
+        const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.get("authorization") ?? "");
+        if (!m || !(await services.admins.authenticate(m[1]!)))
+          throw new ApiError(401, "the status page needs an admin: sign in to the console (/_admin/) in this tab first", { headers: { "www-authenticate": 'Bearer realm="burrow-admin"' } });
+      }
+      return json(await statusFigures(services, new URL(request.url).origin), 200, { "cache-control": "no-store" });
+    }, doc("The status page's figures", "Version, uptime, objects, requests per area over the last hour (rate, p50/p95/p99, errors) with a per-minute series, store and WAL sizes, push queues, custom code, memory. Public unless the server runs with --status-admin-only."))
+    .get("/_status/:file", ({ params, request }) => pageFile("status", params.file, request), doc("A file of the status page (hashed, cached for a year)"));
+}

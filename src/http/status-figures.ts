@@ -1,0 +1,76 @@
+// The figures of the status page and GET /_admin/api/status: version and uptime, objects per environment,
+// requests per area over the last hour (rate, latency percentiles, errors) with a per-minute series, the stores'
+// file sizes (database and WAL), the push queues and what they delivered in the last hour, custom code's calls,
+// process memory, and the last backup when there is one.
+
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import { systemContext } from "../request-context.ts";
+import { AREAS } from "../system/request-stats.ts";
+import { ENVIRONMENTS } from "../system/environments.ts";
+import type { Services } from "./services.ts";
+
+const sum = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
+
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** Database and WAL sizes of system.db and each environment's database (0 for a store that is not a local file). */
+export function storeSizes(dir: string): Record<string, { db: number; wal: number }> {
+  const out: Record<string, { db: number; wal: number }> = {};
+  for (const name of ["system", ...ENVIRONMENTS]) out[name] = { db: fileSize(join(dir, `${name}.db`)), wal: fileSize(join(dir, `${name}.db-wal`)) };
+  return out;
+}
+
+/** Extra figures other parts add (the backups' last run, once they exist). */
+export type StatusExtra = () => Promise<Record<string, unknown>>;
+const extras: StatusExtra[] = [];
+export function addStatusFigures(fn: StatusExtra): void {
+  extras.push(fn);
+}
+
+export async function statusFigures(services: Services, origin: string): Promise<Record<string, unknown>> {
+  const { catalog } = services;
+  const baseUrl = () => services.config.publicUrl ?? origin;
+  const environments: Record<string, unknown> = {};
+  for (const env of ENVIRONMENTS) {
+    const db = services.envDbs[env];
+    if (env === "development") {
+      const counts = await services.data.counts(systemContext(env, db, catalog.development(), baseUrl));
+      environments[env] = { schemas: Object.keys(counts).length, objects: counts, total: sum(counts) };
+    } else {
+      const latest = catalog.latestVersion();
+      const counts = latest === null ? {} : await services.data.counts(systemContext(env, db, catalog.production(latest)!, baseUrl));
+      environments[env] = { versions: catalog.versions(), latestVersion: latest, schemas: Object.keys(counts).length, objects: counts, total: sum(counts) };
+    }
+  }
+  const hourAgo = Date.now() - 3600_000;
+  const push: Record<string, unknown> = {};
+  for (const env of ENVIRONMENTS) {
+    const queue = services.push.queue(env);
+    const [stats, lastHour] = await Promise.all([queue.stats(), queue.since(hourAgo)]);
+    push[env] = { ...stats, lastHour, deliveredPerMinute: Math.round((lastHour.sent / 60) * 10) / 10 };
+  }
+  const mem = process.memoryUsage();
+  const out: Record<string, unknown> = {
+    version: services.version,
+    startedAt: new Date(services.startedAt).toISOString(),
+    uptimeSeconds: Math.floor((Date.now() - services.startedAt) / 1000),
+    environments,
+    areas: AREAS,
+    requests: services.requestStats.summary(60),
+    series: services.requestStats.series(),
+    stores: storeSizes(services.config.dir),
+    push,
+    code: services.code.stats(),
+    process: { rssBytes: mem.rss, heapUsedBytes: mem.heapUsed },
+    lastBackup: null,
+  };
+  for (const fn of extras) Object.assign(out, await fn());
+  return out;
+}

@@ -1,0 +1,84 @@
+// The Prometheus text exposition format (version 0.0.4) of Burrow's figures. Pure: it formats what it is given.
+
+import { AREAS, PROM_BOUNDS, type RequestStats } from "./request-stats.ts";
+
+export interface GaugeFigures {
+  uptimeSeconds: number;
+  rssBytes: number;
+  heapUsedBytes: number;
+  stores: Record<string, { db: number; wal: number }>;
+  push: Record<string, { depth: number; retrying: number; leased: number; oldestAgeMs: number | null; tokens: number }>;
+  code: { running: boolean; bundles: number; calls: number; failures: number; inFlight: number };
+  version: string;
+}
+
+const STATUS_CLASSES = ["1xx", "2xx", "3xx", "4xx", "5xx"];
+
+/** A label value escaped as the format asks (backslash, double quote, newline). */
+export function labelValue(v: string): string {
+  return v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+}
+
+export function prometheusText(stats: RequestStats, g: GaugeFigures): string {
+  const out: string[] = [];
+  const metric = (name: string, type: string, help: string) => out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+
+  metric("burrow_build_info", "gauge", "The running Burrow version.");
+  out.push(`burrow_build_info{version="${labelValue(g.version)}"} 1`);
+  metric("burrow_uptime_seconds", "gauge", "Seconds since this process started.");
+  out.push(`burrow_uptime_seconds ${g.uptimeSeconds}`);
+
+  metric("burrow_http_requests_total", "counter", "Requests answered, by area and status class.");
+  AREAS.forEach((area, a) => {
+    STATUS_CLASSES.forEach((cls, c) => {
+      const n = stats.totals[a * 5 + c]!;
+      if (n > 0) out.push(`burrow_http_requests_total{area="${area}",status="${cls}"} ${n}`);
+    });
+  });
+
+  metric("burrow_http_request_duration_seconds", "histogram", "Time from a request's arrival to its response, by area.");
+  AREAS.forEach((area, a) => {
+    const base = a * (PROM_BOUNDS.length + 1);
+    let cumulative = 0;
+    PROM_BOUNDS.forEach((le, b) => {
+      cumulative += stats.promBuckets[base + b]!;
+      out.push(`burrow_http_request_duration_seconds_bucket{area="${area}",le="${le}"} ${cumulative}`);
+    });
+    cumulative += stats.promBuckets[base + PROM_BOUNDS.length]!;
+    out.push(`burrow_http_request_duration_seconds_bucket{area="${area}",le="+Inf"} ${cumulative}`);
+    out.push(`burrow_http_request_duration_seconds_sum{area="${area}"} ${stats.promSum[a]!.toFixed(6)}`);
+    out.push(`burrow_http_request_duration_seconds_count{area="${area}"} ${cumulative}`);
+  });
+
+  metric("burrow_store_bytes", "gauge", "Size of each database file and its write-ahead log.");
+  for (const [store, s] of Object.entries(g.stores)) {
+    out.push(`burrow_store_bytes{store="${labelValue(store)}",file="db"} ${s.db}`);
+    out.push(`burrow_store_bytes{store="${labelValue(store)}",file="wal"} ${s.wal}`);
+  }
+
+  metric("burrow_push_queue_depth", "gauge", "Push deliveries waiting, by environment.");
+  for (const [env, p] of Object.entries(g.push)) out.push(`burrow_push_queue_depth{env="${env}"} ${p.depth}`);
+  metric("burrow_push_queue_retrying", "gauge", "Push deliveries waiting for a retry, by environment.");
+  for (const [env, p] of Object.entries(g.push)) out.push(`burrow_push_queue_retrying{env="${env}"} ${p.retrying}`);
+  metric("burrow_push_queue_oldest_seconds", "gauge", "Age of the oldest waiting push delivery, by environment (0 when none waits).");
+  for (const [env, p] of Object.entries(g.push)) out.push(`burrow_push_queue_oldest_seconds{env="${env}"} ${((p.oldestAgeMs ?? 0) / 1000).toFixed(3)}`);
+  metric("burrow_push_tokens", "gauge", "Registered device tokens, by environment.");
+  for (const [env, p] of Object.entries(g.push)) out.push(`burrow_push_tokens{env="${env}"} ${p.tokens}`);
+
+  metric("burrow_code_running", "gauge", "1 when custom code's threads run in this process.");
+  out.push(`burrow_code_running ${g.code.running ? 1 : 0}`);
+  metric("burrow_code_bundles", "gauge", "Custom code bundles loaded (development and production versions).");
+  out.push(`burrow_code_bundles ${g.code.bundles}`);
+  metric("burrow_code_calls_total", "counter", "Custom code method calls since start.");
+  out.push(`burrow_code_calls_total ${g.code.calls}`);
+  metric("burrow_code_failures_total", "counter", "Custom code method calls that failed since start.");
+  out.push(`burrow_code_failures_total ${g.code.failures}`);
+  metric("burrow_code_calls_in_flight", "gauge", "Custom code method calls running now.");
+  out.push(`burrow_code_calls_in_flight ${g.code.inFlight}`);
+
+  metric("process_resident_memory_bytes", "gauge", "Resident memory of the process.");
+  out.push(`process_resident_memory_bytes ${g.rssBytes}`);
+  metric("burrow_heap_used_bytes", "gauge", "JavaScript heap in use.");
+  out.push(`burrow_heap_used_bytes ${g.heapUsedBytes}`);
+  return out.join("\n") + "\n";
+}
