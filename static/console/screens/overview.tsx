@@ -30,7 +30,11 @@ export function Overview() {
   const s = status.data;
   return (
     <div>
-      <h1>Overview</h1>
+      <div class="topbar">
+        <h1 style={{ margin: 0 }}>Overview</h1>
+        <span class="grow" />
+        <a class="button" href="/_status/" target="_blank" rel="noreferrer">Status page ↗</a>
+      </div>
       <ErrorBox error={status.error} />
       <Loading when={status.loading && !s} />
       {s && (
