@@ -28,6 +28,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json bunfig.toml ./
 COPY scripts scripts
+COPY sandbox sandbox
 COPY static static
 COPY src src
 RUN node_modules/.bin/bun run scripts/build.ts \

@@ -4,10 +4,13 @@
 // binary's own `burrow health`) passes, SIGTERM (podman stop) exits 0, and the data survives a restart in the volume.
 // Podman here is rootful with its own storage under a temp dir (--root/--runroot), runc (crun refuses this machine's
 // hybrid cgroups) and --ulimit values at or below the current ones (no CAP_SYS_RESOURCE to raise them).
+// The Dockerfile's other path (a node:20-bookworm builder stage) cannot run here, as no image can be pulled: the last
+// test builds the binary and its root filesystem from exactly the files that stage copies (node_modules linked in place
+// of its npm ci).
 // Needs linux-x64 with apt-get (scripts/install-podman.mjs); elsewhere it says why it skips.
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readFileSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "../helpers/app.ts";
 import { ROOT } from "../helpers/spawn.ts";
@@ -128,3 +131,22 @@ itest("podman stop sends SIGTERM and it exits 0; after a restart the data is sti
   expect(await healthy(20_000)).toBe(true);
   expect(((await (await fetch(`${url}/box/${box_id}`, { headers })).json()) as { title: string }).title).toBe("kept");
 }, 60_000);
+
+itest("the builder stage's files (the Dockerfile's COPY lines, allowed by .dockerignore) are enough to build the image's files", async () => {
+  const dockerfile = readFileSync(join(ROOT, "Dockerfile"), "utf8");
+  const stage = dockerfile.slice(dockerfile.indexOf("AS build\n"), dockerfile.indexOf("\nFROM ", dockerfile.indexOf("AS build\n")));
+  const sources = [...stage.matchAll(/^COPY (?!--)(.+) \S+$/gm)].flatMap((m) => m[1]!.split(" "));
+  expect(sources).toEqual(expect.arrayContaining(["package.json", "package-lock.json", "src", "static", "scripts"]));
+  const allowed = readFileSync(join(ROOT, ".dockerignore"), "utf8").split("\n").filter((l) => l.startsWith("!")).map((l) => l.slice(1).replace(/\/$/, ""));
+  expect(sources.filter((f) => !allowed.includes(f))).toEqual([]);
+  const stageDir = join(dir, "builder");
+  mkdirSync(stageDir);
+  for (const f of sources) cpSync(join(ROOT, f), join(stageDir, f), { recursive: true });
+  symlinkSync(join(ROOT, "node_modules"), join(stageDir, "node_modules"));
+  const build = Bun.spawnSync([process.execPath, "run", "scripts/build.ts"], { cwd: stageDir, stdout: "pipe", stderr: "pipe" });
+  expect([build.exitCode, build.stderr.toString()]).toEqual([0, ""]);
+  const rootfs = Bun.spawnSync([process.execPath, "run", "scripts/image-rootfs.ts", "dist/burrow", join(stageDir, "image")], { cwd: stageDir, stdout: "pipe", stderr: "pipe" });
+  expect(rootfs.exitCode).toBe(0);
+  expect(Bun.file(join(stageDir, "image/rootfs/usr/local/bin/burrow")).size).toBeGreaterThan(50_000_000);
+  expect(Bun.file(join(stageDir, "image/rootfs/lib64/ld-linux-x86-64.so.2")).size).toBeGreaterThan(0);
+}, 90_000);
