@@ -1,6 +1,6 @@
 # Burrow as a container image: one binary on a scratch image, with only the shared libraries it needs (glibc),
 # /etc/passwd with the non-root user burrow (uid 10001), /tmp, the CA bundle and the data directory /data as a volume.
-# The root filesystem is assembled by scripts/image-rootfs.ts from a built dist/burrow (about 120 MB in all).
+# The root filesystem is assembled by scripts/image-rootfs.ts from a built dist/burrow (about 125 MB in all).
 #
 # Two ways to build it:
 #
@@ -10,14 +10,18 @@
 #        podman build --format docker -t burrow .        (the docker format keeps the HEALTHCHECK)
 #
 # 2. Offline, or to package a binary built already (no image is pulled, nothing is compiled in the build):
-#        npm run build && scripts/build-image.ts [--engine docker|podman] [--tag burrow]
-#    which assembles dist/image/ from dist/burrow and runs the build with --build-arg ROOTFS=prebuilt, i.e.
+#        npm run build && npm run build:image -- [--engine docker|podman] [--tag burrow]
+#    (scripts/build-image.ts), which assembles dist/image/ from dist/burrow in a temporary build context and runs
+#    the build with --build-arg ROOTFS=prebuilt; by hand, from the repository:
 #        bun run scripts/image-rootfs.ts dist/burrow dist/image
 #        docker build --build-arg ROOTFS=prebuilt -t burrow .
 #    The builder stage is then unused and skipped (BuildKit, and buildah/podman, skip unused stages).
 #
 # Run:   docker run -d -p 8080:8080 -v burrow-data:/data -e BURROW_ADMIN_EMAIL=... -e BURROW_ADMIN_PASSWORD=... burrow
 # CLI:   docker exec <container> burrow keys       (any command; they use BURROW_DIR=/data)
+# Rootful podman on a machine without systemd as PID 1 and without CAP_SYS_RESOURCE (as in tests/e2e/image.test.ts):
+#        podman --runtime runc --cgroup-manager cgroupfs run --ulimit nofile=4096:4096 --ulimit nproc=4096:4096 ...
+#        and `podman healthcheck run <container>` (its health check timers need systemd).
 
 ARG ROOTFS=build
 
