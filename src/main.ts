@@ -1,4 +1,4 @@
-// The `burrow` command: serve, admin create, keys, schema apply|export, code deploy, deploy, version. `--help` on each.
+// The `burrow` command: serve, admin create, keys, schema apply|export, code deploy, deploy, health, version. `--help` on each.
 // Configuration and start-up errors print one line and exit with code 2; failed operations exit with code 1,
 // also in one line (the stack only at --log-level debug).
 
@@ -6,6 +6,7 @@ import { ConfigError, configHelp, loadConfig } from "./config.ts";
 import { ApiError } from "./errors.ts";
 import { parseArgs } from "./cli/args.ts";
 import { adminCreate, codeDeploy, deploy, keys, schemaApply, schemaExport } from "./cli/commands.ts";
+import { health } from "./cli/health.ts";
 import { serve } from "./cli/serve.ts";
 import { VERSION } from "./version.ts";
 
@@ -51,6 +52,12 @@ const COMMANDS: Record<string, Command> = {
     values: ["--version"],
     booleans: ["--dry-run", "--force"],
     run: (c, _p, f) => deploy(c, f),
+  },
+  health: {
+    usage: "burrow health [--url URL] [options]",
+    summary: "exit 0 when GET /_health answers 200 (the server of --http / BURROW_HTTP unless --url is given); for container health checks",
+    values: ["--url"],
+    run: (c, _p, f) => health(c, f),
   },
   version: { usage: "burrow version", summary: "print the version (also burrow --version)", run: async () => void process.stdout.write(`burrow ${VERSION}\n`) },
 };

@@ -84,6 +84,21 @@ test("the binary prints its version; each request is one line of the log on stde
   expect(log).not.toContain("secret-value");
 });
 
+test("`burrow health` exits 0 when /_health answers 200 and 1 when nothing listens", async () => {
+  const ok = await runCli(["health", "--url", server.url], {}, exe);
+  expect([ok.code, ok.stdout.trim()]).toEqual([0, `ok ${server.url}/_health`]);
+  // Without --url it asks the address of --http / BURROW_HTTP, 0.0.0.0 meaning this machine.
+  const port = new URL(server.url).port;
+  expect((await runCli(["health"], { BURROW_HTTP: `0.0.0.0:${port}` }, exe)).code).toBe(0);
+  const closed = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const free = closed.port;
+  closed.stop(true);
+  const down = await runCli(["health", "--url", `http://127.0.0.1:${free}`], {}, exe);
+  expect(down.code).toBe(1);
+  expect(down.stderr.trim().split("\n")).toHaveLength(1);
+  expect(down.stderr).toContain(`http://127.0.0.1:${free}/_health did not answer`);
+});
+
 test("the binary's CLI answers --help and refuses bad config with exit code 2", async () => {
   const help = await runCli(["--help"], {}, exe);
   expect(help.code).toBe(0);
