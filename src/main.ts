@@ -1,4 +1,4 @@
-// The `burrow` command: serve, admin create, keys, schema apply|export, code deploy, deploy, version. `--help` on each.
+// The `burrow` command: serve, admin create, keys, schema apply|export, code deploy, deploy, export, import, version. `--help` on each.
 // Configuration and start-up errors print one line and exit with code 2; failed operations exit with code 1,
 // also in one line (the stack only at --log-level debug).
 
@@ -7,6 +7,7 @@ import { ApiError } from "./errors.ts";
 import { parseArgs } from "./cli/args.ts";
 import { adminCreate, codeDeploy, deploy, keys, schemaApply, schemaExport } from "./cli/commands.ts";
 import { serve } from "./cli/serve.ts";
+import { exportCommand, importCommand } from "./cli/transfer-commands.ts";
 import { VERSION } from "./version.ts";
 
 interface Command {
@@ -14,6 +15,8 @@ interface Command {
   summary: string;
   values?: string[];
   booleans?: string[];
+  /** Value flags that may be given more than once (their values are joined with commas). */
+  repeatable?: string[];
   /** The process stays alive after run() resolves (the server). */
   keepsRunning?: boolean;
   run(config: ReturnType<typeof loadConfig>, positionals: string[], flags: Record<string, string | boolean>): Promise<void>;
@@ -51,6 +54,20 @@ const COMMANDS: Record<string, Command> = {
     values: ["--version"],
     booleans: ["--dry-run", "--force"],
     run: (c, _p, f) => deploy(c, f),
+  },
+  export: {
+    usage: "burrow export --out <dir> [--env development|production] [--schema s ...] [options]",
+    summary: "write each schema's objects as <schema>.jsonl (as the API returns them), schemas.json and manifest.json",
+    values: ["--out", "--env", "--schema"],
+    repeatable: ["--schema"],
+    run: (c, _p, f) => exportCommand(c, f),
+  },
+  import: {
+    usage: "burrow import <dir|file> [--env development|production] [--schema s] [--format jsonl|csv|parse] [--batch-size 2000] [--max-errors 1000] [--report file] [--restart] [options]",
+    summary: "import an export, CSV files or a Parse Server export in batches; resumes after an interruption; rejected rows go to a report",
+    values: ["--env", "--schema", "--format", "--batch-size", "--max-errors", "--report"],
+    booleans: ["--restart"],
+    run: (c, p, f) => importCommand(c, p[0], f),
   },
   version: { usage: "burrow version", summary: "print the version (also burrow --version)", run: async () => void process.stdout.write(`burrow ${VERSION}\n`) },
 };
