@@ -162,7 +162,6 @@ export async function importData(s: Services, env: "development" | "production",
     if (isDir && !looksLikeParse(input) && !readdirSync(input).some((n) => n.endsWith(".json"))) throw new ConfigError(`${opts.input}: no Parse class files (.json)`);
     ({ sources, report: parseReport } = await parseSources(input, opts.schema));
     for (const [cls, schema] of parseReport.classes) say(`class ${cls} -> schema ${schema}`);
-    for (const r of parseReport.renamedFields) say(`field ${r}`);
     for (const c of parseReport.skipped) say(`class ${c}: skipped (Parse's own state, nothing to import)`);
   }
   if (sources.length === 0) throw new ConfigError(`nothing to import in ${opts.input}${opts.schema ? ` for schema ${opts.schema}` : ""}`);
@@ -268,6 +267,7 @@ export async function importData(s: Services, env: "development" | "production",
   const where = [...perSchema].filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(", ");
   say(`imported ${summary.imported} row(s)${where ? ` (${where})` : ""} in ${summary.seconds.toFixed(1)} s (${rate} rows/s); ${summary.rejected} rejected${summary.reportFile ? `, listed in ${summary.reportFile}` : ""}`);
   if (parseReport) {
+    for (const r of parseReport.renamedFields) say(`field ${r}`);
     const users = [...parseReport.classes].find(([c]) => c === "_User");
     if (users && (perSchema.get(users[1]) ?? 0) > 0)
       say(`${perSchema.get(users[1])} user(s) imported without a password: Parse's bcrypt hashes cannot be checked by Burrow's argon2id, so each sets a new one (forgotPassword, or an admin: PUT /_admin/api/users/<env>/user/<username>/password)`);
