@@ -71,6 +71,7 @@ export async function importCommand(config: Config, input: string | undefined, f
   const s = await openServices(config);
   try {
     const r = await importData(s, env, opts);
+    if (r.interrupted) throw new Error("interrupted: rerun the same command to continue after the last committed batch");
     if (r.stopped) throw new Error(`stopped after more than ${opts.maxErrors} rejected row(s) (--max-errors); fix them and rerun, which continues after the last committed batch`);
   } finally {
     s.close();

@@ -34,6 +34,8 @@ export interface ImportSummary {
   rejected: number;
   skippedDone: string[];
   stopped: boolean;
+  /** Ctrl-C or SIGTERM ended it after the last committed batch. */
+  interrupted: boolean;
   reportFile: string | null;
   seconds: number;
 }
@@ -170,7 +172,7 @@ export async function importData(s: Services, env: "development" | "production",
   const progress = new Progress(totalBytes);
   const report = reportPath(s, opts);
   let reportOpen = false;
-  const summary: ImportSummary = { imported: 0, rejected: 0, skippedDone: [], stopped: false, reportFile: null, seconds: 0 };
+  const summary: ImportSummary = { imported: 0, rejected: 0, skippedDone: [], stopped: false, interrupted: false, reportFile: null, seconds: 0 };
   const perSchema = new Map<string, number>();
   let bytesBefore = 0;
   let batches = 0;
@@ -234,6 +236,8 @@ export async function importData(s: Services, env: "development" | "production",
         progress.update(bytesBefore + bytes, summary.imported, summary.rejected, src.file);
         if (opts.crashAfterBatches !== undefined && batches >= opts.crashAfterBatches) process.kill(process.pid, "SIGKILL");
         if (summary.rejected > opts.maxErrors) summary.stopped = true;
+        // A turn of the event loop between batches, so Ctrl-C and SIGTERM are seen (their handlers are macrotasks).
+        await new Promise((r) => setImmediate(r));
       };
 
       let bytes = 0;
@@ -274,6 +278,6 @@ export async function importData(s: Services, env: "development" | "production",
     for (const [cls, fields] of parseReport.dropped) say(`class ${cls}: left out ${[...fields].sort().join(", ")} (access lists, auth data and Parse internals; Burrow uses schema permissions)`);
     for (const n of parseReport.notes) say(n);
   }
-  if (interrupted) say(`interrupted: rerun the same command to continue after the last committed batch`);
+  summary.interrupted = interrupted;
   return summary;
 }
