@@ -56,9 +56,10 @@ const COMMANDS: Record<string, Command> = {
     run: (c, _p, f) => deploy(c, f),
   },
   export: {
-    usage: "burrow export --out <dir> [--env development|production] [--schema s ...] [options]",
-    summary: "write each schema's objects as <schema>.jsonl (as the API returns them), schemas.json and manifest.json",
+    usage: "burrow export --out <dir> [--env development|production] [--schema s ...] [--with-password-hashes] [options]",
+    summary: "write each schema's objects as <schema>.jsonl (as the API returns them), schemas.json and manifest.json; --with-password-hashes adds users' stored password hashes (keep such an export secret)",
     values: ["--out", "--env", "--schema"],
+    booleans: ["--with-password-hashes"],
     repeatable: ["--schema"],
     run: (c, _p, f) => exportCommand(c, f),
   },

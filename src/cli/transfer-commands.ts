@@ -37,7 +37,7 @@ export async function exportCommand(config: Config, flags: Flags): Promise<void>
     const schemas = pickSchemas(set.schemas, names);
     const progress = new Progress(0);
     let rows = 0;
-    const m = await exportData(s.envDbs[env], env, version, schemas, schemas.map((c) => c.def), out, (n, schema) => {
+    const m = await exportData(s.envDbs[env], env, version, schemas, schemas.map((c) => c.def), out, flags["--with-password-hashes"] === true, (n, schema) => {
       rows += n;
       progress.update(0, rows, 0, schema);
     });

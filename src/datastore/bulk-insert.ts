@@ -2,7 +2,8 @@
 // lastmoddate and sm_owner each brings. Every row is checked as a create checks it (field names, types, keys,
 // relationships, geopoints); a bad row is rejected with its reason and the others go in. Development infers
 // missing fields (from the values, or from definitions the caller declares). Passwords given in plain text are
-// hashed; users may come without one (they set one through forgotPassword or an admin). Binary fields keep the
+// hashed, `{"$hash": ...}` (argon2id, bcrypt) kept as stored; users may come without one (they set one through
+// forgotPassword or an admin). Binary fields keep the
 // URL they hold: files are not copied. The R*Tree of a geopoint field is filled once after the rows are in
 // (restoreGeoIndex), not object by object. An internal of the Datastore (datastore.ts).
 
@@ -85,6 +86,15 @@ async function prepareSchema(catalog: Catalog, ctx: ApiContext, name: string, ro
   return catalog.infer(name, additions);
 }
 
+/** `{"$hash": "<hash>"}`: a password hash as stored (an export's argon2id, Parse's bcrypt), kept as it is. */
+const HASH_RE = /^(\$argon2(id|i|d)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+|\$2[aby]\$\d\d\$[./A-Za-z0-9]{53})$/;
+
+function isStoredHash(v: unknown): v is { $hash: string } {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
+  const o = v as Record<string, unknown>;
+  return Object.keys(o).length === 1 && typeof o.$hash === "string" && HASH_RE.test(o.$hash);
+}
+
 /** Column values of one row in the schema's insert order; passwords to hash are collected in `hashes`. */
 function encodeRow(s: CompiledSchema, body: Record<string, unknown>, now: number, hashes: { args: InValue[]; at: number; password: string }[]): InValue[] {
   const key = body[s.pk];
@@ -103,7 +113,11 @@ function encodeRow(s: CompiledSchema, body: Record<string, unknown>, now: number
     }
     switch (fc.def.type) {
       case "password":
-        if (typeof v !== "string" || v.length === 0 || v.length > 1024) throw new ApiError(400, `${fc.name} must be a non-empty string of at most 1024 characters`);
+        if (isStoredHash(v)) {
+          args.push(v.$hash);
+          continue;
+        }
+        if (typeof v !== "string" || v.length === 0 || v.length > 1024) throw new ApiError(400, `${fc.name} must be a non-empty string of at most 1024 characters, or {"$hash": "<argon2id or bcrypt hash>"}`);
         hashes.push({ args, at: args.length, password: v });
         args.push(null);
         continue;

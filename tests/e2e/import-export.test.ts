@@ -7,7 +7,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { tempDir } from "../helpers/app.ts";
+import { makeTestApp, tempDir } from "../helpers/app.ts";
 import { ROOT, runCli } from "../helpers/spawn.ts";
 
 const FIX = join(ROOT, "tests/fixtures/import");
@@ -32,6 +32,16 @@ function geoIndex(data: string, schema: string, field: string): { points: number
     const points = (db.query(`SELECT count(*) AS n FROM "${name}"`).get() as { n: number }).n;
     const trigger = db.query(`SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?`).get(`${name}$insert`) !== null;
     return { points, trigger };
+  } finally {
+    db.close();
+  }
+}
+
+/** A user's stored password hash in development.db. */
+function passwordHash(data: string, username: string): string | null {
+  const db = new Database(join(data, "development.db"), { readonly: true });
+  try {
+    return (db.query(`SELECT password FROM o_user WHERE username = ?`).get(username) as { password: string | null } | null)?.password ?? null;
   } finally {
     db.close();
   }
@@ -198,7 +208,7 @@ describe("Parse Server exports", () => {
     expect(r.stderr).toContain("class _Session: skipped");
     expect(r.stderr).toContain("field Post.viewCount -> post.viewcount");
     expect(r.stderr).toContain("imported 4 row(s) (user 2, post 2)");
-    expect(r.stderr).toContain("2 user(s) imported without a password");
+    expect(r.stderr).toContain("2 user(s) of user imported without a password (the dashboard's JSON has no password hashes; mongoexport's has)");
     expect(r.stderr).toContain("class _User: left out ACL, authData");
     expect(readFileSync(report, "utf8")).toContain("Post.json object 3: the object has no objectId (or _id)");
     const out = join(dir, "parse-dashboard-out");
@@ -217,6 +227,32 @@ describe("Parse Server exports", () => {
     const out = join(dir, "parse-mongo-out");
     await cli(["export", "--out", out], data);
     expectMapped(out, "tfss-cover.png");
+    // Users keep their Parse passwords: the bcrypt hashes are stored as they were, and sign-in checks them.
+    expect(r.stderr).toContain("2 user(s) of user imported with their password hash: they sign in with the password they had");
+    const ann = passwordHash(data, "ann")!;
+    expect(ann).toStartWith("$2a$04$");
+    expect(await Bun.password.verify("ann-old-password", ann)).toBe(true);
+    expect(await Bun.password.verify("bob-old-password", passwordHash(data, "bob")!)).toBe(true);
+    // An export with --with-password-hashes carries them to another directory; a plain export never does.
+    expect(readFileSync(join(out, "user.jsonl"), "utf8")).not.toContain("$2");
+    const withHashes = join(dir, "parse-mongo-hashes");
+    await cli(["export", "--out", withHashes, "--with-password-hashes"], data);
+    expect(objects(join(withHashes, "user.jsonl"))[0]).toMatchObject({ username: "ann", password: { $hash: ann } });
+    expect(JSON.parse(readFileSync(join(withHashes, "manifest.json"), "utf8")).passwordHashes).toBe(true);
+    const other = join(dir, "parse-mongo-copy");
+    const copied = await cli(["import", withHashes], other);
+    expect(copied.stderr).toContain("2 user(s) of user imported with their password hash");
+    expect(passwordHash(other, "ann")).toBe(ann);
+    // And through the API: ann signs in with her Parse password on the imported directory.
+    const t = await makeTestApp({ dir: data });
+    try {
+      const login = (password: string) =>
+        t.request("POST", "/user/accessToken", { raw: new URLSearchParams({ username: "ann", password, token_type: "mac" }).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } });
+      expect((await login("ann-old-password")).status).toBe(200);
+      expect((await login("not-her-password")).status).toBe(401);
+    } finally {
+      await t.close();
+    }
   }, 60_000);
 });
 

@@ -206,13 +206,18 @@ describe("Parse objects", () => {
     expect(m.dropped.sort()).toEqual(["_acl", "_rperm", "_wperm"]);
   });
 
-  test("_User: keyed by username, bcrypt hash and auth data dropped, camelCase fields lowercased", () => {
+  test("_User: keyed by username, bcrypt hash kept as the password, auth data dropped, camelCase fields lowercased", () => {
     const rest = mapParseObject("_User", { objectId: "u1", username: "ann", email: "ann@example.com", emailVerified: true, authData: { x: 1 }, createdAt: "2024-01-01T00:00:00.000Z" }, lookups(), "username");
     expect(rest.body).toEqual({ username: "ann", email: "ann@example.com", emailverified: true, createddate: Date.UTC(2024, 0, 1) });
     expect(rest.dropped).toEqual(["authData"]);
-    const mongo = mapParseObject("_User", { _id: "u2", username: "bob", _hashed_password: "$2b$10$abc", _auth_data_facebook: {}, _email_verify_token: "t" }, lookups(), "username");
-    expect(mongo.body).toEqual({ username: "bob" });
-    expect(mongo.passwordDropped).toBe(true);
+    expect(rest.password).toBe("none");
+    const hash = "$2a$10$" + "a".repeat(53);
+    const mongo = mapParseObject("_User", { _id: "u2", username: "bob", _hashed_password: hash, _auth_data_facebook: {}, _email_verify_token: "t" }, lookups(), "username");
+    expect(mongo.body).toEqual({ username: "bob", password: { $hash: hash } });
+    expect(mongo.password).toBe("kept");
+    expect(mongo.dropped.sort()).toEqual(["_auth_data_facebook", "_email_verify_token"]);
+    const odd = mapParseObject("_User", { _id: "u2", username: "bob", _hashed_password: "md5:abc" }, lookups(), "username");
+    expect([odd.body, odd.password, odd.dropped]).toEqual([{ username: "bob" }, "none", ["_hashed_password"]]);
   });
 
   test("fields that would take Burrow's automatic names are renamed; no objectId is an error", () => {

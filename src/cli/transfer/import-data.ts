@@ -174,6 +174,16 @@ export async function importData(s: Services, env: "development" | "production",
   let reportOpen = false;
   const summary: ImportSummary = { imported: 0, rejected: 0, skippedDone: [], stopped: false, interrupted: false, reportFile: null, seconds: 0 };
   const perSchema = new Map<string, number>();
+  // Users imported with a password (hash) and without, per user schema, for the summary.
+  const passwords = new Map<string, { with: number; without: number }>();
+  const countPasswords = (schema: string, rows: readonly BulkRow[], rejected: readonly { line: number }[]) => {
+    const field = ctx().schemas.schemas.get(schema)?.passwordField;
+    if (!field) return;
+    const refused = new Set(rejected.map((r) => r.line));
+    const n = passwords.get(schema) ?? { with: 0, without: 0 };
+    passwords.set(schema, n);
+    for (const r of rows) if (!refused.has(r.line)) r.body[field] === undefined || r.body[field] === null ? n.without++ : n.with++;
+  };
   let bytesBefore = 0;
   let batches = 0;
   let interrupted = false;
@@ -221,6 +231,7 @@ export async function importData(s: Services, env: "development" | "production",
           const result = await s.data.importRows(ctx(), src.schema, rows, src.declared, [checkpointStatement(id, at)]);
           inserted = result.inserted;
           rejected = [...bad, ...result.rejected].sort((a, b) => a.line - b.line);
+          countPasswords(src.schema, rows, result.rejected);
         }
         await db.execute(checkpointStatement(id, { ...at, imported: cp.imported + inserted, rejected: cp.rejected + rejected.length }));
         cp.line = lastLine;
@@ -270,11 +281,12 @@ export async function importData(s: Services, env: "development" | "production",
   const rate = Math.round(summary.imported / Math.max(0.001, summary.seconds));
   const where = [...perSchema].filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(", ");
   say(`imported ${summary.imported} row(s)${where ? ` (${where})` : ""} in ${summary.seconds.toFixed(1)} s (${rate} rows/s); ${summary.rejected} rejected${summary.reportFile ? `, listed in ${summary.reportFile}` : ""}`);
+  for (const [schema, n] of passwords) {
+    if (n.with) say(`${n.with} user(s) of ${schema} imported with their password hash: they sign in with the password they had${parseReport ? " (Parse's bcrypt hashes are checked as argon2id ones are)" : ""}`);
+    if (n.without) say(`${n.without} user(s) of ${schema} imported without a password${parseReport ? " (the dashboard's JSON has no password hashes; mongoexport's has)" : ""}: each sets one through forgotPassword, or an admin sets it (PUT /_admin/api/users/${env}/${schema}/<username>/password)`);
+  }
   if (parseReport) {
     for (const r of parseReport.renamedFields) say(`field ${r}`);
-    const users = [...parseReport.classes].find(([c]) => c === "_User");
-    if (users && (perSchema.get(users[1]) ?? 0) > 0)
-      say(`${perSchema.get(users[1])} user(s) imported without a password: Parse's bcrypt hashes cannot be checked by Burrow's argon2id, so each sets a new one (forgotPassword, or an admin: PUT /_admin/api/users/<env>/user/<username>/password)`);
     for (const [cls, fields] of parseReport.dropped) say(`class ${cls}: left out ${[...fields].sort().join(", ")} (access lists, auth data and Parse internals; Burrow uses schema permissions)`);
     for (const n of parseReport.notes) say(n);
   }

@@ -2,7 +2,7 @@
 // `createdAt`/`updatedAt` ISO strings, `{"__type": "Pointer"|"Date"|"GeoPoint"|"File"|"Relation"|"Bytes"}`) as
 // `{"results": [...]}` or a JSON array, and mongoexport's (`_id`, `_created_at`/`_updated_at` as `{"$date"}`,
 // pointers as `_p_<field>: "Class$objectId"`, `_acl`/`_rperm`/`_wperm`, `_hashed_password`, GeoPoints as
-// [lon, lat] known from `_SCHEMA`). Relations come from `_Join:<field>:<OwningClass>` exports. Pure: the
+// [lon, lat] known from `_SCHEMA`; `_User`'s bcrypt hash kept as the password). Relations come from `_Join:<field>:<OwningClass>` exports. Pure: the
 // importer reads the files and passes what they hold.
 
 import type { FieldDef } from "../../schema/definition.ts";
@@ -70,11 +70,14 @@ export interface MappedObject {
   declared: Map<string, FieldDef>;
   /** Parse fields left out (ACLs, auth data, password hashes, fields that map to nothing). */
   dropped: string[];
-  /** The user's bcrypt hash was dropped (the user must set a new password). */
-  passwordDropped: boolean;
+  /** A `_User`'s password: its bcrypt hash kept (mongoexport has it), or none (the dashboard's REST objects never do). */
+  password: "kept" | "none";
   /** Relation fields whose targets were learnt from this object (REST shape): Parse field -> class. */
   relationTargets: Map<string, string>;
 }
+
+/** A bcrypt hash as Parse stores it (bcryptjs writes `$2a$`, other implementations `$2b$`/`$2y$`). */
+export const BCRYPT_RE = /^\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}$/;
 
 /** Members Burrow fills itself or that hold Parse's access and auth state; never imported. */
 const DROPPED = new Set(["ACL", "_acl", "_rperm", "_wperm", "authData", "sessionToken", "_session_token", "_email_verify_token", "_perishable_token", "_perishable_token_expires_at", "_email_verify_token_expires_at", "_failed_login_count", "_account_lockout_expires_at", "_password_changed_at", "_password_history", "_tombstone", "__type", "className"]);
@@ -184,7 +187,7 @@ export function objectIdOf(raw: Record<string, unknown>): string | undefined {
  * lastmoddate, the fields (names lowercased, see burrowName) and relation members from the `_Join` exports.
  */
 export function mapParseObject(className: string, raw: Record<string, unknown>, lookups: ParseLookups, pk: string): MappedObject {
-  const out: MappedObject = { body: {}, declared: new Map(), dropped: [], passwordDropped: false, relationTargets: new Map() };
+  const out: MappedObject = { body: {}, declared: new Map(), dropped: [], password: "none", relationTargets: new Map() };
   const id = objectIdOf(raw);
   if (id === undefined) throw new Error("the object has no objectId (or _id)");
   out.body[pk] = lookups.keyOf(className, id);
@@ -204,7 +207,11 @@ export function mapParseObject(className: string, raw: Record<string, unknown>, 
   for (const [k, v] of Object.entries(raw)) {
     if (k === "objectId" || k === "_id" || k === "createdAt" || k === "updatedAt" || k === "_created_at" || k === "_updated_at") continue;
     if (k === "_hashed_password" || k === "password" || k === "bcryptPassword") {
-      out.passwordDropped = true;
+      // Parse stores bcrypt hashes; Burrow's sign-in checks bcrypt as well as argon2id, so users keep their passwords.
+      if (className === "_User" && typeof v === "string" && BCRYPT_RE.test(v)) {
+        out.body.password = { $hash: v };
+        out.password = "kept";
+      } else out.dropped.push(k);
       continue;
     }
     if (DROPPED.has(k) || k.startsWith("_auth_data_")) {
