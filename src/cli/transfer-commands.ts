@@ -35,11 +35,13 @@ export async function exportCommand(config: Config, flags: Flags): Promise<void>
     const set = version === null ? undefined : version === 0 ? s.catalog.development() : s.catalog.production(version);
     if (!set || version === null) throw new ConfigError("production has no deployed version yet; nothing to export");
     const schemas = pickSchemas(set.schemas, names);
-    const progress = new Progress(0);
+    let total = 0;
+    if (process.stderr.isTTY) for (const c of schemas) total += Number((await s.envDbs[env].execute(`SELECT count(*) AS n FROM ${c.table}`)).rows[0]!.n);
+    const progress = new Progress(total);
     let rows = 0;
     const m = await exportData(s.envDbs[env], env, version, schemas, schemas.map((c) => c.def), out, flags["--with-password-hashes"] === true, (n, schema) => {
       rows += n;
-      progress.update(0, rows, 0, schema);
+      progress.update(rows, rows, 0, schema);
     });
     progress.finish();
     const secs = progress.seconds();

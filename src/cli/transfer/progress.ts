@@ -1,5 +1,5 @@
-// Progress of an import or export on stderr: a bar redrawn at most ten times a second when stderr is a
-// terminal; nothing until the final summary line otherwise (logs and CI output stay readable).
+// Progress of an import (bytes read of the input) or export (rows of the total) on stderr: a bar redrawn at most
+// ten times a second when stderr is a terminal; nothing until the final summary line otherwise.
 
 export class Progress {
   private last = 0;
@@ -7,17 +7,17 @@ export class Progress {
   private drawn = false;
 
   constructor(
-    private readonly totalBytes: number,
+    private readonly total: number,
     private readonly tty = process.stderr.isTTY === true,
   ) {}
 
-  /** Redraw with the bytes read so far and the rows done (rate limited). */
-  update(bytes: number, rows: number, rejected: number, label: string): void {
+  /** Redraw with the work done so far (bytes or rows, as the total) and the rows done (rate limited). */
+  update(done: number, rows: number, rejected: number, label: string): void {
     if (!this.tty) return;
     const now = performance.now();
     if (now - this.last < 100) return;
     this.last = now;
-    const frac = this.totalBytes > 0 ? Math.min(1, bytes / this.totalBytes) : 0;
+    const frac = this.total > 0 ? Math.min(1, done / this.total) : 0;
     const width = 24;
     const full = Math.round(frac * width);
     const rate = rows / Math.max(0.001, (now - this.started) / 1000);
