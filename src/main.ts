@@ -1,4 +1,5 @@
-// The `burrow` command: serve, admin create, keys, schema apply|export, code deploy, deploy, health, version. `--help` on each.
+// The `burrow` command: serve, admin create, keys, schema apply|export, code deploy, deploy, export, import, health,
+// version. `--help` on each.
 // Configuration and start-up errors print one line and exit with code 2; failed operations exit with code 1,
 // also in one line (the stack only at --log-level debug).
 
@@ -8,6 +9,7 @@ import { parseArgs } from "./cli/args.ts";
 import { adminCreate, codeDeploy, deploy, keys, schemaApply, schemaExport } from "./cli/commands.ts";
 import { health } from "./cli/health.ts";
 import { serve } from "./cli/serve.ts";
+import { exportCommand, importCommand } from "./cli/transfer-commands.ts";
 import { VERSION } from "./version.ts";
 
 interface Command {
@@ -15,6 +17,8 @@ interface Command {
   summary: string;
   values?: string[];
   booleans?: string[];
+  /** Value flags that may be given more than once (their values are joined with commas). */
+  repeatable?: string[];
   /** The process stays alive after run() resolves (the server). */
   keepsRunning?: boolean;
   run(config: ReturnType<typeof loadConfig>, positionals: string[], flags: Record<string, string | boolean>): Promise<void>;
@@ -58,6 +62,21 @@ const COMMANDS: Record<string, Command> = {
     summary: "exit 0 when GET /_health answers 200 (the server of --http / BURROW_HTTP unless --url is given); for container health checks",
     values: ["--url"],
     run: (c, _p, f) => health(c, f),
+  },
+  export: {
+    usage: "burrow export --out <dir> [--env development|production] [--schema s ...] [--with-password-hashes] [options]",
+    summary: "write each schema's objects as <schema>.jsonl (as the API returns them), schemas.json and manifest.json; --with-password-hashes adds users' stored password hashes (keep such an export secret)",
+    values: ["--out", "--env", "--schema"],
+    booleans: ["--with-password-hashes"],
+    repeatable: ["--schema"],
+    run: (c, _p, f) => exportCommand(c, f),
+  },
+  import: {
+    usage: "burrow import <dir|file> [--env development|production] [--schema s] [--format jsonl|csv|parse] [--batch-size 2000] [--max-errors 1000] [--report file] [--restart] [options]",
+    summary: "import an export, CSV files or a Parse Server export in batches; resumes after an interruption; rejected rows go to a report",
+    values: ["--env", "--schema", "--format", "--batch-size", "--max-errors", "--report"],
+    booleans: ["--restart"],
+    run: (c, p, f) => importCommand(c, p[0], f),
   },
   version: { usage: "burrow version", summary: "print the version (also burrow --version)", run: async () => void process.stdout.write(`burrow ${VERSION}\n`) },
 };

@@ -1,5 +1,6 @@
 // Command-line parsing: positionals and --flags (`--name value`, `--name=value`, boolean `--name`).
-// Flags a command does not know are an error, reported as one line (exit code 2).
+// Flags a command does not know are an error, reported as one line (exit code 2). A repeatable flag given
+// more than once keeps every value, joined with commas (`--schema a --schema b` is `a,b`).
 
 import { BOOLEAN_FLAGS, CONFIG_FLAGS, ConfigError } from "../config.ts";
 
@@ -9,7 +10,7 @@ interface ParsedArgs {
 }
 
 /** Parse argv given the command's own value flags and boolean flags (config flags are always known). */
-export function parseArgs(argv: readonly string[], own: { values?: string[]; booleans?: string[] } = {}): ParsedArgs {
+export function parseArgs(argv: readonly string[], own: { values?: string[]; booleans?: string[]; repeatable?: string[] } = {}): ParsedArgs {
   const values = new Set([...CONFIG_FLAGS].filter((f) => !BOOLEAN_FLAGS.has(f)).concat(own.values ?? []));
   const booleans = new Set([...BOOLEAN_FLAGS, "--help", "-h", ...(own.booleans ?? [])]);
   const out: ParsedArgs = { positionals: [], flags: {} };
@@ -31,7 +32,8 @@ export function parseArgs(argv: readonly string[], own: { values?: string[]; boo
     } else if (values.has(name)) {
       const v = eq > 0 ? a.slice(eq + 1) : argv[++i];
       if (v === undefined) throw new ConfigError(`${name} needs a value`);
-      out.flags[name] = v;
+      const before = out.flags[name];
+      out.flags[name] = typeof before === "string" && own.repeatable?.includes(name) ? `${before},${v}` : v;
     } else {
       throw new ConfigError(`unknown option ${name} (see --help)`);
     }

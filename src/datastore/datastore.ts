@@ -14,10 +14,13 @@ import type { ReadShape } from "./query/parse.ts";
 import type { Conditions, QueryTree } from "./query/tree.ts";
 import { Relations } from "./relations.ts";
 import { updateMatching } from "./update-where.ts";
+import { type BulkResult, type BulkRow, bulkInsert, restoreGeoIndex } from "./bulk-insert.ts";
+import type { FieldDef } from "../schema/definition.ts";
 import { upsert } from "./upsert.ts";
 
 export type { FindResult } from "./find.ts";
 export type { JsonText } from "./objects.ts";
+export type { BulkResult, BulkRow } from "./bulk-insert.ts";
 export { MAX_BATCH } from "./objects.ts";
 export { hasNested } from "./upsert.ts";
 
@@ -49,7 +52,10 @@ export class Datastore {
     if (keys.length) for (const l of this.usersRemoved) await l(ctx, schema, keys);
   }
 
-  constructor(catalog: Catalog, files: Files) {
+  constructor(
+    private readonly catalog: Catalog,
+    files: Files,
+  ) {
     this.objects = new Objects(catalog, files);
     this.relations = new Relations(this.objects);
   }
@@ -153,6 +159,24 @@ export class Datastore {
   /** Create related objects (one or an array) and append the created keys to the relationship field. */
   createRelated(ctx: ApiContext, schema: string, key: string, field: string, body: unknown): Promise<BatchResult> {
     return this.relations.createRelated(ctx, schema, key, field, body);
+  }
+
+  /**
+   * Import: insert rows as they are (keys, createddate, lastmoddate, sm_owner kept) with the checks of a create,
+   * in one transaction together with `extra` statements (the import's checkpoint). Bad rows and existing keys
+   * are rejected one by one; development infers missing fields (`declared` gives definitions to use for some).
+   * Geo queries miss the rows of geopoint schemas until finishImport.
+   */
+  importRows(ctx: ApiContext, schema: string, rows: BulkRow[], declared: ReadonlyMap<string, FieldDef> = new Map(), extra: readonly InStatement[] = []): Promise<BulkResult> {
+    return bulkInsert(this.catalog, ctx, schema, rows, declared, extra);
+  }
+
+  /**
+   * End an import into a schema: geo queries find the imported objects again (importRows defers their R*Tree
+   * entries). Also repairs what an interrupted import left; a no-op when nothing is pending.
+   */
+  finishImport(ctx: ApiContext, schema: string): Promise<void> {
+    return restoreGeoIndex(ctx, schema);
   }
 
   /** How many objects match the conditions within the caller's read scope. */

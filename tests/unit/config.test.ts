@@ -99,4 +99,9 @@ describe("parseArgs", () => {
     expect(() => parseArgs(["--dir"])).toThrow("--dir needs a value");
     expect(() => parseArgs(["--no-infer=1"])).toThrow("takes no value");
   });
+
+  test("a repeatable flag keeps every value, joined with commas; others keep the last", () => {
+    const own = { values: ["--schema", "--out"], repeatable: ["--schema"] };
+    expect(parseArgs(["--schema", "a", "--schema=b", "--out", "x", "--out", "y"], own).flags).toEqual({ "--schema": "a,b", "--out": "y" });
+  });
 });
