@@ -24,7 +24,7 @@ for (const f of await buildConsole()) {
 }
 
 // Worker threads are separate entrypoints in a compiled binary (Bun embeds them next to the main bundle).
-const args = ["build", "--compile", "--minify", "--bytecode", "--format=esm", "src/main.ts", "src/auth/hasher-worker.ts", "src/push/delivery-thread.ts", "src/code/code-thread.ts", `--asset=${relative(root, consoleDir)}`, "--outfile", outfile];
+const args = ["build", "--compile", "--minify", "--bytecode", "--format=esm", "src/main.ts", "src/auth/hasher-worker.ts", "src/push/delivery-thread.ts", "src/code/code-thread.ts", "src/backup/backup-worker.ts", `--asset=${relative(root, consoleDir)}`, "--outfile", outfile];
 if (values.target) args.push(`--target=${values.target}`);
 
 const proc = Bun.spawnSync([process.execPath, ...args], { cwd: root, stdout: "inherit", stderr: "inherit" });

@@ -1,4 +1,4 @@
-// The `burrow` command: serve, admin create, keys, schema apply|export, code deploy, deploy, version. `--help` on each.
+// The `burrow` command: serve, admin create, keys, schema apply|export, code deploy, deploy, backup, restore, version. `--help` on each.
 // Configuration and start-up errors print one line and exit with code 2; failed operations exit with code 1,
 // also in one line (the stack only at --log-level debug).
 
@@ -7,6 +7,7 @@ import { ApiError } from "./errors.ts";
 import { parseArgs } from "./cli/args.ts";
 import { adminCreate, codeDeploy, deploy, keys, schemaApply, schemaExport } from "./cli/commands.ts";
 import { serve } from "./cli/serve.ts";
+import { backup, restore } from "./cli/backup-commands.ts";
 import { VERSION } from "./version.ts";
 
 interface Command {
@@ -51,6 +52,18 @@ const COMMANDS: Record<string, Command> = {
     values: ["--version"],
     booleans: ["--dry-run", "--force"],
     run: (c, _p, f) => deploy(c, f),
+  },
+  backup: {
+    usage: "burrow backup [--out file] [options]",
+    summary: "one file with system.db, development.db, production.db and files/ as they were at one instant, also while a server runs; into <dir>/backups/ (keeping the newest backups.keep) unless --out",
+    values: ["--out"],
+    run: (c, _p, f) => backup(c, f),
+  },
+  restore: {
+    usage: "burrow restore <file> [--keep-old] [options]",
+    summary: "check a backup (checksums, integrity_check) and only then swap it in as the data directory --dir (stopped server, or a new directory); --keep-old keeps the previous directory aside",
+    booleans: ["--keep-old"],
+    run: (c, p, f) => restore(c, p[0], f),
   },
   version: { usage: "burrow version", summary: "print the version (also burrow --version)", run: async () => void process.stdout.write(`burrow ${VERSION}\n`) },
 };

@@ -20,6 +20,7 @@ import type { Settings } from "../system/settings.ts";
 import type { LogStore } from "../system/logs.ts";
 import type { CustomCode } from "../code/custom-code.ts";
 import type { SocialAccounts } from "../social/social-accounts.ts";
+import type { Backups } from "../backup/backups.ts";
 
 export interface KeyIndex {
   set: KeySet;
@@ -53,11 +54,13 @@ export interface Services {
   readonly logs: LogStore;
   /** Custom code: development's upload, per-version snapshots, method calls. */
   readonly code: CustomCode;
+  /** Backups of the data directory (<dir>/backups/) and their schedule (started with the maintenance). */
+  readonly backups: Backups;
   keys: KeyIndex;
   /** Reload keys, settings and schemas when another process changed them; undefined when not due yet. */
   refreshIfDue(): Promise<void> | undefined;
   reload(): Promise<void>;
-  /** Background upkeep (emptying the file trash); returns a function that stops it. */
+  /** Background upkeep (emptying the file trash, scheduled backups); returns a function that stops it. */
   startMaintenance(): () => void;
   close(): void;
 }
