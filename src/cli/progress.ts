@@ -39,7 +39,7 @@ export function progressBar(stream: { isTTY?: boolean; write(s: string): unknown
       const t = now();
       if (t - last < 100 && done < total) return;
       last = t;
-      const cols = (stream as { columns?: number }).columns ?? 100;
+      const cols = (stream as { columns?: number }).columns || 100;
       stream.write(`\r${progressLine(done, total, phase).slice(0, Math.max(20, cols - 1))}\x1b[K`);
       drawn = true;
     },
