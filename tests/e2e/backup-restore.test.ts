@@ -90,9 +90,9 @@ describe("burrow backup and restore", () => {
     expect(readdirSync(dir).filter((n) => n.startsWith("."))).toEqual([]);
     const s2 = await startServerProcess(SOURCE, env(target));
     try {
-      const notes = await (await api(s2.url, "GET", "/note?note_id[in]=n0,n19")).json();
+      const notes = (await (await api(s2.url, "GET", "/note?note_id[in]=n0,n19")).json()) as { text: string }[];
       expect(notes.map((n: { text: string }) => n.text).sort()).toEqual(["note 0", "note 19"]);
-      const doc = await (await api(s2.url, "GET", "/doc/d1")).json();
+      const doc = (await (await api(s2.url, "GET", "/doc/d1")).json()) as { file: string };
       const file = await fetch(`${s2.url}${new URL(doc.file).pathname}`);
       expect(await file.text()).toBe("hello from the backup");
     } finally {
