@@ -1,14 +1,16 @@
 // One backup, as the backup worker runs it: freeze the writers for an instant (the host does that), pin a read
-// snapshot of system.db, development.db and production.db inside it (snapshot.ts), thaw, copy the snapshots, fold
-// their WALs in, and write one tar file: the three databases, the local files/, and manifest.json (sizes and
-// SHA-256 of every member) last. Written as <out>.partial and renamed when complete, so a backup file is whole.
+// snapshot of system.db, development.db and production.db inside it (snapshot.ts), thaw, and write one tar file
+// straight from the live files: each database file and the part of its WAL that belongs to the snapshot
+// (`<name>-wal`, folded in by restore), the local files/, and manifest.json (sizes and SHA-256 of every member)
+// last. The snapshots are held until the file is complete and on disk. Written as <out>.partial and renamed when
+// complete, so a backup file is always whole.
 
 import { closeSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Database } from "bun:sqlite";
 import { holdDrain } from "./drain-hold.ts";
 import { DATABASES, FORMAT, FORMAT_VERSION, MANIFEST, type Manifest, type ManifestMember } from "./manifest.ts";
-import { checkpointAhead, copyPinned, materialize, openForSnapshot, pin, type PinnedDb } from "./snapshot.ts";
+import { FLUSH_EVERY, checkpointAhead, openForSnapshot, pin, unpin, type PinnedDb } from "./snapshot.ts";
 import { TarWriter } from "./tar.ts";
 
 /** Bounds the walk of files/ (one directory per upload). */
@@ -78,9 +80,7 @@ export async function runBackupJob(input: BackupJobInput, hooks: BackupJobHooks)
     if (!existsSync(join(dataDir, name))) throw new Error(`${dataDir} has no ${name}: not a Burrow data directory`);
   }
   mkdirSync(dirname(out), { recursive: true });
-  const tmp = join(dirname(out), `.tmp-${id}`);
   const partial = `${out}.partial`;
-  mkdirSync(tmp);
   const release = holdDrain(dataDir, id);
   const conns: { name: string; path: string; reader: Database; checker: Database }[] = [];
   let pinned: PinnedDb[] = [];
@@ -103,24 +103,22 @@ export async function runBackupJob(input: BackupJobInput, hooks: BackupJobHooks)
     for (const c of conns) c.checker.close();
 
     const stored = listStoredFiles(join(dataDir, "files"));
-    const copyBytes = pinned.reduce((n, p) => n + statSync(p.path).size + p.walBytes, 0);
-    const total = copyBytes * 2 + stored.reduce((n, f) => n + f.size, 0);
+    const total = pinned.reduce((n, p) => n + statSync(p.path).size + p.walBytes, 0) + stored.reduce((n, f) => n + f.size, 0);
     let done = 0;
-    const step = (phase: string) => (n: number) => hooks.progress((done += n), Math.max(total, done), phase);
-
-    for (const p of pinned) copyPinned(p, join(tmp, p.name), step(`copying ${p.name}`));
-    pinned = [];
-    for (const name of DATABASES) materialize(join(tmp, name));
+    const progress = (phase: string) => (n: number) => hooks.progress((done += n), Math.max(total, done), phase);
 
     const fd = openSync(partial, "w");
     const members: ManifestMember[] = [];
     let files = 0;
     try {
-      const tar = new TarWriter(fd);
-      for (const name of DATABASES) members.push({ name, ...tar.addFile(name, join(tmp, name), step("writing the backup")) });
+      const tar = new TarWriter(fd, FLUSH_EVERY);
+      for (const p of pinned) {
+        members.push({ name: p.name, ...tar.addFile(p.name, p.path, { progress: progress(`copying ${p.name}`) }) });
+        if (p.walBytes > 0) members.push({ name: `${p.name}-wal`, ...tar.addFile(`${p.name}-wal`, `${p.path}-wal`, { length: p.walBytes, progress: progress(`copying ${p.name}`) }) });
+      }
       for (const f of stored) {
         try {
-          members.push({ name: `files/${f.rel}`, ...tar.addFile(`files/${f.rel}`, join(dataDir, "files", f.rel), step("writing the backup")) });
+          members.push({ name: `files/${f.rel}`, ...tar.addFile(`files/${f.rel}`, join(dataDir, "files", f.rel), { progress: progress("copying files/") }) });
           files++;
         } catch (e) {
           // Gone since the listing: an upload that was discarded (a file of the snapshot cannot go: drain-hold.ts).
@@ -134,6 +132,7 @@ export async function runBackupJob(input: BackupJobInput, hooks: BackupJobHooks)
     } finally {
       closeSync(fd);
     }
+    for (const p of pinned.splice(0)) unpin(p);
     renameSync(partial, out);
     hooks.progress(total, total, "done");
     return { id, file: out, size: statSync(out).size, created, durationMs: Date.now() - started, freezeMs, files };
@@ -143,7 +142,7 @@ export async function runBackupJob(input: BackupJobInput, hooks: BackupJobHooks)
   } finally {
     for (const p of pinned) {
       try {
-        if (p.reader.inTransaction) p.reader.run("ROLLBACK");
+        unpin(p);
       } catch {}
     }
     for (const c of conns) {
@@ -152,7 +151,6 @@ export async function runBackupJob(input: BackupJobInput, hooks: BackupJobHooks)
         c.checker.close();
       } catch {}
     }
-    rmSync(tmp, { recursive: true, force: true });
     release();
   }
 }

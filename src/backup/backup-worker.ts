@@ -4,8 +4,13 @@
 // {type: "error", message}.
 
 import { runBackupJob, type BackupJobInput } from "./backup-job.ts";
+import { niceThread } from "../os/thread-priority.ts";
 
 declare const self: Worker;
+
+// Requests come first: the copy, checks and hashing get what CPU the server's own thread leaves (nice 19, not
+// SCHED_IDLE, so a busy machine still finishes the backup).
+niceThread(19);
 
 let frozen: ((at: number) => void) | null = null;
 

@@ -1,4 +1,5 @@
-// What a backup file holds and how it is checked: the member names allowed (the three databases and files/<key>),
+// What a backup file holds and how it is checked: the member names allowed (the three databases, the part of each
+// one's WAL that belongs to the backup's instant as <name>-wal, and files/<key>),
 // the manifest (manifest.json, the archive's last member) with every member's size and SHA-256, and the check of
 // an archive's members against it. Pure functions: the backup worker writes, restore reads.
 
@@ -32,9 +33,9 @@ export function newBackupId(now: number, random = crypto.getRandomValues(new Uin
   return `burrow-${stamp}-${Buffer.from(random).toString("hex").slice(0, 4)}`;
 }
 
-/** Member names a backup may hold: a database, or a stored file under files/ (no `.`/`..` segments, no temp files). */
+/** Member names a backup may hold: a database, its WAL, or a stored file under files/ (no `.`/`..` segments, no temp files). */
 export function isMemberName(name: string): boolean {
-  if ((DATABASES as readonly string[]).includes(name) || name === MANIFEST) return true;
+  if ((DATABASES as readonly string[]).includes(name) || DATABASES.some((d) => name === `${d}-wal`) || name === MANIFEST) return true;
   if (!name.startsWith("files/") || name.length > 600) return false;
   const segs = name.slice(6).split("/");
   return segs.length >= 1 && segs.length <= 8 && segs.every((s) => s !== "" && s !== "." && s !== ".." && !s.includes("\0") && !s.includes("\\") && !s.startsWith(".~"));

@@ -1,7 +1,7 @@
 // Restores a backup file into a data directory with no server on it (its lock, burrow.lock, is taken) or into a new
 // one. Nothing is swapped in before everything is checked: the archive is unpacked into a staging directory next to
-// the target, every member's size and SHA-256 is compared with the manifest, and each database passes
-// PRAGMA integrity_check. Then the target is renamed aside, the staging directory renamed into its place, the old
+// the target, every member's size and SHA-256 is compared with the manifest, each database's WAL part is folded in,
+// and each database passes PRAGMA integrity_check. Then the target is renamed aside, the staging directory renamed into its place, the old
 // backups/ moved over, and the old directory removed (or kept with keepOld). A failure before the swap leaves the
 // target as it was; a failed swap puts the old directory back.
 
@@ -11,6 +11,7 @@ import { basename, dirname, join } from "node:path";
 import { DirectoryInUse, lockDataDir, type DirLock } from "../db/dir-lock.ts";
 import { DATABASES, MANIFEST, checkMembers, isMemberName, parseManifest, type Manifest } from "./manifest.ts";
 import { TarError, readTar } from "./tar.ts";
+import { foldWal } from "./snapshot.ts";
 
 const MAX_MANIFEST_BYTES = 256 * 1024 * 1024;
 
@@ -92,6 +93,13 @@ function unpackAndCheck(file: string, staging: string, progress?: (done: number,
   if (problems.length) throw new RestoreRefused(problems.slice(0, 3).join("; ") + (problems.length > 3 ? ` (and ${problems.length - 3} more)` : ""));
   for (const name of DATABASES) {
     progress?.(done, total, `integrity_check ${name}`);
+    try {
+      // The backup's WAL part (<name>-wal, beside the database as SQLite expects it) is replayed and folded in.
+      foldWal(join(staging, name));
+    } catch (e) {
+      throw new RestoreRefused(`${name} cannot be opened: ${(e as Error).message}`);
+    }
+    if (existsSync(join(staging, `${name}-wal`))) throw new RestoreRefused(`${name}: its WAL could not be folded in`);
     const bad = integrity(join(staging, name));
     if (bad) throw new RestoreRefused(`${name} fails PRAGMA integrity_check: ${bad}`);
   }

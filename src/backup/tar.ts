@@ -3,7 +3,7 @@
 // sizes that do not fit the ustar header go into a pax extended header. Every member's SHA-256 is computed while it
 // is written or read, so one pass over the data gives both the archive and its checksums.
 
-import { closeSync, fstatSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, fdatasyncSync, fstatSync, openSync, readSync, writeSync } from "node:fs";
 import { createHash } from "node:crypto";
 
 const BLOCK = 512;
@@ -15,10 +15,14 @@ const PAX_MAX = 64 * 1024;
 
 export class TarError extends Error {}
 
-/** Writes members one after another to an open file descriptor. */
+/** Writes members one after another to an open file descriptor; `flushEvery` bytes, the data is flushed to disk. */
 export class TarWriter {
   #pos = 0;
-  constructor(private readonly fd: number) {}
+  #flushed = 0;
+  constructor(
+    private readonly fd: number,
+    private readonly flushEvery = Infinity,
+  ) {}
 
   /** Bytes written so far. */
   get position(): number {
@@ -29,6 +33,10 @@ export class TarWriter {
     let off = 0;
     while (off < buf.length) off += writeSync(this.fd, buf, off, buf.length - off);
     this.#pos += buf.length;
+    if (this.#pos - this.#flushed >= this.flushEvery) {
+      fdatasyncSync(this.fd);
+      this.#flushed = this.#pos;
+    }
   }
 
   #header(name: string, size: number, mtimeSec: number, type: "0" | "x"): void {
@@ -73,24 +81,32 @@ export class TarWriter {
     return createHash("sha256").update(bytes).digest("hex");
   }
 
-  /** A member copied from a file (its size at open); `progress` gets the bytes copied. Returns size and SHA-256. */
-  addFile(name: string, path: string, progress?: (n: number) => void): { size: number; sha256: string } {
+  /**
+   * A member copied from a file: its first `length` bytes (default: its size at open). A file that shrinks while it
+   * is read is padded with zeros (a live database file: pages past its snapshot's end are not part of it).
+   * `progress` gets the bytes copied. Returns size and SHA-256.
+   */
+  addFile(name: string, path: string, opts: { length?: number; progress?: (n: number) => void } = {}): { size: number; sha256: string } {
     const src = openSync(path, "r");
     try {
       const st = fstatSync(src);
-      const size = st.size;
+      const size = opts.length ?? st.size;
       this.#begin(name, size, st.mtimeMs);
       const hash = createHash("sha256");
       const buf = Buffer.allocUnsafe(CHUNK);
       let done = 0;
       while (done < size) {
-        const n = readSync(src, buf, 0, Math.min(CHUNK, size - done), done);
-        if (n === 0) throw new TarError(`${path} shrank while it was archived`);
+        const want = Math.min(CHUNK, size - done);
+        let n = readSync(src, buf, 0, want, done);
+        if (n === 0) {
+          buf.fill(0, 0, want);
+          n = want;
+        }
         const chunk = buf.subarray(0, n);
         hash.update(chunk);
         this.#write(chunk);
         done += n;
-        progress?.(n);
+        opts.progress?.(n);
       }
       this.#pad(size);
       return { size, sha256: hash.digest("hex") };

@@ -129,8 +129,8 @@ describe("manifest", () => {
   });
 
   test("member names: the databases and files/ keys only", () => {
-    for (const ok of ["system.db", "development.db", "production.db", "manifest.json", "files/development/0123/résumé 2026.pdf"]) expect([ok, isMemberName(ok)]).toEqual([ok, true]);
-    for (const bad of ["burrow.lock", "files/", "files/../x", "files/a//b", "/etc/passwd", "files/a/./b", "files/a/.~tmp.tmp", "files/a\\b", "other/x"]) expect([bad, isMemberName(bad)]).toEqual([bad, false]);
+    for (const ok of ["system.db", "development.db", "production.db", "production.db-wal", "manifest.json", "files/development/0123/résumé 2026.pdf"]) expect([ok, isMemberName(ok)]).toEqual([ok, true]);
+    for (const bad of ["burrow.lock", "burrow.lock-wal", "system.db-shm", "files/", "files/../x", "files/a//b", "/etc/passwd", "files/a/./b", "files/a/.~tmp.tmp", "files/a\\b", "other/x"]) expect([bad, isMemberName(bad)]).toEqual([bad, false]);
   });
 
   test("backup ids carry the UTC time and four hex digits", () => {
