@@ -8,10 +8,6 @@ import { niceThread } from "../os/thread-priority.ts";
 
 declare const self: Worker;
 
-// Requests come first: the copy, checks and hashing get what CPU the server's own thread leaves (nice 19, not
-// SCHED_IDLE, so a busy machine still finishes the backup).
-niceThread(19);
-
 let frozen: ((at: number) => void) | null = null;
 
 self.onmessage = (event: MessageEvent) => {
@@ -32,7 +28,13 @@ self.onmessage = (event: MessageEvent) => {
         failFreeze = reject;
         self.postMessage({ type: "freeze" });
       }),
-    thaw: () => self.postMessage({ type: "thaw" }),
+    thaw: () => {
+      self.postMessage({ type: "thaw" });
+      // Requests come first: once writers go again, the copy and hashing get what CPU the server's own thread
+      // leaves (nice 19, not SCHED_IDLE, so a busy machine still finishes the backup). Not before: while writers
+      // are held off, this thread must not wait for a CPU.
+      niceThread(19);
+    },
     progress: (done, total, phase) => {
       const now = Date.now();
       if (now - lastPost < 100 && done < total) return;
