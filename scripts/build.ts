@@ -53,7 +53,7 @@ const lines: string[] = [];
 try {
   for (const b of builds) {
     // Worker threads are separate entrypoints in a compiled binary (Bun embeds them next to the main bundle).
-    const args = ["build", "--compile", "--minify", "--bytecode", "--format=esm", "src/main.ts", "src/auth/hasher-worker.ts", "src/push/delivery-thread.ts", "src/code/code-thread.ts", ...assets, "--outfile", b.outfile, ...(await b.flags())];
+    const args = ["build", "--compile", "--minify", "--bytecode", "--format=esm", "src/main.ts", "src/auth/hasher-worker.ts", "src/push/delivery-thread.ts", "src/code/code-thread.ts", "src/backup/backup-worker.ts", ...assets, "--outfile", b.outfile, ...(await b.flags())];
     const t = performance.now();
     const proc = Bun.spawnSync([process.execPath, ...args], { cwd: root, stdout: "inherit", stderr: "inherit" });
     if (proc.exitCode !== 0) process.exit(proc.exitCode ?? 1);

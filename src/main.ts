@@ -1,5 +1,5 @@
-// The `burrow` command: serve, admin create, keys, schema apply|export, code deploy, deploy, export, import, health,
-// version. `--help` on each.
+// The `burrow` command: serve, admin create, keys, schema apply|export, code deploy, deploy, backup, restore,
+// export, import, health, version. `--help` on each.
 // Configuration and start-up errors print one line and exit with code 2; failed operations exit with code 1,
 // also in one line (the stack only at --log-level debug).
 
@@ -10,6 +10,7 @@ import { adminCreate, codeDeploy, deploy, keys, schemaApply, schemaExport } from
 import { health } from "./cli/health.ts";
 import { serve } from "./cli/serve.ts";
 import { exportCommand, importCommand } from "./cli/transfer-commands.ts";
+import { backup, restore } from "./cli/backup-commands.ts";
 import { VERSION } from "./version.ts";
 
 interface Command {
@@ -77,6 +78,18 @@ const COMMANDS: Record<string, Command> = {
     values: ["--env", "--schema", "--format", "--batch-size", "--max-errors", "--report"],
     booleans: ["--restart"],
     run: (c, p, f) => importCommand(c, p[0], f),
+  },
+  backup: {
+    usage: "burrow backup [--out file] [options]",
+    summary: "one file with system.db, development.db, production.db and files/ as they were at one instant, also while a server runs; into <dir>/backups/ (keeping the newest backups.keep) unless --out",
+    values: ["--out"],
+    run: (c, _p, f) => backup(c, f),
+  },
+  restore: {
+    usage: "burrow restore <file> [--keep-old] [options]",
+    summary: "check a backup (checksums, integrity_check) and only then swap it in as the data directory --dir (stopped server, or a new directory); --keep-old keeps the previous directory aside",
+    booleans: ["--keep-old"],
+    run: (c, p, f) => restore(c, p[0], f),
   },
   version: { usage: "burrow version", summary: "print the version (also burrow --version)", run: async () => void process.stdout.write(`burrow ${VERSION}\n`) },
 };

@@ -38,6 +38,8 @@ import { LogStore } from "./system/logs.ts";
 import type { KeyIndex, Services } from "./http/services.ts";
 import { SOCIAL_LINKS_DDL, SocialLinks } from "./social/social-links.ts";
 import { SocialAccounts, type SocialSettings } from "./social/social-accounts.ts";
+import { Backups, type BackupSettings } from "./backup/backups.ts";
+import { BackupScheduler } from "./backup/schedule.ts";
 
 export type { Services } from "./http/services.ts";
 
@@ -143,6 +145,16 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
     },
   });
 
+  // Backups are server-wide: their settings are production's (settings.ts marks them so).
+  const backupSettings = () => settings.get("production").backups as unknown as BackupSettings;
+  const backups = new Backups({
+    dataDir: config.dir,
+    version: VERSION,
+    clients: () => [system, envDbs.development, envDbs.production],
+    settings: backupSettings,
+    upload: () => (name, path) => files.s3Store("production").uploadBackup(name, path),
+  });
+
   const services: Services = {
     config,
     version: VERSION,
@@ -166,6 +178,7 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
     code,
     requestStats: new RequestStats(),
     requestLog: new RequestLogRing(),
+    backups,
     keys,
     refreshIfDue() {
       const now = Date.now();
@@ -193,7 +206,11 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
       drain();
       const timer = setInterval(drain, MAINTENANCE_INTERVAL_MS);
       timer.unref?.();
-      return () => clearInterval(timer);
+      const stopSchedule = new BackupScheduler(backups, backupSettings, log).start();
+      return () => {
+        clearInterval(timer);
+        stopSchedule();
+      };
     },
     close() {
       if (closed) return;

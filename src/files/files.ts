@@ -13,6 +13,7 @@ import { LocalFileStore } from "./local-store.ts";
 import { S3FileStore } from "./s3-store.ts";
 import type { FileMeta, FileStore } from "./store.ts";
 import type { Upload } from "./upload.ts";
+import { drainHeld } from "../backup/drain-hold.ts";
 
 export const FILES_DDL = [
   `CREATE TABLE IF NOT EXISTS _burrow_files (key TEXT PRIMARY KEY, store TEXT NOT NULL, schema TEXT NOT NULL, object TEXT NOT NULL, field TEXT NOT NULL,
@@ -47,7 +48,7 @@ export class Files {
   private s3: { config: string; store: S3FileStore } | null = null;
 
   constructor(
-    dataDir: string,
+    private readonly dataDir: string,
     private readonly settings: Settings,
     private readonly log: Logger,
   ) {
@@ -71,6 +72,11 @@ export class Files {
       };
     }
     return this.s3.store;
+  }
+
+  /** The environment's S3 store (503 when files.s3 is not configured). */
+  s3Store(env: EnvName): S3FileStore {
+    return this.store("s3", env) as S3FileStore;
   }
 
   maxBytes(env: EnvName): number {
@@ -102,12 +108,20 @@ export class Files {
     await Promise.all(saved.map((f) => this.store(f.store, env).delete(f.key).catch((e) => this.log.warn("could not discard an unused file", { key: f.key, error: String(e) }))));
   }
 
-  /** Delete trashed files from their stores. Failures stay in the trash for the next drain. */
+  /**
+   * Delete trashed files from their stores. Failures stay in the trash for the next drain. While a backup runs
+   * (drain-hold.ts) the trash waits: the check comes after taking the rows, so rows taken before a backup's instant
+   * were unreferenced at that instant, and rows taken after it are put back.
+   */
   async drain(env: EnvName, db: Client): Promise<number> {
     let done = 0;
     for (;;) {
       const rs = await db.execute({ sql: `DELETE FROM _burrow_trash WHERE key IN (SELECT key FROM _burrow_trash ORDER BY since LIMIT ?) RETURNING key, store, since`, args: [DRAIN_BATCH] });
       if (rs.rows.length === 0) return done;
+      if (drainHeld(this.dataDir)) {
+        await db.batch(rs.rows.map((r) => ({ sql: `INSERT OR IGNORE INTO _burrow_trash (key, store, since) VALUES (?, ?, ?)`, args: [r.key as string, r.store as string, Number(r.since)] })), "write");
+        return done;
+      }
       const failed: InStatement[] = [];
       await Promise.all(
         rs.rows.map(async (r) => {

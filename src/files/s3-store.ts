@@ -26,6 +26,14 @@ export class S3FileStore implements FileStore {
     return { contentType: meta.contentType, filename: meta.filename, size: bytes.byteLength, etag, created: Date.now() };
   }
 
+  /** Uploads a backup file (streamed from disk, multipart when large) to <prefix>backups/<name>; answers the object key. */
+  async uploadBackup(name: string, path: string): Promise<string> {
+    if (!/^[A-Za-z0-9._-]{1,200}$/.test(name)) throw new Error(`invalid backup name ${JSON.stringify(name.slice(0, 100))}`);
+    const key = `${this.prefix}backups/${name}`;
+    await this.client.write(key, Bun.file(path), { type: "application/x-tar" });
+    return key;
+  }
+
   async read(key: string): Promise<Uint8Array | null> {
     const path = this.path(key);
     try {

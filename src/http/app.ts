@@ -19,6 +19,7 @@ import { adminDataRoutes } from "./routes/admin-data.ts";
 import { adminMetaRoutes } from "./routes/admin-meta.ts";
 import { adminPushRoutes } from "./routes/admin-push.ts";
 import { adminCodeRoutes } from "./routes/admin-code.ts";
+import { adminBackupRoutes } from "./routes/admin-backups.ts";
 import { fileRoutes } from "./routes/files.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { metricsRoutes } from "./routes/metrics.ts";
@@ -68,6 +69,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     .use(adminMetaRoutes(services))
     .use(adminPushRoutes(services, parsers))
     .use(adminCodeRoutes(services, parsers))
+    .use(adminBackupRoutes(services, parsers))
     .use(consoleRoutes(services))
     .use(statusRoutes(services))
     .use(fileRoutes(services))

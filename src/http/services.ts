@@ -22,6 +22,7 @@ import type { CustomCode } from "../code/custom-code.ts";
 import type { SocialAccounts } from "../social/social-accounts.ts";
 import type { RequestStats } from "../system/request-stats.ts";
 import type { RequestLogRing } from "../system/request-log-ring.ts";
+import type { Backups } from "../backup/backups.ts";
 
 export interface KeyIndex {
   set: KeySet;
@@ -59,11 +60,13 @@ export interface Services {
   readonly requestStats: RequestStats;
   /** The newest request log entries of this process (at --log-level info and above). */
   readonly requestLog: RequestLogRing;
+  /** Backups of the data directory (<dir>/backups/) and their schedule (started with the maintenance). */
+  readonly backups: Backups;
   keys: KeyIndex;
   /** Reload keys, settings and schemas when another process changed them; undefined when not due yet. */
   refreshIfDue(): Promise<void> | undefined;
   reload(): Promise<void>;
-  /** Background upkeep (emptying the file trash); returns a function that stops it. */
+  /** Background upkeep (emptying the file trash, scheduled backups); returns a function that stops it. */
   startMaintenance(): () => void;
   close(): void;
 }

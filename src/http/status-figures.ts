@@ -27,11 +27,10 @@ export function storeSizes(dir: string): Record<string, { db: number; wal: numbe
   return out;
 }
 
-/** Extra figures other parts add (the backups' last run, once they exist). */
-export type StatusExtra = () => Promise<Record<string, unknown>>;
-const extras: StatusExtra[] = [];
-export function addStatusFigures(fn: StatusExtra): void {
-  extras.push(fn);
+/** The newest backup in <dir>/backups/ (made by the server, its schedule or `burrow backup`), or null. */
+function lastBackup(services: Services): { id: string; created: string; size: number } | null {
+  const newest = services.backups.list()[0];
+  return newest ? { id: newest.id, created: new Date(newest.created).toISOString(), size: newest.size } : null;
 }
 
 export async function statusFigures(services: Services, origin: string): Promise<Record<string, unknown>> {
@@ -69,8 +68,7 @@ export async function statusFigures(services: Services, origin: string): Promise
     push,
     code: services.code.stats(),
     process: { rssBytes: mem.rss, heapUsedBytes: mem.heapUsed },
-    lastBackup: null,
+    lastBackup: lastBackup(services),
   };
-  for (const fn of extras) Object.assign(out, await fn());
   return out;
 }

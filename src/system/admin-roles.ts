@@ -1,6 +1,6 @@
 // Admin roles and what each may do in the admin API, decided from the method and the path alone (no per-route
-// code): owner does everything; editor everything but admin management, keys, settings and test mail; viewer
-// only reads (GET/HEAD) outside those, plus logging out. A route added later is covered by these rules as is.
+// code): owner does everything; editor everything but admin management, keys, settings, test mail and backup
+// downloads; viewer only reads (GET/HEAD) outside those, plus logging out. A route added later is covered by these rules as is.
 
 export const ROLES = ["owner", "editor", "viewer"] as const;
 export type Role = (typeof ROLES)[number];
@@ -13,6 +13,8 @@ const RANK: Record<Role, number> = { viewer: 0, editor: 1, owner: 2 };
 
 /** Paths (after /_admin/api) only an owner may use, with any method: who administers, the secrets, the mail. */
 const OWNER_ONLY = ["/admins", "/keys", "/settings", "/mail/test"];
+/** Paths only an owner may use though they sit under a path others may use: a backup's file holds the keys, settings and admins. */
+const OWNER_ONLY_PATTERNS = [/^\/backups\/[^/]+\/download$/];
 /** Reads an editor needs: the outbox holds users' temporary passwords, which would let a viewer sign in as them. */
 const EDITOR_READS = ["/outbox"];
 /** Writes every role may make: ending its own session. */
@@ -36,7 +38,7 @@ const under = (path: string, prefix: string) => path === prefix || path.startsWi
 export function neededRole(method: string, path: string): Role {
   const m = method.toUpperCase();
   const p = normalize(path);
-  if (OWNER_ONLY.some((o) => under(p, o))) return "owner";
+  if (OWNER_ONLY.some((o) => under(p, o)) || OWNER_ONLY_PATTERNS.some((r) => r.test(p))) return "owner";
   if (READS.has(m)) return EDITOR_READS.some((e) => under(p, e)) ? "editor" : "viewer";
   if (ANY_ROLE_WRITES.includes(`${m} ${p}`)) return "viewer";
   return "editor";

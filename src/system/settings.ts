@@ -7,7 +7,17 @@ import { BUMP_EPOCH, readEpoch } from "./system-db.ts";
 import { ENVIRONMENTS, type EnvName } from "./environments.ts";
 import { isPlainObject as isObj } from "../plain-object.ts";
 
-type Leaf = { type: "string" | "integer" | "boolean" | "string[]" | "string-map" | "oidc-map"; secret?: boolean; url?: boolean; min?: number; max?: number; oneOf?: readonly string[]; default: Record<EnvName, unknown> };
+type Leaf = {
+  type: "string" | "integer" | "boolean" | "string[]" | "string-map" | "oidc-map";
+  secret?: boolean;
+  url?: boolean;
+  min?: number;
+  max?: number;
+  oneOf?: readonly string[];
+  /** A server-wide setting, read from (and only written in) this environment's document. */
+  only?: EnvName;
+  default: Record<EnvName, unknown>;
+};
 type Spec = { [key: string]: Leaf | Spec };
 type SettingsDoc = { [key: string]: unknown };
 
@@ -105,6 +115,15 @@ const SETTINGS_SPEC: Spec = {
       prefix: { type: "string", default: both("") },
     },
   },
+  /** Scheduled backups of the whole data directory: server-wide, so read from production's settings only. */
+  backups: {
+    /** Hours between scheduled backups; 0 = no schedule (POST /_admin/api/backups and `burrow backup` still work). */
+    every: { type: "integer", min: 0, max: 8760, only: "production", default: both(0) },
+    /** Backups kept in <data dir>/backups/ after each new one; older ones are deleted. */
+    keep: { type: "integer", min: 1, max: 1000, only: "production", default: both(7) },
+    /** Also upload each backup to production's S3 file store (files.s3.*), under <prefix>backups/. */
+    s3: { type: "boolean", only: "production", default: both(false) },
+  },
 };
 
 const isLeaf = (s: Leaf | Spec): s is Leaf => typeof (s as Leaf).type === "string" && "default" in s;
@@ -147,6 +166,21 @@ function isRedaction(s: Leaf, v: unknown): boolean {
   if (!isObj(v) || typeof v.set !== "boolean") return false;
   const keys = Object.keys(v);
   return s.type === "string-map" ? keys.length === 2 && Array.isArray(v.keys) : keys.length === 1;
+}
+
+/** Settings of a patch that only another environment's document holds (server-wide ones), as "a.b" paths. */
+export function otherEnvSettings(env: EnvName, patch: unknown, spec: Spec = SETTINGS_SPEC, path = ""): { path: string; only: EnvName }[] {
+  if (!isObj(patch)) return [];
+  const out: { path: string; only: EnvName }[] = [];
+  for (const [k, v] of Object.entries(patch)) {
+    const s = Object.hasOwn(spec, k) ? spec[k]! : undefined;
+    const p = path ? `${path}.${k}` : k;
+    if (!s) continue;
+    if (isLeaf(s)) {
+      if (s.only && s.only !== env) out.push({ path: p, only: s.only });
+    } else out.push(...otherEnvSettings(env, v, s, p));
+  }
+  return out;
 }
 
 /** Merge a patch into the stored document, validating every key. null resets a setting to its default. */
@@ -274,6 +308,8 @@ export class Settings {
 
   /** Merge a patch and store it; `validate` sees the resolved document first and may refuse it (400). */
   async update(env: EnvName, patch: unknown, validate?: (env: EnvName, resolved: SettingsDoc) => void): Promise<SettingsDoc> {
+    const [misplaced] = otherEnvSettings(env, patch);
+    if (misplaced) throw badRequest(`setting "${misplaced.path}" is server-wide: set it in ${misplaced.only}'s settings (PUT /_admin/api/settings/${misplaced.only})`);
     const next = mergeSettings(await this.stored(env), patch);
     validate?.(env, resolveSettings(env, next));
     await this.db.batch(

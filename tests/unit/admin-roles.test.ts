@@ -20,6 +20,16 @@ const VECTORS: [string, string, Role][] = [
   ["GET", "/data/:env/:schema/:key", "viewer"],
   ["GET", "/outbox", "editor"],
   ["HEAD", "/outbox", "editor"],
+  // Backups: viewers list them, editors make and delete them, only owners download one (it holds keys, settings, admins).
+  ["GET", "/backups", "viewer"],
+  ["GET", "/backups/:id", "viewer"],
+  ["POST", "/backups", "editor"],
+  ["DELETE", "/backups/:id", "editor"],
+  ["GET", "/backups/:id/download", "owner"],
+  ["HEAD", "/backups/:id/download", "owner"],
+  ["GET", "/backups/burrow-20261123T211203Z-ab12/download", "owner"],
+  ["GET", "/backups/x/download/", "owner"],
+  ["GET", "/backups/%78/Download", "owner"],
   // Logging out: every role.
   ["POST", "/logout", "viewer"],
   ["GET", "/logout", "viewer"],

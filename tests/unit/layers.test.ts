@@ -17,6 +17,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["system/"],
   ["mail/"],
   ["push/"],
+  ["backup/"],
   ["files/"],
   ["datastore/"],
   ["social/"],

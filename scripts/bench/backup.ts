@@ -1,0 +1,212 @@
+// Online backup of a ~1 GB development.db while the server takes a steady stream of writes: write latency without a
+// backup, during POST /_admin/api/backups, during `burrow backup` from another process, and (for comparison)
+// during a plain VACUUM INTO of development.db from another process, which is what the backup does not use.
+// Writes are sent open-loop at a fixed rate (one every 1000/rate ms, each timed from when it was due, so a stall
+// shows in the latency of every write that was due during it). Bounded in count and time.
+// Usage: bun run scripts/bench/backup.ts [--gb 1] [--rate 200] [--baseline 10] [--runs 3] [--write] [--keep]
+
+import { Database } from "bun:sqlite";
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { tempDir } from "../../tests/helpers/app.ts";
+import { runCli, startServerProcess, type ServerProcess } from "../../tests/helpers/spawn.ts";
+import { ROOT, cpuCounters, machine, stealPercent, table, writeSection } from "./env.ts";
+
+const { values } = parseArgs({
+  options: {
+    gb: { type: "string", default: "1" },
+    rate: { type: "string", default: "200" },
+    baseline: { type: "string", default: "10" },
+    runs: { type: "string", default: "3" },
+    write: { type: "boolean", default: false },
+    keep: { type: "boolean", default: false },
+  },
+});
+const GB = Math.min(8, Math.max(0.01, Number(values.gb)));
+const RATE = Math.min(2000, Math.max(10, Number(values.rate)));
+const BASELINE_S = Math.min(120, Math.max(2, Number(values.baseline)));
+const RUNS = Math.min(10, Math.max(1, Number(values.runs)));
+/** No phase runs longer than this; a backup that takes longer fails the run. */
+const PHASE_MAX_MS = 10 * 60_000;
+
+const SOURCE = [process.execPath, join(ROOT, "src/main.ts")];
+const ADMIN = { email: "bench@example.com", password: "bench password 1" };
+const KEY = "bench-dev-public-key";
+const dir = tempDir("burrow-bench-backup-");
+const data = join(dir, "data");
+const env = {
+  BURROW_DIR: data,
+  BURROW_DEV_PUBLIC_KEY: KEY,
+  BURROW_DEV_PRIVATE_KEY: "bench-dev-private-key",
+  BURROW_PROD_PUBLIC_KEY: "bench-prod-public-key",
+  BURROW_PROD_PRIVATE_KEY: "bench-prod-private-key",
+  BURROW_ADMIN_EMAIL: ADMIN.email,
+  BURROW_ADMIN_PASSWORD: ADMIN.password,
+  BURROW_LOG_LEVEL: "warn",
+};
+const log = (s: string) => process.stderr.write(`${s}\n`);
+const post = (url: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${url}${path}`, { method: "POST", headers: { accept: "application/vnd.service+json; version=0", "x-service-api-key": KEY, "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+
+/** Creates the schemas through a server, then fills o_big directly with SQLite to ~GB gigabytes (4 KB text rows). */
+async function build(): Promise<void> {
+  const s = await startServerProcess(SOURCE, env);
+  for (const [schema, body] of [["big", { title: "seed", body: "seed" }], ["tick", { seq: 0, due: 0 }]] as const) {
+    const r = await post(s.url, `/${schema}`, body);
+    if (r.status !== 201) throw new Error(`creating ${schema}: ${r.status} ${await r.text()}`);
+  }
+  await s.stop();
+  const db = new Database(join(data, "development.db"));
+  db.run("PRAGMA journal_mode=WAL");
+  db.run("PRAGMA synchronous=OFF");
+  const rows = Math.round((GB * 1024 ** 3) / 4200);
+  const t0 = performance.now();
+  for (let done = 0; done < rows; ) {
+    const n = Math.min(20_000, rows - done);
+    db.run(
+      `WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < ${n})
+       INSERT INTO o_big (big_id, title, body, createddate, lastmoddate) SELECT lower(hex(randomblob(16))), 'row ' || i, hex(randomblob(2000)), 1, 1 FROM k`,
+    );
+    done += n;
+    log(`building: ${done} / ${rows} rows`);
+  }
+  db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+  db.close();
+  // Flush the gigabyte to disk now: left dirty in the page cache, the server's first checkpoint fsync would pay for it.
+  const fd = openSync(join(data, "development.db"), "r+");
+  fsyncSync(fd);
+  closeSync(fd);
+  log(`built development.db: ${(statSync(join(data, "development.db")).size / 1024 ** 3).toFixed(2)} GiB in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+}
+
+interface Sample {
+  due: number;
+  ms: number;
+  ok: boolean;
+}
+
+/** Sends one write every 1000/RATE ms until stop() (or PHASE_MAX_MS); each latency is from when it was due. */
+function writeLoop(url: string): { samples: Sample[]; stop(): Promise<void> } {
+  const samples: Sample[] = [];
+  const inflight = new Set<Promise<void>>();
+  let stopped = false;
+  const interval = 1000 / RATE;
+  const started = performance.now();
+  const loop = (async () => {
+    for (let i = 0; !stopped && performance.now() - started < PHASE_MAX_MS; i++) {
+      const due = started + i * interval;
+      const wait = due - performance.now();
+      if (wait > 0) await Bun.sleep(wait);
+      const p = post(url, "/tick", { seq: i, due: Math.round(due) })
+        .then(async (r) => {
+          await r.arrayBuffer();
+          samples.push({ due, ms: performance.now() - due, ok: r.status === 201 });
+        })
+        .catch(() => void samples.push({ due, ms: performance.now() - due, ok: false }));
+      inflight.add(p);
+      void p.finally(() => inflight.delete(p));
+      if (inflight.size > 5000) throw new Error("the server stopped answering");
+    }
+  })();
+  return {
+    samples,
+    async stop() {
+      stopped = true;
+      await loop;
+      await Promise.all(inflight);
+    },
+  };
+}
+
+function stats(samples: Sample[], from: number, to: number): { n: number; p50: number; p99: number; max: number; failed: number } {
+  const xs = samples.filter((s) => s.due >= from && s.due <= to);
+  const ms = xs.map((s) => s.ms).sort((a, b) => a - b);
+  const at = (q: number) => ms[Math.min(ms.length - 1, Math.floor(q * ms.length))] ?? NaN;
+  return { n: xs.length, p50: at(0.5), p99: at(0.99), max: ms.at(-1) ?? NaN, failed: xs.filter((s) => !s.ok).length };
+}
+
+async function during(server: ServerProcess, name: string, action: () => Promise<string>): Promise<(string | number)[]> {
+  const loop = writeLoop(server.url);
+  await Bun.sleep(1000); // the loop is steady before the action starts
+  const from = performance.now();
+  const cpu0 = cpuCounters();
+  const detail = await action();
+  const to = performance.now();
+  const cpu1 = cpuCounters();
+  await Bun.sleep(500);
+  await loop.stop();
+  const s = stats(loop.samples, from, to);
+  log(`${name}: ${JSON.stringify(s)} ${detail}`);
+  return [name, ((to - from) / 1000).toFixed(1) + " s", s.n, s.p50, s.p99, s.max, s.failed, detail, stealPercent(cpu0, cpu1)];
+}
+
+let server: ServerProcess | null = null;
+try {
+  await build();
+  server = await startServerProcess(SOURCE, env);
+  const login = await (await fetch(`${server.url}/_admin/api/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(ADMIN) })).json() as { token: string };
+  const auth = { authorization: `Bearer ${login.token}` };
+  const dbSize = statSync(join(data, "development.db")).size;
+  const rows: (string | number)[][] = [];
+
+  rows.push(await during(server, "no backup (baseline)", async () => {
+    await Bun.sleep(BASELINE_S * 1000);
+    return "";
+  }));
+  let apiBackup = { size: 0, durationMs: 0 };
+  for (let run = 1; run <= RUNS; run++) rows.push(await during(server, `POST /_admin/api/backups (${run} of ${RUNS})`, async () => {
+    const r = await fetch(`${server!.url}/_admin/api/backups`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: "{}", signal: AbortSignal.timeout(PHASE_MAX_MS) });
+    const b = await r.json() as { size: number; durationMs: number; error?: string };
+    if (r.status !== 201) throw new Error(`backup failed: ${b.error}`);
+    apiBackup = b;
+    return `backup ${(b.size / 1024 ** 3).toFixed(2)} GiB in ${(b.durationMs / 1000).toFixed(1)} s`;
+  }));
+  rows.push(await during(server, "`burrow version` (another process; control)", async () => {
+    const r = await runCli(["version"]);
+    if (r.code !== 0) throw new Error(`burrow version failed: ${r.stderr}`);
+    return "starting a second Bun process, no backup";
+  }));
+  rows.push(await during(server, "`burrow backup --out` (another process)", async () => {
+    const out = join(dir, "cli.tar");
+    const r = await runCli(["backup", "--dir", data, "--out", out], { BURROW_LOG_LEVEL: "warn" });
+    if (r.code !== 0) throw new Error(`burrow backup failed: ${r.stderr}`);
+    rmSync(out, { force: true });
+    return r.stderr.trim().split("\n").at(-1)!.replace(/^backup: /, "");
+  }));
+  rows.push(await during(server, "VACUUM INTO (another process; not used)", async () => {
+    const out = join(dir, "vacuum.db");
+    const t0 = performance.now();
+    const p = Bun.spawn([process.execPath, "-e", `const { Database } = require("bun:sqlite"); const db = new Database(${JSON.stringify(join(data, "development.db"))}); db.run("PRAGMA busy_timeout=5000"); db.run("VACUUM INTO '${out}'");`], { stdout: "ignore", stderr: "inherit" });
+    const code = await p.exited;
+    if (code !== 0) throw new Error("VACUUM INTO failed");
+    const size = existsSync(out) ? statSync(out).size : 0;
+    rmSync(out, { force: true });
+    return `copy ${(size / 1024 ** 3).toFixed(2)} GiB in ${((performance.now() - t0) / 1000).toFixed(1)} s (development.db only)`;
+  }));
+
+  let pressure = "";
+  try {
+    pressure = /some avg10=[\d.]+ avg60=([\d.]+)/.exec(readFileSync("/proc/pressure/cpu", "utf8"))?.[1] ?? "";
+  } catch {}
+  const md = [
+    "### Online backup while writing (scripts/bench/backup.ts)",
+    "",
+    `${machine()}. The 2 cores are shared with another engineer's work running at the same time, so the figures are noisy; ` +
+      `steal is the hypervisor's share of CPU time during each row${pressure ? `; CPU pressure (PSI, some tasks waiting for a CPU) was ${pressure}% over the last minute of the run` : ""}. Server from source (\`bun src/main.ts serve\`), development.db of ` +
+      `${(dbSize / 1024 ** 3).toFixed(2)} GiB (${GB} GB of 4 KB rows); writes \`POST /tick\` sent open-loop at ${RATE}/s from the benchmark process, ` +
+      `each timed from when it was due, so a stall counts in every write due during it. Latencies in ms, over the writes due while the action ran.`,
+    "",
+    table(["while", "took", "writes", "p50", "p99", "max", "failed", "result", "steal"], rows),
+    "",
+    `The backup file of the last API row: ${(apiBackup.size / 1024 ** 3).toFixed(2)} GiB in ${(apiBackup.durationMs / 1000).toFixed(1)} s (three databases and files/, uncompressed). ` +
+      "Writers are held off only while the three read snapshots are pinned (the CLI row prints that time); the tar is written from the live files on a worker thread at nice 19 (in the server) or in the CLI process. " +
+      "The rows run by another process include that process's start and exit (a Bun process of its own, see the control row); on a machine whose CPU is contended, as here, they stall writes far more than the in-process backup does.",
+  ].join("\n");
+  console.log(md);
+  if (values.write) writeSection("backup", md);
+} finally {
+  await server?.stop();
+  if (!values.keep) rmSync(dir, { recursive: true, force: true });
+  else log(`kept ${dir}`);
+}
