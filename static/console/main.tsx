@@ -18,6 +18,7 @@ import { Outbox } from "./screens/outbox.tsx";
 import { Push } from "./screens/push.tsx";
 import { Code } from "./screens/code.tsx";
 import { Admins } from "./screens/admins.tsx";
+import { Backups } from "./screens/backups.tsx";
 
 type Theme = "system" | "light" | "dark";
 const THEME_KEY = "burrow.console.theme";
@@ -60,6 +61,7 @@ const NAV: NavItem[] = [
   { path: "code", label: "Custom code" },
   { path: "push", label: "Push" },
   { path: "outbox", label: "Outbox", editor: true },
+  { path: "backups", label: "Backups" },
   { path: "keys", label: "Keys", owner: true },
   { path: "settings", label: "Settings", owner: true },
   { path: "admins", label: "Admins", owner: true },
@@ -126,6 +128,8 @@ function Screen({ parts }: { parts: string[] }) {
       return <SettingsScreen />;
     case "admins":
       return <Admins />;
+    case "backups":
+      return <Backups />;
     default:
       return <ErrorBox error={`There is no screen "${head}".`} />;
   }

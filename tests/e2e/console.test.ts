@@ -18,7 +18,7 @@ const OWNER = { email: "owner@example.com", password: "owner password 1" };
 const VIEWER = { email: "viewer@example.com", password: "viewer password 1" };
 /** A 1x1 PNG. */
 const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
-const SCREENS = ["", "schemas/todo", "data/todo", "users/user", "roles", "deploy", "code", "push", "outbox", "keys", "settings", "admins"];
+const SCREENS = ["", "schemas/todo", "data/todo", "users/user", "roles", "deploy", "code", "push", "outbox", "backups", "keys", "settings", "admins"];
 
 let server: ServerProcess;
 let browser: Browser;
@@ -210,6 +210,17 @@ describe("an owner", () => {
     await toast("Settings of development saved");
     expect((await apiFromPage("GET", "/settings/development")).body.rateLimits.ipPerMinute).toBe(450);
   }, 30_000);
+
+  test("makes a backup and sees it listed", async () => {
+    await go("backups");
+    await page.getByRole("button", { name: "Back up now" }).click();
+    await toast("Backup made");
+    const table = page.getByTestId("backups");
+    await table.waitFor();
+    await expect(table.locator("tbody tr").count()).resolves.toBe(1);
+    expect(await page.getByTestId("backup-schedule").textContent()).toContain("Schedule: off");
+    expect((await apiFromPage("GET", "/backups")).body.backups.length).toBe(1);
+  }, 60_000);
 
   test("adds a viewer", async () => {
     await go("admins");
