@@ -33,7 +33,23 @@ function lastBackup(services: Services): { id: string; created: string; size: nu
   return newest ? { id: newest.id, created: new Date(newest.created).toISOString(), size: newest.size } : null;
 }
 
-export async function statusFigures(services: Services, origin: string): Promise<Record<string, unknown>> {
+/**
+ * Object counts are a count(*) per schema: on big tables that is tens of milliseconds each, and the status page is
+ * public and polls every 5 s. So they are computed at most once per COUNTS_TTL_MS per process, however many ask.
+ */
+const COUNTS_TTL_MS = 30_000;
+const countsCache = new WeakMap<Services, { at: number; value: Promise<Record<string, unknown>> }>();
+
+function objectCounts(services: Services, origin: string): Promise<Record<string, unknown>> {
+  const cached = countsCache.get(services);
+  if (cached && Date.now() - cached.at < COUNTS_TTL_MS) return cached.value;
+  const value = countObjects(services, origin);
+  countsCache.set(services, { at: Date.now(), value });
+  value.catch(() => countsCache.delete(services));
+  return value;
+}
+
+async function countObjects(services: Services, origin: string): Promise<Record<string, unknown>> {
   const { catalog } = services;
   const baseUrl = () => services.config.publicUrl ?? origin;
   const environments: Record<string, unknown> = {};
@@ -48,6 +64,13 @@ export async function statusFigures(services: Services, origin: string): Promise
       environments[env] = { versions: catalog.versions(), latestVersion: latest, schemas: Object.keys(counts).length, objects: counts, total: sum(counts) };
     }
   }
+  return environments;
+}
+
+/** `fresh` recounts objects now (the admin API's status); the public status page takes counts up to 30 s old. */
+export async function statusFigures(services: Services, origin: string, fresh = false): Promise<Record<string, unknown>> {
+  if (fresh) countsCache.delete(services);
+  const environments = await objectCounts(services, origin);
   const hourAgo = Date.now() - 3600_000;
   const push: Record<string, unknown> = {};
   for (const env of ENVIRONMENTS) {

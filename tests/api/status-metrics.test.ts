@@ -66,6 +66,16 @@ describe("figures by area", () => {
   });
 });
 
+describe("the public figures are shared, not recomputed per caller", () => {
+  test("object counts are reused for 30 s on /_status/data; the admin API counts afresh", async () => {
+    const first = (await t.request("GET", "/_status/data", { key: null, version: null })).body.environments.development.objects.note;
+    expect((await t.request("POST", "/note", { body: { text: "b" } })).status).toBe(201);
+    await Bun.sleep(1100); // past the one-second sharing of the whole answer
+    expect((await t.request("GET", "/_status/data", { key: null, version: null })).body.environments.development.objects.note).toBe(first);
+    expect((await t.admin("GET", "/status")).body.environments.development.objects.note).toBe(first + 1);
+  });
+});
+
 describe("request log", () => {
   test("GET /logs?source=requests lists this process's requests newest first with filters, without query values", async () => {
     await t.request("GET", "/note?text=secret-value");

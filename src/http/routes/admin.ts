@@ -251,6 +251,6 @@ function mainRoutes(services: Services, info: RequestInfo, parsers: BodyParsers)
       response: { 200: S.AnyObject, ...S.errors(400, 401, 403, 404) },
     })
     .get("/status", async ({ request }) => {
-      return json(await statusFigures(services, new URL(request.url).origin));
+      return json(await statusFigures(services, new URL(request.url).origin, true));
     }, { detail: admin("Version, uptime, objects, requests per area over the last hour, store sizes, push queues, custom code, memory", "The figures of the status page (/_status) as JSON."), response: { 200: S.Status, ...S.errors(401) } });
 }

@@ -11,7 +11,10 @@ import { statusFigures } from "../status-figures.ts";
 
 const doc = (summary: string, description?: string) => ({ detail: { tags: ["health"], summary, description } });
 
+const SHARED_MS = 1000;
+
 export function statusRoutes(services: Services) {
+  let latest: { at: number; value: Promise<Record<string, unknown>> } | null = null;
   return new Elysia({ name: "status" })
     .get("/_status/", ({ request }) => pageIndex("status", "/_status", request), doc("The status page (/_status redirects here)"))
     .get("/_status/data", async ({ request }) => {
@@ -20,7 +23,11 @@ export function statusRoutes(services: Services) {
         if (!m || !(await services.admins.authenticate(m[1]!)))
           throw new ApiError(401, "the status page needs an admin: sign in to the console (/_admin/) in this tab first", { headers: { "www-authenticate": 'Bearer realm="burrow-admin"' } });
       }
-      return json(await statusFigures(services, new URL(request.url).origin), 200, { "cache-control": "no-store" });
+      // One computation serves every caller for a second: the page is public, and the queue figures scan the queue.
+      if (!latest || Date.now() - latest.at > SHARED_MS) latest = { at: Date.now(), value: statusFigures(services, new URL(request.url).origin) };
+      const current = latest;
+      current.value.catch(() => latest === current && (latest = null));
+      return json(await current.value, 200, { "cache-control": "no-store" });
     }, doc("The status page's figures", "Version, uptime, objects, requests per area over the last hour (rate, p50/p95/p99, errors) with a per-minute series, store and WAL sizes, push queues, custom code, memory. Public unless the server runs with --status-admin-only."))
     .get("/_status/:file", ({ params, request }) => pageFile("status", params.file, request), doc("A file of the status page (hashed, cached for a year)"));
 }
