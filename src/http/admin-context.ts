@@ -1,4 +1,5 @@
-// The context the admin API acts in on an environment: the server itself (every permission passes), with
+// The admin API's request basics: the environment a path names, the bearer token, and the context it acts in on
+// an environment: the server itself (every permission passes), with
 // development's schemas or a production version's (the newest unless one is named). Shared by the admin routes
 // on data, user accounts and custom code calls.
 
@@ -7,13 +8,23 @@ import { type ApiContext, systemContext } from "../request-context.ts";
 import { type EnvName, isEnvName } from "../system/environments.ts";
 import type { Services } from "./services.ts";
 
+/** An environment named in an admin path or query; 404 for any other name. */
+export function environmentOf(raw: string): EnvName {
+  if (!isEnvName(raw)) throw notFound(`unknown environment "${raw.slice(0, 32)}"; use development or production`);
+  return raw;
+}
+
+/** The bearer token of `Authorization: Bearer <token>`, or null. */
+export function bearerToken(request: Request): string | null {
+  return /^Bearer\s+(\S+)\s*$/i.exec(request.headers.get("authorization") ?? "")?.[1] ?? null;
+}
+
 /**
  * The context of the server on one environment: development's schemas, or production version `versionRaw`'s
  * (default: the newest). `origin` is the request's, for file links when no public URL is set.
  */
 export function adminDataContext(services: Services, envRaw: string, versionRaw: string | null, origin: string): ApiContext {
-  if (!isEnvName(envRaw)) throw notFound(`unknown environment "${envRaw.slice(0, 32)}"; use development or production`);
-  const env: EnvName = envRaw;
+  const env = environmentOf(envRaw);
   const baseUrl = () => services.config.publicUrl ?? origin;
   if (env === "development") return systemContext(env, services.envDbs[env], services.catalog.development(), baseUrl);
   const raw = versionRaw;

@@ -20,6 +20,7 @@ import { ApiError } from "../errors.ts";
 import { adminMayDo, withArticle } from "../system/admin-roles.ts";
 import type { AdminSession } from "../system/admins.ts";
 import type { Services } from "./services.ts";
+import { bearerToken } from "./admin-context.ts";
 
 const PREFIX = "/_admin/api";
 
@@ -29,8 +30,8 @@ const NO_TOKEN = "admin authorization required: send Authorization: Bearer <toke
 async function bearerAdmin(services: Services, request: Request): Promise<AdminSession> {
   const due = services.refreshIfDue();
   if (due) await due;
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.get("authorization") ?? "");
-  const admin = m ? await services.admins.authenticate(m[1]!) : null;
+  const token = bearerToken(request);
+  const admin = token ? await services.admins.authenticate(token) : null;
   if (!admin) throw new ApiError(401, NO_TOKEN, { headers: { "www-authenticate": 'Bearer realm="burrow-admin"' } });
   return admin;
 }

@@ -1,35 +1,28 @@
-// Progress of an import (bytes read of the input) or export (rows of the total) on stderr: a bar redrawn at most
-// ten times a second when stderr is a terminal; nothing until the final summary line otherwise.
+// Progress of an import (bytes read of the input) or an export (rows of the total): the CLI's one progress bar
+// (../progress.ts) with rows, rate and rejections after the percentage, and the elapsed time for the summary.
+
+import { type ProgressBar, progressBar } from "../progress.ts";
 
 export class Progress {
-  private last = 0;
   private readonly started = performance.now();
-  private drawn = false;
+  private readonly bar: ProgressBar;
 
   constructor(
     private readonly total: number,
-    private readonly tty = process.stderr.isTTY === true,
-  ) {}
+    stream: { isTTY?: boolean; write(s: string): unknown } = process.stderr,
+  ) {
+    this.bar = progressBar(stream);
+  }
 
   /** Redraw with the work done so far (bytes or rows, as the total) and the rows done (rate limited). */
   update(done: number, rows: number, rejected: number, label: string): void {
-    if (!this.tty) return;
-    const now = performance.now();
-    if (now - this.last < 100) return;
-    this.last = now;
-    const frac = this.total > 0 ? Math.min(1, done / this.total) : 0;
-    const width = 24;
-    const full = Math.round(frac * width);
-    const rate = rows / Math.max(0.001, (now - this.started) / 1000);
-    const bar = `[${"#".repeat(full)}${".".repeat(width - full)}] ${(frac * 100).toFixed(0).padStart(3)}% ${rows.toLocaleString("en")} rows ${Math.round(rate).toLocaleString("en")}/s${rejected ? `, ${rejected} rejected` : ""} ${label}`;
-    process.stderr.write(`\r${bar.slice(0, (process.stderr.columns ?? 100) - 1)}\u001b[K`);
-    this.drawn = true;
+    const rate = rows / Math.max(0.001, (performance.now() - this.started) / 1000);
+    this.bar.draw(done, this.total, `${rows.toLocaleString("en")} rows ${Math.round(rate).toLocaleString("en")}/s${rejected ? `, ${rejected} rejected` : ""} ${label}`);
   }
 
   /** Clear the bar (the caller prints the summary). */
   finish(): void {
-    if (this.drawn) process.stderr.write("\r\u001b[K");
-    this.drawn = false;
+    this.bar.clear();
   }
 
   seconds(): number {

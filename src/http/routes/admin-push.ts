@@ -3,24 +3,21 @@
 // providers refused. The queue and delivery results are GET /_admin/api/push/queue and /push/notifications.
 
 import { Elysia, t } from "elysia";
-import { badRequest, notFound } from "../../errors.ts";
+import { badRequest } from "../../errors.ts";
 import { sendTarget } from "../../push/targets.ts";
 import { isPlainObject as isObj } from "../../plain-object.ts";
-import { type EnvName, isEnvName } from "../../system/environments.ts";
+import type { EnvName } from "../../system/environments.ts";
 import type { Services } from "../services.ts";
 import type { BodyParsers } from "../parsers.ts";
 import { adminGuard } from "../admin-guard.ts";
+import { environmentOf } from "../admin-context.ts";
 import { json } from "../respond.ts";
 import * as S from "../schemas.ts";
 
 const doc = (summary: string, description?: string) => ({ tags: ["admin"], summary, description, security: [{ adminBearer: [] }] });
 const EnvQuery = t.Object({ env: t.Optional(t.String({ description: "development or production (default production)" })) });
 
-function envOf(request: Request): EnvName {
-  const env = new URL(request.url).searchParams.get("env") ?? "production";
-  if (!isEnvName(env)) throw notFound(`unknown environment "${env.slice(0, 32)}"; use development or production`);
-  return env;
-}
+const envOf = (request: Request): EnvName => environmentOf(new URL(request.url).searchParams.get("env") ?? "production");
 
 export function adminPushRoutes(services: Services, parsers: BodyParsers) {
   return new Elysia({ name: "admin-push", prefix: "/_admin/api/push" })

@@ -7,10 +7,11 @@ import { Elysia, t } from "elysia";
 import { ApiError, badRequest, notFound, tooManyRequests, unauthorized } from "../../errors.ts";
 import { isValidName } from "../../schema/definition.ts";
 import type { Services } from "../services.ts";
-import { ENVIRONMENTS, type EnvName, isEnvName } from "../../system/environments.ts";
+import { ENVIRONMENTS, isEnvName } from "../../system/environments.ts";
 import { redactSettings } from "../../system/settings.ts";
 import { json } from "../respond.ts";
 import { statusFigures } from "../status-figures.ts";
+import { environmentOf } from "../admin-context.ts";
 import { clientIp } from "../origin.ts";
 import type { BodyParsers } from "../parsers.ts";
 import type { RequestInfo } from "../request-meta.ts";
@@ -39,11 +40,6 @@ function versionParam(url: URL): number {
 function flag(url: URL, name: string): boolean {
   const v = url.searchParams.get(name);
   return v !== null && v !== "false" && v !== "0";
-}
-
-function envParam(env: string): EnvName {
-  if (!isEnvName(env)) throw notFound(`unknown environment "${env}"; use development or production`);
-  return env;
 }
 
 const AREA_NAMES: readonly string[] = AREAS;
@@ -217,7 +213,7 @@ function mainRoutes(services: Services, info: RequestInfo, parsers: BodyParsers)
       const source = url.searchParams.get("source") ?? "code";
       if (source === "requests") return json(services.requestLog.list(requestFilter(url)));
       if (source !== "code") throw badRequest(`unknown log source "${source.slice(0, 32)}"; sources: code, requests`);
-      const env = envParam(url.searchParams.get("env") ?? "development");
+      const env = environmentOf(url.searchParams.get("env") ?? "development");
       const limit = Math.min(1000, Math.max(1, Number(url.searchParams.get("limit") ?? 100) || 100));
       const beforeRaw = url.searchParams.get("before");
       if (beforeRaw !== null && !/^\d{1,15}$/.test(beforeRaw)) throw badRequest("before must be a line id");
@@ -231,17 +227,17 @@ function mainRoutes(services: Services, info: RequestInfo, parsers: BodyParsers)
     .get("/push/notifications", async ({ request }) => {
       const url = new URL(request.url);
       const limit = Math.min(200, Math.max(1, Number(url.searchParams.get("limit") ?? 50) || 50));
-      return json(await services.push.queue(envParam(url.searchParams.get("env") ?? "production")).recent(limit));
+      return json(await services.push.queue(environmentOf(url.searchParams.get("env") ?? "production")).recent(limit));
     }, { detail: admin("Recent push notifications", "Newest first: target, queued, sent, failed, expired, retries, still pending, and the first errors. ?env=development|production (default production), ?limit=1..200.") })
     .get("/push/queue", async ({ request }) => {
-      const env = envParam(new URL(request.url).searchParams.get("env") ?? "production");
+      const env = environmentOf(new URL(request.url).searchParams.get("env") ?? "production");
       return json({ env, ...(await services.push.queue(env).stats()), tokens: await services.push.tokens(env).count() });
     }, { detail: admin("The push queue", "Deliveries waiting (depth), the age of the oldest, those waiting for a retry, leased ones, and registered tokens. ?env=development|production.") })
     .get("/settings/:env", ({ params }) => {
-      return json(redactSettings(services.settings.get(envParam(params.env))));
+      return json(redactSettings(services.settings.get(environmentOf(params.env))));
     }, { params: t.Object({ env: t.String({ description: "development or production" }) }), detail: admin("An environment's settings, secrets shown as {set: true|false} (owners only)"), response: { 200: S.AnyObject, ...S.errors(401, 403, 404) } })
     .put("/settings/:env", async ({ params, body }) => {
-      const env = envParam(params.env);
+      const env = environmentOf(params.env);
       return json(redactSettings(await services.settings.update(env, body, services.push.validateSettings)));
     }, {
       parse: "admin",

@@ -8,6 +8,7 @@ import { prometheusText } from "../../system/prometheus.ts";
 import { ENVIRONMENTS } from "../../system/environments.ts";
 import type { Services } from "../services.ts";
 import { storeSizes } from "../status-figures.ts";
+import { bearerToken } from "../admin-context.ts";
 
 function sameToken(given: string, expected: string): boolean {
   const a = new Bun.CryptoHasher("sha256").update(given).digest();
@@ -20,8 +21,8 @@ export function metricsRoutes(services: Services) {
   return new Elysia({ name: "metrics" }).get("/_metrics", async ({ request }) => {
     if (!enabled) throw notFound("metrics are off; start the server with --metrics (or BURROW_METRICS_TOKEN) to serve /_metrics");
     if (token) {
-      const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.get("authorization") ?? "");
-      if (!m || !sameToken(m[1]!, token)) throw new ApiError(401, "metrics need Authorization: Bearer <BURROW_METRICS_TOKEN>", { headers: { "www-authenticate": 'Bearer realm="burrow-metrics"' } });
+      const given = bearerToken(request);
+      if (!given || !sameToken(given, token)) throw new ApiError(401, "metrics need Authorization: Bearer <BURROW_METRICS_TOKEN>", { headers: { "www-authenticate": 'Bearer realm="burrow-metrics"' } });
     }
     const push: Record<string, { depth: number; retrying: number; leased: number; oldestAgeMs: number | null; tokens: number }> = {};
     for (const env of ENVIRONMENTS) push[env] = { ...(await services.push.queue(env).stats()), tokens: await services.push.tokens(env).count() };

@@ -8,6 +8,7 @@ import type { Services } from "../services.ts";
 import { pageFile, pageIndex } from "../page-files.ts";
 import { json } from "../respond.ts";
 import { statusFigures } from "../status-figures.ts";
+import { bearerToken } from "../admin-context.ts";
 
 const doc = (summary: string, description?: string) => ({ detail: { tags: ["health"], summary, description } });
 
@@ -19,8 +20,8 @@ export function statusRoutes(services: Services) {
     .get("/_status/", ({ request }) => pageIndex("status", "/_status", request), doc("The status page (/_status redirects here)"))
     .get("/_status/data", async ({ request }) => {
       if (services.config.statusAdminOnly) {
-        const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.get("authorization") ?? "");
-        if (!m || !(await services.admins.authenticate(m[1]!)))
+        const token = bearerToken(request);
+        if (!token || !(await services.admins.authenticate(token)))
           throw new ApiError(401, "the status page needs an admin: sign in to the console (/_admin/) in this tab first", { headers: { "www-authenticate": 'Bearer realm="burrow-admin"' } });
       }
       // One computation serves every caller for a second: the page is public, and the queue figures scan the queue.
