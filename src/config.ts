@@ -3,6 +3,7 @@
 
 import { resolve } from "node:path";
 import { parseCidr, type Cidr } from "./net/ip.ts";
+import { NAMESPACE_PATTERN, type StoreLocation } from "./db/open-store.ts";
 
 export class ConfigError extends Error {}
 
@@ -13,6 +14,8 @@ interface ListenAddress {
 
 export interface Config {
   dir: string;
+  /** Where system, development and production live: files in `dir`, or a libSQL server (--store). */
+  store: StoreLocation;
   http: ListenAddress;
   /** A second listener serving the push API at its root (--push-http), or null. */
   pushHttp: ListenAddress | null;
@@ -47,6 +50,10 @@ interface Option {
 /** Every option Burrow reads at boot. Flags win over environment variables, which win over defaults. */
 const OPTIONS: readonly Option[] = [
   { key: "dir", flag: "--dir", env: "BURROW_DIR", default: "./burrow_data", help: "data directory (system.db, development.db, production.db, files/)" },
+  { key: "store", flag: "--store", env: "BURROW_STORE", default: "", help: "a libSQL server (sqld with --enable-namespaces) holding the databases: http://, https:// or libsql:// URL (default: files in --dir)" },
+  { key: "storeNamespace", flag: "--store-namespace", env: "BURROW_STORE_NAMESPACE", default: "burrow", help: "with --store: namespaces <this>-system, <this>-development, <this>-production" },
+  { key: "storeAdmin", flag: "--store-admin", env: "BURROW_STORE_ADMIN_URL", default: "", help: "with --store: sqld's admin API URL, to create missing namespaces at start" },
+  { key: "storeAuthToken", env: "BURROW_STORE_AUTH_TOKEN", default: "", help: "with --store: the libSQL server's auth token (JWT)" },
   { key: "http", flag: "--http", env: "BURROW_HTTP", default: "127.0.0.1:8080", help: "listen address host:port (port 0 picks a free port)" },
   { key: "pushHttp", flag: "--push-http", env: "BURROW_PUSH_HTTP", default: "", help: "also serve the push API (/_push/...) at the root of a second listener host:port (default off)" },
   { key: "publicUrl", flag: "--public-url", env: "BURROW_PUBLIC_URL", default: "", help: "external base URL used in file links (default: from the request's Host)" },
@@ -90,6 +97,26 @@ export function loadConfig(
     throw new ConfigError(`invalid ${name(key)} "${raw[key]}": ${why}`);
   };
 
+  let storeUrl: string | null = null;
+  if (raw.store) {
+    let u: URL | null = null;
+    try {
+      u = new URL(raw.store);
+    } catch {}
+    if (!u || !["http:", "https:", "libsql:"].includes(u.protocol) || u.username || u.password)
+      fail("store", "expected a libSQL server URL such as http://127.0.0.1:8081 or libsql://db.example.com (the token goes in BURROW_STORE_AUTH_TOKEN)");
+    storeUrl = raw.store;
+  }
+  if (!NAMESPACE_PATTERN.test(raw.storeNamespace!)) fail("storeNamespace", "1-48 characters of A-Z a-z 0-9 _ -");
+  let storeAdmin: string | null = null;
+  if (raw.storeAdmin) {
+    let u: URL | null = null;
+    try {
+      u = new URL(raw.storeAdmin);
+    } catch {}
+    if (!u || (u.protocol !== "http:" && u.protocol !== "https:")) fail("storeAdmin", "expected sqld's admin API URL, e.g. http://127.0.0.1:8082");
+    storeAdmin = raw.storeAdmin;
+  }
   const http = parseListen(raw.http!) ?? fail("http", "expected host:port, e.g. 127.0.0.1:8080");
   const pushHttp = raw.pushHttp ? (parseListen(raw.pushHttp) ?? fail("pushHttp", "expected host:port, e.g. 127.0.0.1:8081")) : null;
   if (pushHttp && http.port !== 0 && pushHttp.port === http.port && pushHttp.host === http.host) fail("pushHttp", "it must differ from --http");
@@ -143,8 +170,10 @@ export function loadConfig(
     admin = { email: raw.adminEmail.toLowerCase(), password: raw.adminPassword };
   }
 
+  const dir = resolve(raw.dir!);
   return Object.freeze({
-    dir: resolve(raw.dir!),
+    dir,
+    store: Object.freeze({ dir, url: storeUrl, authToken: raw.storeAuthToken || null, namespace: raw.storeNamespace!, adminUrl: storeAdmin }),
     http,
     pushHttp,
     publicUrl,

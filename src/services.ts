@@ -4,13 +4,17 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "./config.ts";
-import { openClient } from "./db/open-client.ts";
+import { openStore } from "./db/open-store.ts";
 import { Datastore } from "./datastore/datastore.ts";
 import { TEMP_PASSWORDS_DDL, userRows } from "./datastore/user-rows.ts";
 import { Accounts, type RateLimits } from "./auth/accounts.ts";
 import { MemoryNonceCache } from "./auth/nonces.ts";
 import { MemoryRateLimiter } from "./auth/rate-limit.ts";
-import { SESSIONS_DDL, Sessions } from "./auth/sessions.ts";
+import { SESSIONS_DDL, SHARED_SESSION_CACHE_MS, Sessions } from "./auth/sessions.ts";
+import { STORE_NONCES_DDL, StoreNonceCache } from "./auth/store-nonces.ts";
+import { STORE_RATE_DDL, StoreRateLimiter } from "./auth/store-rate-limit.ts";
+import { STORE_CODE_CACHE_DDL, StoreCodeCache } from "./code/store-code-cache.ts";
+import { JOB_LEASES_DDL, type JobLeases, MemoryJobLeases, StoreJobLeases } from "./system/job-lease.ts";
 import { Mailer } from "./mail/mailer.ts";
 import { PushService } from "./push/push-service.ts";
 import { PUSH_QUEUE_DDL } from "./push/queue.ts";
@@ -45,6 +49,8 @@ export type { Services } from "./http/services.ts";
 
 /** How often a process looks for configuration changes made by another process (CLI, second node). */
 const REFRESH_INTERVAL_MS = 1000;
+/** The same on a store shared by several nodes: a change made on one is served by all within a second. */
+const SHARED_REFRESH_INTERVAL_MS = 400;
 
 
 /** How often the file trash is emptied in the background (writes also empty it as they go). */
@@ -71,11 +77,9 @@ interface OpenOptions {
 export async function openServices(config: Config, opts: OpenOptions = {}): Promise<Services> {
   mkdirSync(config.dir, { recursive: true });
   const log = opts.log ?? createLogger(config.logLevel, undefined, config.logFormat);
-  const system = openClient(join(config.dir, "system.db"));
-  const envDbs = {
-    development: openClient(join(config.dir, "development.db")),
-    production: openClient(join(config.dir, "production.db")),
-  };
+  const store = await openStore(config.store);
+  const system = store.system;
+  const envDbs = { development: store.development, production: store.production };
   await migrateSystemDb(system);
   for (const env of ENVIRONMENTS) await envDbs[env].batch([LAYOUT_DDL, ...FILES_DDL, ...SESSIONS_DDL, TEMP_PASSWORDS_DDL, ...SOCIAL_LINKS_DDL, ...PUSH_TOKENS_DDL, ...PUSH_QUEUE_DDL], "write");
   const keys = indexKeys(await ensureKeys(system, config.keys));
@@ -84,11 +88,23 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
   await catalog.installDefaults();
   const settings = new Settings(system);
   await settings.load();
+  if (store.remote) {
+    const local = ENVIRONMENTS.filter((env) => (settings.get(env).files as { store: string }).store === "local");
+    if (local.length > 0) log.warn(`the databases are on ${config.store.url} but ${local.join(" and ")} keep files in ${join(config.dir, "files")}, which other nodes do not share; set files.store to s3 for several nodes`);
+  }
   const admins = new Admins(system);
   const files = new Files(config.dir, settings, log);
   const data = new Datastore(catalog, files);
-  const sessions = { development: new Sessions(envDbs.development), production: new Sessions(envDbs.production) };
-  const limiter = new MemoryRateLimiter();
+  // State the nodes must agree on: in memory for one node, in the system database when several share the store.
+  if (store.remote) await system.batch([STORE_NONCES_DDL, STORE_RATE_DDL, STORE_CODE_CACHE_DDL, JOB_LEASES_DDL], "write");
+  const sessionCacheMs = store.remote ? SHARED_SESSION_CACHE_MS : undefined;
+  const sessions = { development: new Sessions(envDbs.development, sessionCacheMs), production: new Sessions(envDbs.production, sessionCacheMs) };
+  const storeLimiter = store.remote ? new StoreRateLimiter(system) : null;
+  const limiter = storeLimiter ?? new MemoryRateLimiter();
+  const storeNonces = store.remote ? new StoreNonceCache(system) : null;
+  const nonces = storeNonces ?? new MemoryNonceCache();
+  const storeCodeCache = store.remote ? new StoreCodeCache(system) : null;
+  const jobs: JobLeases = store.remote ? new StoreJobLeases(system) : new MemoryJobLeases();
   const mailer = new Mailer(system, settings, log);
   await mailer.init();
   const accounts = new Accounts({
@@ -104,19 +120,18 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
     log.info(`admin ${config.admin.email} ${what} from BURROW_ADMIN_EMAIL`);
   }
 
-  const interval = opts.refreshIntervalMs ?? REFRESH_INTERVAL_MS;
+  const interval = opts.refreshIntervalMs ?? (store.remote ? SHARED_REFRESH_INTERVAL_MS : REFRESH_INTERVAL_MS);
   let epoch = await readEpoch(system);
   let lastCheck = Date.now();
   let closed = false;
 
-  const push = new PushService(envDbs, settings, log);
+  const push = new PushService(envDbs, settings, log, store.remote);
   // A deleted user's device tokens go with it (the datastore only announces the deletion).
   data.onUsersRemoved(async (ctx, _schema, keys) => void (await push.tokens(ctx.env).removeUsers(keys)));
 
   const socialLinks = new SocialLinks();
   // A deleted user's provider links go with it.
   data.onUsersRemoved((ctx, schema, keys) => socialLinks.removeUsers(ctx, schema, keys));
-  const nonces = new MemoryNonceCache();
   const social = new SocialAccounts({
     settings: (env) => settings.get(env).social as unknown as SocialSettings,
     accounts,
@@ -132,7 +147,7 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
   const code = new CustomCode(
     codeStore,
     catalog,
-    { data, push, settings, logs, cache: new MemoryCodeCache(), httpLookup: opts.httpLookup },
+    { data, push, settings, logs, cache: storeCodeCache ?? new MemoryCodeCache(), httpLookup: opts.httpLookup },
     log,
     opts.codeRunner ?? (() => new ThreadRunner({ threads: codeThreads(), warn: (m) => log.warn(m) })),
   );
@@ -153,6 +168,7 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
     clients: () => [system, envDbs.development, envDbs.production],
     settings: backupSettings,
     upload: () => (name, path) => files.s3Store("production").uploadBackup(name, path),
+    remote: store.remote,
   });
 
   const services: Services = {
@@ -196,17 +212,25 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
       lastCheck = Date.now();
     },
     startMaintenance() {
-      const drain = () => {
+      const round = () => {
         for (const env of ENVIRONMENTS) {
           files.drain(env, envDbs[env]).catch((e) => log.warn("emptying the file trash failed", { env, error: String(e) }));
           sessions[env].sweep().catch((e) => log.warn("removing expired sessions failed", { env, error: String(e) }));
         }
         mailer.prune().catch((e) => log.warn("pruning the outbox failed", { error: String(e) }));
+        for (const shared of [storeNonces, storeLimiter, storeCodeCache]) shared?.sweep().catch((e) => log.warn("sweeping shared state failed", { error: String(e) }));
+      };
+      // With several nodes on one store, one node at a time runs a round (whichever holds the lease).
+      const drain = () => {
+        jobs.claim("maintenance", MAINTENANCE_INTERVAL_MS * 2).then(
+          (mine) => mine && round(),
+          (e) => log.warn("taking the maintenance lease failed", { error: String(e) }),
+        );
       };
       drain();
       const timer = setInterval(drain, MAINTENANCE_INTERVAL_MS);
       timer.unref?.();
-      const stopSchedule = new BackupScheduler(backups, backupSettings, log).start();
+      const stopSchedule = store.remote ? () => {} : new BackupScheduler(backups, backupSettings, log).start();
       return () => {
         clearInterval(timer);
         stopSchedule();

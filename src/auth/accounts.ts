@@ -93,8 +93,8 @@ export class Accounts {
   }
 
   /** Per-IP limit shared by every login, token, password and social endpoint. */
-  limitIp(ctx: ApiContext, ip: string | null): void {
-    const r = this.deps.limiter.hit(`${ctx.env}|ip|${ip ?? "unknown"}`, this.deps.limits(ctx).ipPerMinute, 60_000);
+  async limitIp(ctx: ApiContext, ip: string | null): Promise<void> {
+    const r = await this.deps.limiter.hit(`${ctx.env}|ip|${ip ?? "unknown"}`, this.deps.limits(ctx).ipPerMinute, 60_000);
     if (!r.ok) throw tooManyRequests(r.retryAfter);
   }
 
@@ -127,7 +127,7 @@ export class Accounts {
 
   /** POST (or GET) /<userSchema>/accessToken. */
   async login(ctx: ApiContext, s: CompiledSchema, params: Record<string, string>, ip: string | null): Promise<string> {
-    this.limitIp(ctx, ip);
+    await this.limitIp(ctx, ip);
     if (params.token_type !== undefined && params.token_type !== "mac") throw oauthError(400, "unsupported_token_type", "token_type must be mac");
     if (params.mac_algorithm !== undefined && !["hmac-sha-1", "hmac-sha1"].includes(params.mac_algorithm)) throw oauthError(400, "invalid_request", "mac_algorithm must be hmac-sha-1");
     const { username, user } = await this.checkPassword(ctx, s, params, TOKEN_REFUSALS);
@@ -140,7 +140,7 @@ export class Accounts {
    * token the HTTP layer hands out as a cookie. The user's JSON, the token and its lifetime in seconds.
    */
   async sessionLogin(ctx: ApiContext, s: CompiledSchema, params: Record<string, string>, ip: string | null): Promise<{ user: string; token: string; expiresIn: number }> {
-    this.limitIp(ctx, ip);
+    await this.limitIp(ctx, ip);
     const { username, user } = await this.checkPassword(ctx, s, params, SESSION_REFUSALS);
     const tokens = await this.deps.sessions(ctx).issue(s.name, username, s.def.user?.singleSession === true, "cookie");
     return { user, token: tokens.access_token, expiresIn: tokens.expires_in };
@@ -156,7 +156,7 @@ export class Accounts {
     if (!username || !password || username.length > 256 || password.length > MAX_FIELD) throw refuse.denied();
     const key = this.accountKey(ctx, s, username);
     const limits = this.deps.limits(ctx);
-    const blocked = this.deps.limiter.blocked(key, limits.failedLoginsPerAccount);
+    const blocked = await this.deps.limiter.blocked(key, limits.failedLoginsPerAccount);
     if (!blocked.ok) throw tooManyRequests(blocked.retryAfter);
 
     // The one read of the user row: its JSON for the answer and the hash to check.
@@ -174,16 +174,16 @@ export class Accounts {
       }
     }
     if (user === null) {
-      this.deps.limiter.hit(key, limits.failedLoginsPerAccount, limits.failedLoginWindowMinutes * 60_000);
+      await this.deps.limiter.hit(key, limits.failedLoginsPerAccount, limits.failedLoginWindowMinutes * 60_000);
       throw refuse.denied();
     }
-    this.deps.limiter.reset(key);
+    await this.deps.limiter.reset(key);
     return { username, user };
   }
 
   /** POST /<userSchema>/refreshToken. */
   async refresh(ctx: ApiContext, s: CompiledSchema, params: Record<string, string>, ip: string | null): Promise<string> {
-    this.limitIp(ctx, ip);
+    await this.limitIp(ctx, ip);
     if (params.grant_type !== undefined && params.grant_type !== "refresh_token") throw oauthError(400, "unsupported_grant_type", "grant_type must be refresh_token");
     const token = params.refresh_token;
     if (!token) throw oauthError(401, "invalid_grant", "refresh_token is missing");
@@ -217,7 +217,7 @@ export class Accounts {
 
   /** POST /<userSchema>/forgotPassword: a temporary password, valid 24 hours, mailed to the user's email field. */
   async forgotPassword(ctx: ApiContext, s: CompiledSchema, body: Record<string, unknown>, ip: string | null): Promise<void> {
-    this.limitIp(ctx, ip);
+    await this.limitIp(ctx, ip);
     const u = s.def.user!;
     if (!u.forgotPassword || !u.email) throw unauthorized(`the forgot password method is not enabled for ${s.name}`);
     const username = body.username ?? body[s.pk];
@@ -238,7 +238,7 @@ export class Accounts {
 
   /** POST /<userSchema>/resetPassword: {old: {password}, new: {password}} for the signed-in user. */
   async resetPassword(ctx: ApiContext, s: CompiledSchema, body: Record<string, unknown>, ip: string | null): Promise<void> {
-    this.limitIp(ctx, ip);
+    await this.limitIp(ctx, ip);
     const { username } = this.signedIn(ctx, s);
     const old = (body.old as Record<string, unknown> | undefined)?.password;
     const next = (body.new as Record<string, unknown> | undefined)?.password;
@@ -246,7 +246,7 @@ export class Accounts {
       throw unauthorized("send {\"old\": {\"password\": ...}, \"new\": {\"password\": ...}}");
     const key = this.accountKey(ctx, s, username);
     const limits = this.deps.limits(ctx);
-    const blocked = this.deps.limiter.blocked(key, limits.failedLoginsPerAccount);
+    const blocked = await this.deps.limiter.blocked(key, limits.failedLoginsPerAccount);
     if (!blocked.ok) throw tooManyRequests(blocked.retryAfter);
     const hash = await this.deps.users.passwordHash(ctx, s, username);
     // A user created by a social login has no password: its first one needs no old password.
@@ -255,7 +255,7 @@ export class Accounts {
       return;
     }
     if (!hash || typeof old !== "string" || !(await verifyPassword(old, hash))) {
-      this.deps.limiter.hit(key, limits.failedLoginsPerAccount, limits.failedLoginWindowMinutes * 60_000);
+      await this.deps.limiter.hit(key, limits.failedLoginsPerAccount, limits.failedLoginWindowMinutes * 60_000);
       throw unauthorized("the old password is wrong");
     }
     await this.setPassword(ctx, s, username, next);

@@ -6,7 +6,7 @@ export interface NonceCache {
    * Record `key` until `expiresAt` (ms); false when it was already recorded and has not expired. `expiresAt`
    * must follow from the key (the signed timestamp plus the window), so a replay names the same expiry.
    */
-  firstUse(key: string, expiresAt: number): boolean;
+  firstUse(key: string, expiresAt: number): boolean | Promise<boolean>;
 }
 
 const SLICE_MS = 30_000;

@@ -1,12 +1,15 @@
 // Rate limits for the login, token, password and social endpoints: fixed windows per key (client IP, or
 // account for failed logins). In-process for one node; the interface lets a shared store take over.
 
+export type RateResult = { ok: true } | { ok: false; retryAfter: number };
+
+/** In memory the answers are immediate; a store-backed limiter (store-rate-limit.ts) answers with promises. */
 export interface RateLimiter {
   /** Count one event for `key`; refused (with seconds until the window ends) once `limit` were counted. */
-  hit(key: string, limit: number, windowMs: number): { ok: true } | { ok: false; retryAfter: number };
+  hit(key: string, limit: number, windowMs: number): RateResult | Promise<RateResult>;
   /** Whether `key` already reached `limit` in its current window, without counting. */
-  blocked(key: string, limit: number): { ok: true } | { ok: false; retryAfter: number };
-  reset(key: string): void;
+  blocked(key: string, limit: number): RateResult | Promise<RateResult>;
+  reset(key: string): void | Promise<void>;
 }
 
 export class MemoryRateLimiter implements RateLimiter {

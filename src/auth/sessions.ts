@@ -72,16 +72,21 @@ export function familyOf(token: string): string | null {
 
 /**
  * Live sessions are cached in memory for a few seconds so signed requests skip a lookup. Revocations made by
- * this process apply at once; another node's revocations apply within this time.
+ * this process apply at once; another node's revocations apply within this time (on a store shared by several
+ * nodes services.ts passes SHARED_SESSION_CACHE_MS, so a logout on one node holds on all within a second).
  */
 const SESSION_CACHE_MS = 10_000;
+export const SHARED_SESSION_CACHE_MS = 500;
 const SESSION_CACHE_MAX = 50_000;
 
 export class Sessions {
   /** family -> the access token last verified for it, its session, and until when the entry may be used. */
   private readonly cache = new Map<string, { token: string; session: Session; until: number }>();
 
-  constructor(private readonly db: Client) {}
+  constructor(
+    private readonly db: Client,
+    private readonly cacheMs = SESSION_CACHE_MS,
+  ) {}
 
   private forgetUser(schema: string, username: string): void {
     for (const [family, e] of this.cache) if (e.session.schema === schema && e.session.username === username) this.cache.delete(family);
@@ -146,7 +151,7 @@ export class Sessions {
     const macKey = r.mac_key as string;
     const session = { sign: macSigner(macKey), schema: r.user_schema as string, username: r.username as string, family, expires: Number(r.expires), cookie: macKey === "" };
     if (this.cache.size >= SESSION_CACHE_MAX) this.cache.clear();
-    this.cache.set(family, { token: accessToken, session, until: now + SESSION_CACHE_MS });
+    this.cache.set(family, { token: accessToken, session, until: now + this.cacheMs });
     return session;
   }
 

@@ -32,6 +32,10 @@ export interface BackupSettings {
 /** Uploads a backup file to the S3 store; resolves with the object's key. */
 export type S3Upload = (name: string, path: string) => Promise<string>;
 
+/** Why a server on a libSQL store makes no backups. */
+export const REMOTE_BACKUPS =
+  "the databases are on a libSQL server (--store): back them up on that server (sqld's snapshots or its replicated storage); Burrow's backups cover the embedded store";
+
 export class Backups {
   readonly dir: string;
   #running: { id: string; progress: Progress | null; done: Promise<BackupInfo> } | null = null;
@@ -45,6 +49,8 @@ export class Backups {
       settings: () => BackupSettings;
       upload: () => S3Upload;
       now?: () => number;
+      /** The databases are on a libSQL server: a backup is the server's business (its snapshots), not ours. */
+      remote?: boolean;
     },
   ) {
     this.dir = backupsDir(opts.dataDir);
@@ -57,6 +63,7 @@ export class Backups {
 
   /** Makes a backup now (one at a time: 409 while one runs); uploads it when asked; then keeps the newest `keep`. */
   async create(opts: { s3?: boolean; onProgress?: (p: Progress) => void } = {}): Promise<BackupInfo> {
+    if (this.opts.remote) throw new ApiError(501, REMOTE_BACKUPS);
     if (this.#running) throw conflict(`a backup is being made (${this.#running.id}); try again when it is done`);
     const id = newBackupId(this.opts.now?.() ?? Date.now());
     const state: { id: string; progress: Progress | null; done: Promise<BackupInfo> } = { id, progress: null, done: null as unknown as Promise<BackupInfo> };

@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { type Config, ConfigError } from "../config.ts";
 import { openClient } from "../db/open-client.ts";
-import { Backups, type BackupSettings } from "../backup/backups.ts";
+import { Backups, type BackupSettings, REMOTE_BACKUPS } from "../backup/backups.ts";
 import { DATABASES, newBackupId } from "../backup/manifest.ts";
 import { runBackupWorker } from "../backup/run-backup.ts";
 import { RestoreRefused, restoreBackup } from "../backup/restore.ts";
@@ -17,6 +17,7 @@ import { formatBytes, progressBar } from "./progress.ts";
 const out = (s: string) => process.stdout.write(s + "\n");
 
 export async function backup(config: Config, flags: Record<string, string | boolean>): Promise<void> {
+  if (config.store.url) throw new ConfigError(REMOTE_BACKUPS);
   for (const name of DATABASES) {
     if (!existsSync(join(config.dir, name))) throw new ConfigError(`${config.dir} has no ${name}: not a Burrow data directory (--dir)`);
   }
@@ -52,6 +53,7 @@ export async function backup(config: Config, flags: Record<string, string | bool
 
 export async function restore(config: Config, file: string | undefined, flags: Record<string, string | boolean>): Promise<void> {
   if (!file) throw new ConfigError("restore needs the backup file: burrow restore <file> [--dir D]");
+  if (config.store.url) throw new ConfigError(REMOTE_BACKUPS);
   const bar = progressBar();
   const started = Date.now();
   let r;

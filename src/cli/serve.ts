@@ -61,7 +61,7 @@ async function startServer(config: Config): Promise<RunningServer> {
       }
     }
     const stopMaintenance = services.startMaintenance();
-    const stopPush = await startDeliveryThread(services.push, { dir: config.dir, logLevel: config.logLevel, logFormat: config.logFormat });
+    const stopPush = await startDeliveryThread(services.push, { store: config.store, logLevel: config.logLevel, logFormat: config.logFormat });
     // Load custom code into its threads before the first call needs it.
     services.code.prewarm();
     const hostOf = (h: string) => (h.includes(":") ? `[${h}]` : h);

@@ -63,7 +63,7 @@ export function findSql(s: CompiledSchema, tree: QueryTree, scope: SqlPart | nul
     const inner = near
       ? `SELECT t.rowid AS rid, ${near.distance.sql} AS d FROM ${s.table} AS t WHERE ${where.sql} ORDER BY d, t.rowid LIMIT ? OFFSET ?`
       : `SELECT t.rowid AS rid FROM ${s.table} AS t WHERE ${where.sql} ${compiled.order.sql} LIMIT ? OFFSET ?`;
-    const json = objectJsonSql(s.pk, s.fields, "t", { only: projection.fields, distance: near ? { field: near.field, sql: "p.d" } : undefined });
+    const json = objectJsonSql(s.pk, s.fields, "t", { floats: s.floats, only: projection.fields, distance: near ? { field: near.field, sql: "p.d" } : undefined });
     return {
       sql: `SELECT ${json} AS j FROM (${inner}) AS p JOIN ${s.table} AS t ON t.rowid = p.rid ${near ? "ORDER BY p.d, t.rowid" : compiled.order.sql}`,
       args: [...(near ? near.distance.args : []), ...where.args, ...(near ? [] : compiled.order.args), ...limit],
@@ -71,7 +71,7 @@ export function findSql(s: CompiledSchema, tree: QueryTree, scope: SqlPart | nul
       projection,
     };
   }
-  const json = objectJsonSql(s.pk, s.fields, "t", { only: projection.fields, distance: near ? { field: near.field, sql: near.distance.sql } : undefined });
+  const json = objectJsonSql(s.pk, s.fields, "t", { floats: s.floats, only: projection.fields, distance: near ? { field: near.field, sql: near.distance.sql } : undefined });
   return {
     sql: `SELECT ${json} AS j FROM ${s.table} AS t WHERE ${where.sql} ${compiled.order.sql}${range ? " LIMIT ? OFFSET ?" : ""}`,
     args: [...(near ? near.distance.args : []), ...where.args, ...compiled.order.args, ...limit],
@@ -129,7 +129,7 @@ async function expand(ctx: ApiContext, s: CompiledSchema, objects: Obj[], depth:
         if (readable === null) return;
         const where = andScope(`t.${q(target.pk)} IN (SELECT value FROM json_each(?))`, [JSON.stringify([...keys])], readable.scope);
         const rs = await ctx.db.execute({
-          sql: `SELECT ${objectJsonSql(target.pk, target.fields, "t", { only: sub.fields })} AS j FROM ${target.table} AS t WHERE ${where.sql}`,
+          sql: `SELECT ${objectJsonSql(target.pk, target.fields, "t", { floats: target.floats, only: sub.fields })} AS j FROM ${target.table} AS t WHERE ${where.sql}`,
           args: where.args,
         });
         const related = rs.rows.map((r) => JSON.parse(r.j as string) as Obj);

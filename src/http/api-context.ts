@@ -159,8 +159,12 @@ function macContext(services: Services, info: RequestInfo, request: Request, env
   // A replay is the same signature again. It covers ts, nonce, method, URI, host and port under the session's
   // own key, so it alone names the request (two sessions never share one); requests sharing ts and nonce differ.
   // Base64 has no '|', so it never equals an OAuth 1.0 key below.
-  if (!services.nonces.firstUse(header.mac, (Number(header.ts) + MAC_WINDOW_SECONDS + 1) * 1000)) throw unauthorized("replayed request: this signature was already used");
-  return contextFor(services, request, env, parseAcceptVersion(request.headers.get("accept")), { kind: "user", schema: session.schema, username: session.username, family: session.family });
+  const first = services.nonces.firstUse(header.mac, (Number(header.ts) + MAC_WINDOW_SECONDS + 1) * 1000);
+  const context = () => contextFor(services, request, env, parseAcceptVersion(request.headers.get("accept")), { kind: "user", schema: session.schema, username: session.username, family: session.family });
+  // In memory (one node) the answer is immediate; a shared store answers with a promise.
+  if (first instanceof Promise) return first.then((ok) => (ok ? context() : Promise.reject(unauthorized("replayed request: this signature was already used"))));
+  if (!first) throw unauthorized("replayed request: this signature was already used");
+  return context();
 }
 
 /** 401 for a MAC that matches no form of the request; the debug log gets what the server signed (never the key). */
@@ -190,7 +194,7 @@ async function oauthContext(services: Services, info: RequestInfo, request: Requ
     if (result.reason === "signature") throw new ApiError(401, "invalid OAuth signature", { debug: `base string URIs tried: ${baseUris.join(", ")}; methods: ${signedMethods(info, request).join(", ")}` });
     throw unauthorized(`unsupported OAuth ${result.reason}`);
   }
-  if (!services.nonces.firstUse(`oauth1|${consumerKey}|${params.oauth_timestamp}|${params.oauth_nonce}`, (Number(params.oauth_timestamp) + OAUTH1_WINDOW_SECONDS + 1) * 1000))
+  if (!(await services.nonces.firstUse(`oauth1|${consumerKey}|${params.oauth_timestamp}|${params.oauth_nonce}`, (Number(params.oauth_timestamp) + OAUTH1_WINDOW_SECONDS + 1) * 1000)))
     throw unauthorized("replayed request: this OAuth nonce was already used");
   return contextFor(services, request, env, version, { kind: "app" });
 }

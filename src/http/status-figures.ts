@@ -20,10 +20,22 @@ function fileSize(path: string): number {
   }
 }
 
-/** Database and WAL sizes of system.db and each environment's database (0 for a store that is not a local file). */
-export function storeSizes(dir: string): Record<string, { db: number; wal: number }> {
+/**
+ * Database and WAL sizes of system.db and each environment's database; on a libSQL server, the database's pages as
+ * SQLite counts them (its WAL is the server's business: 0).
+ */
+export async function storeSizes(services: Pick<Services, "config" | "system" | "envDbs">): Promise<Record<string, { db: number; wal: number }>> {
   const out: Record<string, { db: number; wal: number }> = {};
-  for (const name of ["system", ...ENVIRONMENTS]) out[name] = { db: fileSize(join(dir, `${name}.db`)), wal: fileSize(join(dir, `${name}.db-wal`)) };
+  const dbs = { system: services.system, ...services.envDbs };
+  for (const name of ["system", ...ENVIRONMENTS] as const) {
+    if (services.config.store.url) {
+      const rs = await dbs[name].execute(`SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()`);
+      out[name] = { db: Number(rs.rows[0]?.n ?? 0), wal: 0 };
+    } else {
+      const dir = services.config.dir;
+      out[name] = { db: fileSize(join(dir, `${name}.db`)), wal: fileSize(join(dir, `${name}.db-wal`)) };
+    }
+  }
   return out;
 }
 
@@ -87,7 +99,7 @@ export async function statusFigures(services: Services, origin: string, fresh = 
     areas: AREAS,
     requests: services.requestStats.summary(60),
     series: services.requestStats.series(),
-    stores: storeSizes(services.config.dir),
+    stores: await storeSizes(services),
     push,
     code: services.code.stats(),
     process: { rssBytes: mem.rss, heapUsedBytes: mem.heapUsed },

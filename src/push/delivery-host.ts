@@ -2,6 +2,7 @@
 // queueing sends and forwards a wake-up for each; the thread leases, delivers and records. If the thread cannot
 // start, delivery runs on the main thread instead (and says so in the log).
 
+import type { StoreLocation } from "../db/open-store.ts";
 import type { Level, LogFormat } from "../log.ts";
 import type { PushService } from "./push-service.ts";
 import type { FromDeliveryThread, ToDeliveryThread } from "./delivery-thread.ts";
@@ -10,7 +11,7 @@ import type { FromDeliveryThread, ToDeliveryThread } from "./delivery-thread.ts"
 const THREAD_URL = import.meta.url.includes("/$bunfs/") ? new URL("./push/delivery-thread.ts", import.meta.url).href : new URL("./delivery-thread.ts", import.meta.url).href;
 const STOP_WAIT_MS = 15_000;
 
-export async function startDeliveryThread(push: PushService, opts: { dir: string; logLevel: Level; logFormat?: LogFormat }): Promise<() => Promise<void>> {
+export async function startDeliveryThread(push: PushService, opts: { store: StoreLocation; logLevel: Level; logFormat?: LogFormat }): Promise<() => Promise<void>> {
   const log = push.log;
   let worker: Worker;
   try {
@@ -32,7 +33,7 @@ export async function startDeliveryThread(push: PushService, opts: { dir: string
       log.warn("push delivery thread failed; delivering on the main thread", { message: String(e.message ?? e) });
       resolve(false);
     };
-    post({ type: "start", dir: opts.dir, logLevel: opts.logLevel, logFormat: opts.logFormat ?? "text" });
+    post({ type: "start", store: opts.store, logLevel: opts.logLevel, logFormat: opts.logFormat ?? "text" });
   });
   if (!started) {
     worker.terminate();

@@ -1,21 +1,20 @@
-// The push delivery thread (a Worker started by delivery-host.ts for `burrow serve`): it opens the data
-// directory's system and environment databases on connections of its own, like a second node would, runs the
+// The push delivery thread (a Worker started by delivery-host.ts for `burrow serve`): it opens the store's
+// system and environment databases on connections of its own, like a second node would, runs the
 // push workers of both environments there (they pick up settings changes through the configuration epoch before
 // every lease), and lowers its own scheduling priority (Linux: SCHED_IDLE with two or more CPUs, else nice 19),
 // so a broadcast going out does not delay the API requests the main thread answers.
 
 import { availableParallelism } from "node:os";
-import { join } from "node:path";
-import { openClient } from "../db/open-client.ts";
+import { type StoreLocation, openStore } from "../db/open-store.ts";
 import { type Level, type LogFormat, createLogger } from "../log.ts";
 import { idleThreadPolicy, niceThread } from "../os/thread-priority.ts";
-import { ENVIRONMENTS, type EnvName } from "../system/environments.ts";
+import type { EnvName } from "../system/environments.ts";
 import { Settings } from "../system/settings.ts";
 import { PushService } from "./push-service.ts";
 
 declare const self: Worker;
 
-export type ToDeliveryThread = { type: "start"; dir: string; logLevel: Level; logFormat: LogFormat } | { type: "wake"; env: EnvName } | { type: "stop" };
+export type ToDeliveryThread = { type: "start"; store: StoreLocation; logLevel: Level; logFormat: LogFormat } | { type: "wake"; env: EnvName } | { type: "stop" };
 export type FromDeliveryThread = { type: "ready" } | { type: "stopped" } | { type: "failed"; message: string };
 
 let push: PushService | null = null;
@@ -23,27 +22,25 @@ let stopWorkers: (() => Promise<void>) | null = null;
 let close: (() => void) | null = null;
 let stopping = false;
 
-async function start(dir: string, logLevel: Level, logFormat: LogFormat): Promise<void> {
+async function start(location: StoreLocation, logLevel: Level, logFormat: LogFormat): Promise<void> {
   // With two or more CPUs the main thread (one JS thread) cannot keep them all busy, so an idle-class thread
   // still gets a CPU under full API load; with one CPU nice 19 keeps a small share, so delivery never stops.
   if (!(availableParallelism() > 1 && idleThreadPolicy())) niceThread(19);
   const log = createLogger(logLevel, undefined, logFormat);
-  const system = openClient(join(dir, "system.db"));
-  const envDbs = { development: openClient(join(dir, "development.db")), production: openClient(join(dir, "production.db")) };
+  const store = await openStore(location);
+  const system = store.system;
+  const envDbs = { development: store.development, production: store.production };
   const settings = new Settings(system);
   await settings.refresh();
-  push = new PushService(envDbs, settings, log);
+  push = new PushService(envDbs, settings, log, store.remote);
   stopWorkers = push.start();
-  close = () => {
-    system.close();
-    for (const env of ENVIRONMENTS) envDbs[env].close();
-  };
+  close = () => store.close();
 }
 
 self.onmessage = (e: MessageEvent<ToDeliveryThread>) => {
   const msg = e.data;
   if (msg.type === "start") {
-    start(msg.dir, msg.logLevel, msg.logFormat).then(
+    start(msg.store, msg.logLevel, msg.logFormat).then(
       () => postMessage({ type: "ready" } satisfies FromDeliveryThread),
       (err) => postMessage({ type: "failed", message: String((err as Error)?.message ?? err) } satisfies FromDeliveryThread),
     );

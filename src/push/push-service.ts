@@ -70,8 +70,10 @@ export class PushService {
     dbs: Record<EnvName, Client>,
     private readonly settings: Settings,
     readonly log: Logger,
+    /** Other nodes deliver from the same store. */
+    shared = false,
   ) {
-    for (const env of ENVIRONMENTS) this.envs.set(env, { tokens: new TokenStore(dbs[env]), queue: new PushQueue(dbs[env]), providers: new Map() });
+    for (const env of ENVIRONMENTS) this.envs.set(env, { tokens: new TokenStore(dbs[env]), queue: new PushQueue(dbs[env], shared), providers: new Map() });
   }
 
   /** Wake this process's worker of an environment (something was queued). */

@@ -40,6 +40,11 @@ export type Outcome =
 
 /** How long a leased row is reserved for the worker that took it before another may take it again. */
 export const LEASE_MS = 60_000;
+/**
+ * On a store shared by several nodes no node may release the others' leases at start, so a killed node's leases
+ * come back only when they run out: shorter there, so its deliveries are taken over within seconds.
+ */
+export const SHARED_LEASE_MS = 15_000;
 const MAX_ERRORS_KEPT = 5;
 
 function describeTarget(t: Target): string {
@@ -47,7 +52,11 @@ function describeTarget(t: Target): string {
 }
 
 export class PushQueue {
-  constructor(private readonly db: Client) {}
+  /** `shared`: other nodes lease from the same tables (a libSQL store). */
+  constructor(
+    private readonly db: Client,
+    private readonly shared = false,
+  ) {}
 
   /**
    * Store a notification and its fan-out to the token types in `types`, atomically. Answers the notification id
@@ -88,13 +97,17 @@ export class PushQueue {
       sql: `UPDATE _burrow_push_deliveries SET lease = ?, attempts = attempts + 1
             WHERE id IN (SELECT id FROM _burrow_push_deliveries WHERE due <= ? AND lease <= ? ORDER BY due LIMIT ?)
             RETURNING id, notification, type, token, attempts`,
-      args: [now + LEASE_MS, now, now, limit],
+      args: [now + (this.shared ? SHARED_LEASE_MS : LEASE_MS), now, now, limit],
     });
     return rs.rows.map((r) => ({ id: Number(r.id), notification: Number(r.notification), type: r.type as TokenType, platform: PLATFORM_OF[r.type as TokenType], token: r.token as string, attempts: Number(r.attempts) }));
   }
 
-  /** A process that starts owns no leases: the rows an earlier process had leased are due again. */
+  /**
+   * A process that starts owns no leases: the rows an earlier process had leased are due again. Not on a shared
+   * store, where the leases may be other nodes' (there they run out after SHARED_LEASE_MS).
+   */
   async releaseLeases(): Promise<void> {
+    if (this.shared) return;
     await this.db.execute(`UPDATE _burrow_push_deliveries SET lease = 0 WHERE lease > 0`);
   }
 

@@ -5,6 +5,7 @@
 import type { Client, InStatement } from "@libsql/core/api";
 import { type ApiError, badRequest, conflict, notFound } from "../errors.ts";
 import { type CompiledSchema, type SchemaSet, compileSchema } from "./compiled.ts";
+import type { FloatStyle } from "./json-sql.ts";
 import { DEFAULT_SCHEMAS, openSchema } from "./defaults.ts";
 import { type FieldDef, type SchemaDef, checkReferences, sameDefinition, validateDefinition } from "./definition.ts";
 import { applyPlans, dropSchemaTable, readLayouts } from "./migrate.ts";
@@ -39,8 +40,14 @@ export function methodNameTaken(name: string): ApiError {
 /** The environments' databases whose tables the catalog migrates. */
 type EnvDatabases = { development: Client; production: Client };
 
-function toSet(version: number, defs: Map<string, SchemaDef>): SchemaSet {
-  return { version, schemas: new Map([...defs].map(([n, d]) => [n, compileSchema(d)])) };
+function toSet(version: number, defs: Map<string, SchemaDef>, floats: FloatStyle): SchemaSet {
+  return { version, schemas: new Map([...defs].map(([n, d]) => [n, compileSchema(d, floats)])) };
+}
+
+/** Whether the database's SQLite writes floats with round-trip digits (3.47+) or needs printf's 17 (sqld's 3.45). */
+async function floatStyleOf(db: Client): Promise<FloatStyle> {
+  const rs = await db.execute(`SELECT json_quote(0.1 + 0.2) AS j`);
+  return rs.rows[0]?.j === JSON.stringify(0.1 + 0.2) ? "native" : "digits17";
 }
 
 export class Catalog {
@@ -50,6 +57,7 @@ export class Catalog {
   private prodSets = new Map<number, SchemaSet>();
   private chain: Promise<unknown> = Promise.resolve();
   private code: CodeHooks | null = null;
+  private floats: FloatStyle | null = null;
 
   /**
    * `bumpEpoch` is the system.db statement that records a configuration change (system-db's BUMP_EPOCH); it runs in
@@ -100,8 +108,10 @@ export class Catalog {
     for (const r of deployed.rows) if (!prod.has(Number(r.version))) prod.set(Number(r.version), new Map());
     this.dev = dev;
     this.prod = prod;
-    this.devSet = toSet(0, dev);
-    this.prodSets = new Map([...prod].map(([v, defs]) => [v, toSet(v, defs)]));
+    // Both environments live on one kind of store, so one probe answers for both.
+    const floats = (this.floats ??= await floatStyleOf(this.envs.development));
+    this.devSet = toSet(0, dev, floats);
+    this.prodSets = new Map([...prod].map(([v, defs]) => [v, toSet(v, defs, floats)]));
   }
 
   development(): SchemaSet {

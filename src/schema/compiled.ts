@@ -4,7 +4,7 @@
 import { q } from "../db/sql.ts";
 import { type FieldDef, type SchemaDef, primaryKeyOf } from "./definition.ts";
 import { columnsOf, tableName } from "./layout.ts";
-import { objectJsonSql } from "./json-sql.ts";
+import { type FloatStyle, objectJsonSql } from "./json-sql.ts";
 
 interface FieldColumns {
   name: string;
@@ -37,6 +37,8 @@ export interface CompiledSchema {
   /** Every field with its physical columns, in definition order (password included). */
   readonly fieldColumns: readonly FieldColumns[];
   readonly columnsByField: ReadonlyMap<string, FieldColumns>;
+  /** How this database's SQLite must be asked to write floats (queries rendering objects pass it on). */
+  readonly floats: FloatStyle;
 }
 
 /** A set of schemas as one API version sees them. */
@@ -45,7 +47,7 @@ export interface SchemaSet {
   readonly schemas: ReadonlyMap<string, CompiledSchema>;
 }
 
-export function compileSchema(def: SchemaDef): CompiledSchema {
+export function compileSchema(def: SchemaDef, floats: FloatStyle = "native"): CompiledSchema {
   const pk = primaryKeyOf(def);
   const table = q(tableName(def.name));
   const fields = new Map(Object.entries(def.fields));
@@ -57,8 +59,8 @@ export function compileSchema(def: SchemaDef): CompiledSchema {
     fieldColumns.push({ name, def: f, cols });
   }
   columns.push("createddate", "lastmoddate", "sm_owner");
-  const json = objectJsonSql(pk, fields, "t");
-  const jsonReturning = objectJsonSql(pk, fields, null);
+  const json = objectJsonSql(pk, fields, "t", { floats });
+  const jsonReturning = objectJsonSql(pk, fields, null, { floats });
   const insert = `INSERT INTO ${table} (${columns.map(q).join(", ")}) VALUES (${columns.map(() => "?").join(", ")}) ON CONFLICT DO NOTHING`;
   return {
     def,
@@ -73,6 +75,7 @@ export function compileSchema(def: SchemaDef): CompiledSchema {
     sqlInsert: `${insert} RETURNING ${jsonReturning} AS j`,
     sqlInsertKey: `${insert} RETURNING ${q(pk)}`,
     sqlDelete: `DELETE FROM ${table} WHERE ${q(pk)} = ?`,
+    floats,
     passwordField: def.user?.password ?? null,
     open: {
       create: def.permissions.create === "open",

@@ -69,7 +69,7 @@ export class SocialAccounts {
 
   /** Run one endpoint for a user schema; every call counts towards the client's per-IP limit of the auth endpoints. */
   async run(ctx: ApiContext, s: CompiledSchema, endpoint: SocialEndpoint, params: Record<string, string>, ip: string | null): Promise<SocialAnswer> {
-    this.deps.accounts.limitIp(ctx, ip);
+    await this.deps.accounts.limitIp(ctx, ip);
     const provider = this.provider(ctx, endpoint.provider, params);
     const action = endpoint.action;
     switch (action) {
@@ -142,7 +142,7 @@ export class SocialAccounts {
   }
 
   /** The aggregator's signed user: signature, a recent timestamp, and each signature accepted once. */
-  private verifyAggregator(ctx: ApiContext, secret: string, params: Record<string, string>): Verified {
+  private async verifyAggregator(ctx: ApiContext, secret: string, params: Record<string, string>): Promise<Verified> {
     const uid = param(params, PARAM_NAMES.aggregatorUid);
     const timestamp = param(params, PARAM_NAMES.aggregatorTimestamp);
     const signature = param(params, PARAM_NAMES.aggregatorSignature);
@@ -152,7 +152,7 @@ export class SocialAccounts {
       const why = { malformed: "the signed user is malformed", stale: `the signature timestamp is more than ${AGGREGATOR_WINDOW_SECONDS} seconds away`, signature: "the signature does not verify" };
       return { ok: false, reason: why[r.reason] };
     }
-    if (!this.deps.nonces.firstUse(`${ctx.env}|aggregator|${signature}`, (r.timestamp + AGGREGATOR_WINDOW_SECONDS + 1) * 1000))
+    if (!(await this.deps.nonces.firstUse(`${ctx.env}|aggregator|${signature}`, (r.timestamp + AGGREGATOR_WINDOW_SECONDS + 1) * 1000)))
       return { ok: false, reason: "this signature was already used; sign in with the aggregator again" };
     return { ok: true, profile: { id: uid, info: { UID: uid } }, credentials: {} };
   }

@@ -4,8 +4,7 @@
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
-import { Database } from "bun:sqlite";
-import { join } from "node:path";
+import { openStore } from "../../src/db/open-store.ts";
 import { rmSync } from "node:fs";
 import { adminGuard } from "../../src/http/admin-guard.ts";
 import { json } from "../../src/http/respond.ts";
@@ -306,13 +305,12 @@ describe("existing admins", () => {
     const dir = tempDir();
     try {
       const first = await makeTestApp({ dir });
+      const location = first.services.config.store;
       await first.close();
-      // Back to the schema before roles, as an older Burrow left it.
-      const db = new Database(join(dir, "system.db"));
-      db.run("DROP INDEX admin_tokens_by_admin");
-      db.run("ALTER TABLE admins DROP COLUMN role");
-      db.run("UPDATE schema_version SET version = 2");
-      db.close();
+      // Back to the schema before roles, as an older Burrow left it (on whichever store the suite runs).
+      const store = await openStore(location);
+      await store.system.executeMultiple("DROP INDEX admin_tokens_by_admin; ALTER TABLE admins DROP COLUMN role; UPDATE schema_version SET version = 2;");
+      store.close();
       const second = await makeTestApp({ dir, env: { BURROW_ADMIN_EMAIL: "", BURROW_ADMIN_PASSWORD: "" } });
       expect((await second.services.admins.list()).map((a) => [a.email, a.role])).toEqual([[ADMIN.email, "owner"]]);
       expect((await second.admin("GET", "/me")).body.role).toBe("owner");

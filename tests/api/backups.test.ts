@@ -15,6 +15,10 @@ import { formatUpload } from "../../src/files/upload.ts";
 import { createLogger } from "../../src/log.ts";
 import { makeTestApp, tempDir, type TestApp } from "../helpers/app.ts";
 import { startS3 } from "../helpers/s3rver.ts";
+import { REMOTE_STORE } from "../helpers/sqld.ts";
+
+/** Backups copy the embedded store's files; on a libSQL store (STORE=sqld) they are the server's business. */
+const onFiles = describe.skipIf(REMOTE_STORE);
 
 let t: TestApp;
 const scratch = tempDir("burrow-backups-");
@@ -36,7 +40,7 @@ async function openRestored(file: string): Promise<TestApp> {
   return makeTestApp({ dir });
 }
 
-describe("a backup while the server takes writes", () => {
+onFiles("a backup while the server takes writes", () => {
   test("holds every write acknowledged before it started, and each nested upsert whole", async () => {
     const acked: number[] = [];
     let stop = false;
@@ -111,7 +115,7 @@ describe("a backup while the server takes writes", () => {
   });
 });
 
-describe("list, read, download, delete", () => {
+onFiles("list, read, download, delete", () => {
   test("the list shows each backup with size and time, newest first; one backup; its file; deleting it", async () => {
     const made = await t.admin("POST", "/backups");
     expect(made.status).toBe(201);
@@ -167,7 +171,7 @@ async function token(): Promise<string> {
   return `Bearer ${r.body.token}`;
 }
 
-describe("retention and schedule", () => {
+onFiles("retention and schedule", () => {
   test("after each backup only the newest backups.keep are kept", async () => {
     expect((await t.admin("PUT", "/settings/production", { backups: { keep: 2 } })).status).toBe(200);
     const ids: string[] = [];
@@ -202,7 +206,7 @@ describe("retention and schedule", () => {
   });
 });
 
-describe("S3", () => {
+onFiles("S3", () => {
   test("with backups.s3 a backup is uploaded to production's S3 file store; a failed upload keeps the local file", async () => {
     const unconfigured = await t.admin("POST", "/backups", { s3: true });
     expect(unconfigured.status).toBe(201);
@@ -229,7 +233,7 @@ describe("S3", () => {
   }, 60_000);
 });
 
-describe("bad input", () => {
+onFiles("bad input", () => {
   test("clear 4xx answers, never a 500", async () => {
     const cases: [string, string, unknown, number, string][] = [
       ["POST", "/backups", { s3: "yes" }, 400, ""],
@@ -257,4 +261,10 @@ describe("bad input", () => {
     expect([a.status, b.status].sort()).toEqual([201, 409]);
     expect((a.status === 409 ? a : b).body.error).toContain("a backup is being made");
   });
+});
+
+test.if(REMOTE_STORE)("on a libSQL store a backup is refused with 501 and says where backups are made", async () => {
+  const r = await t.admin("POST", "/backups");
+  expect(r.status).toBe(501);
+  expect(r.body.error).toContain("libSQL server");
 });

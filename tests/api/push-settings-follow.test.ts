@@ -5,19 +5,16 @@
 // default concurrency), fail a whole chunk as "not configured" for good, and those devices were never reached.
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { join } from "node:path";
-import type { Client } from "@libsql/core/api";
-import { openClient } from "../../src/db/open-client.ts";
+import { type StoreDatabases, openStore } from "../../src/db/open-store.ts";
 import { createLogger } from "../../src/log.ts";
 import { PushService } from "../../src/push/push-service.ts";
-import { ENVIRONMENTS } from "../../src/system/environments.ts";
 import { Settings } from "../../src/system/settings.ts";
 import { makeTestApp, type TestApp } from "../helpers/app.ts";
 import { startFcmFake, type FcmFake } from "../helpers/fcm-fake.ts";
 
 let t: TestApp;
 let fcm: FcmFake;
-let clients: Client[] = [];
+let store: StoreDatabases | undefined;
 
 beforeAll(async () => {
   t = await makeTestApp();
@@ -25,16 +22,15 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   fcm.stop();
-  for (const c of clients) c.close();
+  store?.close();
   await t.close();
 });
 
 /** A worker's side as the delivery thread builds it: connections, settings and push service of its own. */
 async function threadSide(logs: string[]) {
-  const system = openClient(join(t.dir, "system.db"));
-  const envDbs = { development: openClient(join(t.dir, "development.db")), production: openClient(join(t.dir, "production.db")) };
-  clients = [system, ...ENVIRONMENTS.map((e) => envDbs[e])];
-  const settings = new Settings(system);
+  store = await openStore(t.services.config.store);
+  const envDbs = { development: store.development, production: store.production };
+  const settings = new Settings(store.system);
   expect(await settings.refresh()).toBe(true); // the first look loads
   expect(await settings.refresh()).toBe(false); // nothing changed since
   return { settings, push: new PushService(envDbs, settings, createLogger("warn", (l) => logs.push(l))) };

@@ -8,6 +8,7 @@ import { createApp, type App } from "../../src/http/app.ts";
 import { type Level, createLogger } from "../../src/log.ts";
 import { openServices, type Services } from "../../src/services.ts";
 import type { ApiContext, Principal } from "../../src/request-context.ts";
+import { REMOTE_STORE, remoteStoreFlags } from "./sqld.ts";
 
 export const KEYS = {
   devPublic: "dev-public-key-0001",
@@ -54,8 +55,10 @@ export function tempDir(prefix = "burrow-test-"): string {
 
 export async function makeTestApp(opts: { flags?: Record<string, string | boolean>; env?: Record<string, string>; dir?: string; peer?: (req: Request) => string | null; logLevel?: Level; open?: Omit<Parameters<typeof openServices>[1], "log"> } = {}): Promise<TestApp> {
   const dir = opts.dir ?? tempDir();
+  // STORE=sqld: every test app keeps its databases on one libSQL server, under namespaces of its own.
+  const store = REMOTE_STORE && !opts.flags?.["--store"] ? await remoteStoreFlags(dir) : {};
   const config = loadConfig(
-    { "--dir": dir, ...opts.flags },
+    { "--dir": dir, ...store, ...opts.flags },
     {
       BURROW_DEV_PUBLIC_KEY: KEYS.devPublic,
       BURROW_DEV_PRIVATE_KEY: KEYS.devPrivate,

@@ -10,6 +10,8 @@ export interface LoopbackProcess {
   url: string;
   dir: string;
   stop(): Promise<void>;
+  /** Signals the process at once (for process exit hooks, which cannot wait). */
+  kill(): void;
 }
 
 export async function startLoopbackProcess(opts: {
@@ -41,14 +43,14 @@ export async function startLoopbackProcess(opts: {
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (true) {
     if (proc.exitCode !== null) return fail(`exited with code ${proc.exitCode} before it was ready`);
-    if (await opts.ready(url).catch(() => false)) return { url, dir, stop };
+    if (await opts.ready(url).catch(() => false)) return { url, dir, stop, kill: () => proc.kill() };
     if (Date.now() > deadline) return fail(`did not answer ${url} within ${START_TIMEOUT_MS / 1000} s`);
     await Bun.sleep(50);
   }
 }
 
 /** Asks the OS for a free port by binding port 0 on loopback, then releases it for the child. */
-function freePort(): number {
+export function freePort(): number {
   const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
   const port = server.port;
   server.stop(true);

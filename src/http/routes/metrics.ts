@@ -32,7 +32,7 @@ export function metricsRoutes(services: Services) {
       uptimeSeconds: Math.floor((Date.now() - services.startedAt) / 1000),
       rssBytes: mem.rss,
       heapUsedBytes: mem.heapUsed,
-      stores: storeSizes(services.config.dir),
+      stores: await storeSizes(services),
       push,
       code: services.code.stats(),
     });

@@ -1,0 +1,118 @@
+// Opens Burrow's three databases (system, development, production): embedded SQLite files in the data directory by
+// default, or three namespaces of one libSQL server (sqld started with --enable-namespaces) with --store. Each
+// namespace is named `<namespace>-system`, `<namespace>-development`, `<namespace>-production` and selected per
+// request with sqld's `x-namespace-bin` header, so one sqld can hold several apps. With --store-admin, missing
+// namespaces are created through sqld's admin API; a server that ignores namespaces is detected and refused.
+
+import { join } from "node:path";
+import { createClient } from "@libsql/client/http";
+import type { Client } from "@libsql/core/api";
+import { openClient } from "./open-client.ts";
+import { RemoteClient } from "./remote-client.ts";
+
+export const DATABASE_NAMES = ["system", "development", "production"] as const;
+export type DatabaseName = (typeof DATABASE_NAMES)[number];
+
+/** Where the databases live; plain data, so a worker thread can open the same store. */
+export interface StoreLocation {
+  dir: string;
+  /** A libSQL server URL (http://, https://, libsql://), or null for the files in `dir`. */
+  url: string | null;
+  authToken: string | null;
+  /** Prefix of the namespaces on the server. */
+  namespace: string;
+  /** sqld's admin API (creates missing namespaces), or null. */
+  adminUrl: string | null;
+}
+
+export type StoreDatabases = Record<DatabaseName, Client> & { remote: boolean; close(): void };
+
+export class StoreError extends Error {}
+
+/** Namespace names sqld accepts: letters, digits, `-` and `_`. */
+export const NAMESPACE_PATTERN = /^[A-Za-z0-9_-]{1,48}$/;
+
+export function namespaceOf(location: Pick<StoreLocation, "namespace">, name: DatabaseName): string {
+  return `${location.namespace}-${name}`;
+}
+
+/** One remote database: the client sends its namespace on every request. */
+export function openRemote(location: StoreLocation, name: DatabaseName): Client {
+  // sqld reads the name as unpadded base64.
+  const header = Buffer.from(namespaceOf(location, name)).toString("base64").replace(/=+$/, "");
+  const fetchIn = (request: Request) => {
+    const headers = new Headers(request.headers);
+    headers.set("x-namespace-bin", header);
+    return fetch(new Request(request, { headers }));
+  };
+  return new RemoteClient(createClient({ url: location.url!, authToken: location.authToken ?? undefined, intMode: "number", fetch: fetchIn }));
+}
+
+export async function openStore(location: StoreLocation): Promise<StoreDatabases> {
+  if (!location.url) {
+    const dbs = Object.fromEntries(DATABASE_NAMES.map((n) => [n, openClient(join(location.dir, `${n}.db`))])) as Record<DatabaseName, Client>;
+    return { ...dbs, remote: false, close: () => DATABASE_NAMES.forEach((n) => dbs[n].close()) };
+  }
+  const dbs = Object.fromEntries(DATABASE_NAMES.map((n) => [n, openRemote(location, n)])) as Record<DatabaseName, Client>;
+  const close = () => DATABASE_NAMES.forEach((n) => dbs[n].close());
+  try {
+    for (const name of DATABASE_NAMES) await claimNamespace(location, name, dbs[name]);
+  } catch (e) {
+    close();
+    throw e;
+  }
+  return { ...dbs, remote: true, close };
+}
+
+const NAMESPACE_READY_MS = 5000;
+
+const MARKER_DDL = `CREATE TABLE IF NOT EXISTS _burrow_namespace (id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL)`;
+
+/**
+ * Makes sure `name` has a namespace of its own: creates it when missing (with an admin URL), then writes a marker
+ * naming it. A marker naming another database means the server ignored the namespace header (namespaces off).
+ */
+async function claimNamespace(location: StoreLocation, name: DatabaseName, db: Client): Promise<void> {
+  const ns = namespaceOf(location, name);
+  let createdAt = 0;
+  for (;;) {
+    try {
+      await db.batch([MARKER_DDL, { sql: `INSERT OR IGNORE INTO _burrow_namespace (id, name) VALUES (1, ?)`, args: [ns] }], "write");
+      break;
+    } catch (e) {
+      const message = String((e as Error)?.message ?? e);
+      const missing = /doesn't exist|does not exist|not found|status 404/i.test(message);
+      // A namespace just created can take a moment to answer.
+      if (missing && createdAt && Date.now() - createdAt < NAMESPACE_READY_MS) {
+        await Bun.sleep(50);
+        continue;
+      }
+      if (!missing || createdAt) throw new StoreError(`libSQL server ${location.url}: ${message}`);
+      if (!location.adminUrl) {
+        throw new StoreError(
+          `namespace "${ns}" does not exist on ${location.url}; create it (curl -X POST <sqld admin address>/v1/namespaces/${ns}/create -H 'content-type: application/json' -d '{}') or pass --store-admin <sqld admin URL>`,
+        );
+      }
+      await createNamespace(location.adminUrl, ns);
+      createdAt = Date.now();
+    }
+  }
+  const rs = await db.execute(`SELECT name FROM _burrow_namespace WHERE id = 1`);
+  const found = rs.rows[0]?.name;
+  if (found !== ns) {
+    throw new StoreError(
+      `the libSQL server ${location.url} does not keep namespaces apart ("${ns}" answered as "${String(found)}"); start sqld with --enable-namespaces`,
+    );
+  }
+}
+
+async function createNamespace(adminUrl: string, ns: string): Promise<void> {
+  const res = await fetch(`${adminUrl.replace(/\/+$/, "")}/v1/namespaces/${encodeURIComponent(ns)}/create`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: "{}",
+    signal: AbortSignal.timeout(10_000),
+  });
+  // 409 or "already exists": another node created it first.
+  if (!res.ok && !/exist/i.test(await res.text().catch(() => ""))) throw new StoreError(`creating namespace "${ns}" through ${adminUrl} failed: HTTP ${res.status}`);
+}
