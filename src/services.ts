@@ -123,6 +123,7 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
   const interval = opts.refreshIntervalMs ?? (store.remote ? SHARED_REFRESH_INTERVAL_MS : REFRESH_INTERVAL_MS);
   let epoch = await readEpoch(system);
   let lastCheck = Date.now();
+  let checking: Promise<void> | undefined;
   let closed = false;
 
   const push = new PushService(envDbs, settings, log, store.remote);
@@ -197,10 +198,16 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
     backups,
     keys,
     refreshIfDue() {
+      // Requests arriving while a look is under way wait for it too, so none is served from the old version.
+      if (checking) return checking;
       const now = Date.now();
       if (now - lastCheck < interval) return undefined;
       lastCheck = now;
-      return readEpoch(system).then((e) => (e !== epoch ? services.reload() : undefined));
+      const look = readEpoch(system).then((e) => (e !== epoch ? services.reload() : undefined));
+      checking = look.finally(() => {
+        checking = undefined;
+      });
+      return checking;
     },
     async reload() {
       const e = await readEpoch(system);
