@@ -22,7 +22,7 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-export async function startBenchServer(exe: string, opts: { logLevel?: "warn" | "info" | "debug" } = {}): Promise<BenchServer> {
+export async function startBenchServer(exe: string, opts: { logLevel?: "warn" | "info" | "debug"; env?: Record<string, string> } = {}): Promise<BenchServer> {
   const dir = tempDir("burrow-bench-");
   const key = "bench-dev-public-key";
   const admin = { email: "bench@example.com", password: "bench-password" };
@@ -32,6 +32,7 @@ export async function startBenchServer(exe: string, opts: { logLevel?: "warn" | 
     BURROW_ADMIN_EMAIL: admin.email,
     BURROW_ADMIN_PASSWORD: admin.password,
     BURROW_LOG_LEVEL: opts.logLevel ?? "warn",
+    ...opts.env,
   }, { stderrFile: join(dir, "server.log") });
   const headers = { accept: "application/vnd.service+json; version=0", "x-service-api-key": key, "content-type": "application/json" };
   const login = (await (await fetch(`${server.url}/_admin/api/login`, { method: "POST", body: JSON.stringify(admin) })).json()) as { token: string };
