@@ -99,10 +99,7 @@ export function loadConfig(
 
   let storeUrl: string | null = null;
   if (raw.store) {
-    let u: URL | null = null;
-    try {
-      u = new URL(raw.store);
-    } catch {}
+    const u = urlOf(raw.store);
     if (!u || !["http:", "https:", "libsql:"].includes(u.protocol) || u.username || u.password)
       fail("store", "expected a libSQL server URL such as http://127.0.0.1:8081 or libsql://db.example.com (the token goes in BURROW_STORE_AUTH_TOKEN)");
     storeUrl = raw.store;
@@ -110,10 +107,7 @@ export function loadConfig(
   if (!NAMESPACE_PATTERN.test(raw.storeNamespace!)) fail("storeNamespace", "1-48 characters of A-Z a-z 0-9 _ -");
   let storeAdmin: string | null = null;
   if (raw.storeAdmin) {
-    let u: URL | null = null;
-    try {
-      u = new URL(raw.storeAdmin);
-    } catch {}
+    const u = urlOf(raw.storeAdmin);
     if (!u || (u.protocol !== "http:" && u.protocol !== "https:")) fail("storeAdmin", "expected sqld's admin API URL, e.g. http://127.0.0.1:8082");
     storeAdmin = raw.storeAdmin;
   }
@@ -122,10 +116,7 @@ export function loadConfig(
   if (pushHttp && http.port !== 0 && pushHttp.port === http.port && pushHttp.host === http.host) fail("pushHttp", "it must differ from --http");
   let publicUrl: string | null = null;
   if (raw.publicUrl) {
-    let u: URL | null = null;
-    try {
-      u = new URL(raw.publicUrl);
-    } catch {}
+    const u = urlOf(raw.publicUrl);
     if (!u || (u.protocol !== "http:" && u.protocol !== "https:") || u.search || u.hash)
       fail("publicUrl", "expected an http(s) URL such as https://api.example.com");
     publicUrl = raw.publicUrl.replace(/\/+$/, "");
@@ -187,6 +178,15 @@ export function loadConfig(
     keys,
     admin,
   });
+}
+
+/** The URL `s` names, or null when it is not one. */
+function urlOf(s: string): URL | null {
+  try {
+    return new URL(s);
+  } catch {
+    return null;
+  }
 }
 
 export function parseListen(s: string): ListenAddress | null {

@@ -6,7 +6,7 @@ import { afterAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "../helpers/app.ts";
-import { startFcmFake } from "../helpers/fcm-fake.ts";
+import { collapseKeysByToken, startFcmFake } from "../helpers/fcm-fake.ts";
 import { ROOT, startServerProcess } from "../helpers/spawn.ts";
 
 const SOURCE = [process.execPath, join(ROOT, "src/main.ts")];
@@ -43,8 +43,7 @@ test("kill -9 mid-delivery: after a restart nothing is lost, and resends keep th
     server = await startServerProcess(SOURCE, env);
     const done = Date.now() + 30_000;
     while (new Set(fcm.deliveries.map((d) => d.token)).size < N && Date.now() < done) await Bun.sleep(20);
-    const byToken = new Map<string, string[]>();
-    for (const d of fcm.deliveries) byToken.set(d.token, [...(byToken.get(d.token) ?? []), d.collapseKey]);
+    const byToken = collapseKeysByToken(fcm.deliveries);
     // Nothing lost.
     expect(byToken.size).toBe(N);
     // Resends are only those whose outcome the killed process had not recorded: at most the deliveries in flight

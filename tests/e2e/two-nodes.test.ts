@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { openStore } from "../../src/db/open-store.ts";
 import { formatUpload } from "../../src/files/upload.ts";
 import { tempDir } from "../helpers/app.ts";
-import { startFcmFake, type FcmFake } from "../helpers/fcm-fake.ts";
+import { collapseKeysByToken, startFcmFake, type FcmFake } from "../helpers/fcm-fake.ts";
 import { freePort, startLoopbackProcess, type LoopbackProcess } from "../helpers/loopback-process.ts";
 import { startS3 } from "../helpers/s3rver.ts";
 import { macAuth } from "../helpers/sign.ts";
@@ -240,8 +240,7 @@ test("a broadcast to 10,000 devices reaches every one once with a node killed ha
   // Node b finishes the queue, taking over a's leases once they run out (15 s on a shared store).
   const deadline = Date.now() + 60_000;
   while (new Set(fcm.deliveries.map((d) => d.token)).size < N && Date.now() < deadline) await Bun.sleep(50);
-  const byToken = new Map<string, string[]>();
-  for (const d of fcm.deliveries) byToken.set(d.token, [...(byToken.get(d.token) ?? []), d.collapseKey]);
+  const byToken = collapseKeysByToken(fcm.deliveries);
   expect(byToken.size).toBe(N);
   // A device got a second copy only if a had sent it but not yet recorded it when it died: at most a's sends in
   // flight (50) and its outcomes waiting to be recorded (a chunk, 50); the copy carries the same collapse key.

@@ -214,3 +214,10 @@ export async function startFcmFake(opts: { projectId?: string; clock?: () => num
   fake.account = account;
   return fake;
 }
+
+/** The collapse keys each device token received, in order (one entry per delivery). */
+export function collapseKeysByToken(deliveries: readonly FcmDelivery[]): Map<string, string[]> {
+  const byToken = new Map<string, string[]>();
+  for (const d of deliveries) byToken.set(d.token, [...(byToken.get(d.token) ?? []), d.collapseKey]);
+  return byToken;
+}
