@@ -8,13 +8,8 @@ import { openStore } from "./db/open-store.ts";
 import { Datastore } from "./datastore/datastore.ts";
 import { TEMP_PASSWORDS_DDL, userRows } from "./datastore/user-rows.ts";
 import { Accounts, type RateLimits } from "./auth/accounts.ts";
-import { MemoryNonceCache } from "./auth/nonces.ts";
-import { MemoryRateLimiter } from "./auth/rate-limit.ts";
-import { SESSIONS_DDL, SHARED_SESSION_CACHE_MS, Sessions } from "./auth/sessions.ts";
-import { STORE_NONCES_DDL, StoreNonceCache } from "./auth/store-nonces.ts";
-import { STORE_RATE_DDL, StoreRateLimiter } from "./auth/store-rate-limit.ts";
-import { STORE_CODE_CACHE_DDL, StoreCodeCache } from "./code/store-code-cache.ts";
-import { JOB_LEASES_DDL, type JobLeases, MemoryJobLeases, StoreJobLeases } from "./system/job-lease.ts";
+import { SESSIONS_DDL, Sessions } from "./auth/sessions.ts";
+import { openSharedState } from "./system/shared-state.ts";
 import { Mailer } from "./mail/mailer.ts";
 import { PushService } from "./push/push-service.ts";
 import { PUSH_QUEUE_DDL } from "./push/queue.ts";
@@ -32,7 +27,6 @@ import { Settings } from "./system/settings.ts";
 import { BUMP_EPOCH, migrateSystemDb, readEpoch } from "./system/system-db.ts";
 import { VERSION } from "./version.ts";
 import { availableParallelism } from "node:os";
-import { MemoryCodeCache } from "./code/code-cache.ts";
 import { CodeStore } from "./code/code-store.ts";
 import { CustomCode } from "./code/custom-code.ts";
 import { ThreadRunner } from "./code/thread-runner.ts";
@@ -47,10 +41,6 @@ import { BackupScheduler } from "./backup/schedule.ts";
 
 export type { Services } from "./http/services.ts";
 
-/** How often a process looks for configuration changes made by another process (CLI, second node). */
-const REFRESH_INTERVAL_MS = 1000;
-/** The same on a store shared by several nodes: a change made on one is served by all within a second. */
-const SHARED_REFRESH_INTERVAL_MS = 400;
 
 
 /** How often the file trash is emptied in the background (writes also empty it as they go). */
@@ -96,15 +86,9 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
   const files = new Files(config.dir, settings, log);
   const data = new Datastore(catalog, files);
   // State the nodes must agree on: in memory for one node, in the system database when several share the store.
-  if (store.remote) await system.batch([STORE_NONCES_DDL, STORE_RATE_DDL, STORE_CODE_CACHE_DDL, JOB_LEASES_DDL], "write");
-  const sessionCacheMs = store.remote ? SHARED_SESSION_CACHE_MS : undefined;
-  const sessions = { development: new Sessions(envDbs.development, sessionCacheMs), production: new Sessions(envDbs.production, sessionCacheMs) };
-  const storeLimiter = store.remote ? new StoreRateLimiter(system) : null;
-  const limiter = storeLimiter ?? new MemoryRateLimiter();
-  const storeNonces = store.remote ? new StoreNonceCache(system) : null;
-  const nonces = storeNonces ?? new MemoryNonceCache();
-  const storeCodeCache = store.remote ? new StoreCodeCache(system) : null;
-  const jobs: JobLeases = store.remote ? new StoreJobLeases(system) : new MemoryJobLeases();
+  const shared = await openSharedState(system, store.remote);
+  const { limiter, nonces, jobs } = shared;
+  const sessions = { development: new Sessions(envDbs.development, shared.sessionCacheMs), production: new Sessions(envDbs.production, shared.sessionCacheMs) };
   const mailer = new Mailer(system, settings, log);
   await mailer.init();
   const accounts = new Accounts({
@@ -120,7 +104,7 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
     log.info(`admin ${config.admin.email} ${what} from BURROW_ADMIN_EMAIL`);
   }
 
-  const interval = opts.refreshIntervalMs ?? (store.remote ? SHARED_REFRESH_INTERVAL_MS : REFRESH_INTERVAL_MS);
+  const interval = opts.refreshIntervalMs ?? shared.refreshIntervalMs;
   let epoch = await readEpoch(system);
   let lastCheck = Date.now();
   let checking: Promise<void> | undefined;
@@ -148,7 +132,7 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
   const code = new CustomCode(
     codeStore,
     catalog,
-    { data, push, settings, logs, cache: storeCodeCache ?? new MemoryCodeCache(), httpLookup: opts.httpLookup },
+    { data, push, settings, logs, cache: shared.codeCache, httpLookup: opts.httpLookup },
     log,
     opts.codeRunner ?? (() => new ThreadRunner({ threads: codeThreads(), warn: (m) => log.warn(m) })),
   );
@@ -225,7 +209,7 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
           sessions[env].sweep().catch((e) => log.warn("removing expired sessions failed", { env, error: String(e) }));
         }
         mailer.prune().catch((e) => log.warn("pruning the outbox failed", { error: String(e) }));
-        for (const shared of [storeNonces, storeLimiter, storeCodeCache]) shared?.sweep().catch((e) => log.warn("sweeping shared state failed", { error: String(e) }));
+        shared.sweep().catch((e) => log.warn("sweeping shared state failed", { error: String(e) }));
       };
       // With several nodes on one store, one node at a time runs a round (whichever holds the lease).
       const drain = () => {

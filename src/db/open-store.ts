@@ -40,10 +40,10 @@ export function namespaceOf(location: Pick<StoreLocation, "namespace">, name: Da
 export function openRemote(location: StoreLocation, name: DatabaseName): Client {
   // sqld reads the name as unpadded base64.
   const header = Buffer.from(namespaceOf(location, name)).toString("base64").replace(/=+$/, "");
+  // The client builds a fresh Request per call: the header is added to it in place, no copy.
   const fetchIn = (request: Request) => {
-    const headers = new Headers(request.headers);
-    headers.set("x-namespace-bin", header);
-    return fetch(new Request(request, { headers }));
+    request.headers.set("x-namespace-bin", header);
+    return fetch(request);
   };
   return new RemoteClient(createClient({ url: location.url!, authToken: location.authToken ?? undefined, intMode: "number", fetch: fetchIn }));
 }
