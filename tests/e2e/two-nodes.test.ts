@@ -19,6 +19,9 @@ import { macAuth } from "../helpers/sign.ts";
 import { type ServerProcess, ROOT, startServerProcess } from "../helpers/spawn.ts";
 import { type Sqld, startSqld } from "../helpers/sqld.ts";
 
+// Every test sets its own time limit: logins hash passwords and the checks wait out the nodes' refresh, which
+// takes longer than bun's default 5 s when the machine is busy.
+
 const SOURCE = [process.execPath, join(ROOT, "src/main.ts")];
 const DEV_KEY = "two-nodes-dev-public";
 const PROD_KEY = "two-nodes-prod-public";
@@ -139,7 +142,7 @@ test("CRUD and queries through the balancer; binary files land in the shared S3 
   expect(new Uint8Array(await file.arrayBuffer())).toEqual(bytes);
   expect((await api("DELETE", "/note/n7", { base: b })).status).toBe(200);
   expect((await api("GET", "/note/n7", { base: a })).status).toBe(404);
-});
+}, 30_000);
 
 test("rate limits count requests on both nodes together", async () => {
   const [a, b] = nodes.map((n) => n.url);
@@ -155,7 +158,7 @@ test("rate limits count requests on both nodes together", async () => {
   expect(statuses.slice(0, 10).every((s) => s !== 429)).toBe(true);
   expect((await admin("PUT", "/settings/development", { rateLimits: { ipPerMinute: 300 } })).status).toBe(200);
   await Bun.sleep(1000); // both nodes are back on the default before the next login
-});
+}, 30_000);
 
 test("sessions: a MAC request replayed on the other node is refused; a logout on b is honoured by a within a second", async () => {
   const [a, b] = nodes.map((n) => n.url);
@@ -174,7 +177,7 @@ test("sessions: a MAC request replayed on the other node is refused; a logout on
   expect((await api("GET", "/user/logout", { base: b, headers: signed(creds, "GET", "/user/logout") })).status).toBe(200);
   await Bun.sleep(1000);
   expect((await api("GET", "/note/n1", { base: a, headers: signed(creds, "GET", "/note/n1") })).status).toBe(401);
-});
+}, 30_000);
 
 test("a schema change and a deploy made on one node are served by the other within a second", async () => {
   const [a, b] = nodes.map((n) => n.url);
@@ -189,7 +192,7 @@ test("a schema change and a deploy made on one node are served by the other with
   await Bun.sleep(1000);
   const r = await api("POST", "/gadget", { base: b, version, body: { name: "production on b" } });
   expect(r.status).toBe(201);
-});
+}, 30_000);
 
 test("counters incremented from both nodes at once are exact", async () => {
   const [a, b] = nodes.map((n) => n.url);
