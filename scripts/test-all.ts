@@ -6,9 +6,11 @@
 import { existsSync, renameSync, rmSync } from "node:fs";
 
 const REPORT = "test-results.xml";
+/** Per-test time limit for tests that set none (bun's default is 5 s; bunfig.toml has no setting for it). */
+const TIMEOUT = ["--timeout", "20000"];
 const runs: { name: string; args: string[]; env?: Record<string, string>; report: string }[] = [
-  { name: "embedded store", args: ["test"], report: "test-results.embedded.tmp" },
-  { name: "libSQL server (STORE=sqld)", args: ["test", "tests/api", "tests/contract"], env: { STORE: "sqld" }, report: "test-results-sqld.xml" },
+  { name: "embedded store", args: ["test", ...TIMEOUT], report: "test-results.embedded.tmp" },
+  { name: "libSQL server (STORE=sqld)", args: ["test", ...TIMEOUT, "tests/api", "tests/contract"], env: { STORE: "sqld" }, report: "test-results-sqld.xml" },
 ];
 let failed = false;
 for (const run of runs) {
