@@ -9,7 +9,7 @@ import { Datastore } from "./datastore/datastore.ts";
 import { TEMP_PASSWORDS_DDL, userRows } from "./datastore/user-rows.ts";
 import { Accounts, type RateLimits } from "./auth/accounts.ts";
 import { SESSIONS_DDL, Sessions } from "./auth/sessions.ts";
-import { openSharedState } from "./system/shared-state.ts";
+import { openSharedState } from "./shared-state.ts";
 import { Mailer } from "./mail/mailer.ts";
 import { PushService } from "./push/push-service.ts";
 import { PUSH_QUEUE_DDL } from "./push/queue.ts";

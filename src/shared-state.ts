@@ -3,14 +3,14 @@
 // each node keeps its caches of the shared tables.
 
 import type { Client } from "@libsql/core/api";
-import { MemoryNonceCache, type NonceCache } from "../auth/nonces.ts";
-import { MemoryRateLimiter, type RateLimiter } from "../auth/rate-limit.ts";
-import { SHARED_SESSION_CACHE_MS } from "../auth/sessions.ts";
-import { STORE_NONCES_DDL, StoreNonceCache } from "../auth/store-nonces.ts";
-import { STORE_RATE_DDL, StoreRateLimiter } from "../auth/store-rate-limit.ts";
-import { type CodeCache, MemoryCodeCache } from "../code/code-cache.ts";
-import { STORE_CODE_CACHE_DDL, StoreCodeCache } from "../code/store-code-cache.ts";
-import { JOB_LEASES_DDL, type JobLeases, MemoryJobLeases, StoreJobLeases } from "./job-lease.ts";
+import { MemoryNonceCache, type NonceCache } from "./auth/nonces.ts";
+import { MemoryRateLimiter, type RateLimiter } from "./auth/rate-limit.ts";
+import { SHARED_SESSION_CACHE_MS } from "./auth/sessions.ts";
+import { STORE_NONCES_DDL, StoreNonceCache } from "./auth/store-nonces.ts";
+import { STORE_RATE_DDL, StoreRateLimiter } from "./auth/store-rate-limit.ts";
+import { type CodeCache, MemoryCodeCache } from "./code/code-cache.ts";
+import { STORE_CODE_CACHE_DDL, StoreCodeCache } from "./code/store-code-cache.ts";
+import { JOB_LEASES_DDL, type JobLeases, MemoryJobLeases, StoreJobLeases } from "./system/job-lease.ts";
 
 /** How often a process looks for configuration changes made by another process (CLI, second node). */
 const REFRESH_INTERVAL_MS = 1000;
