@@ -380,10 +380,12 @@ describe("aggregator", () => {
   });
 
   test("stale or future timestamps, a wrong signature and missing values are 401 {error}", async () => {
+    // 190 s, not 181: the test's `now` is whole seconds and the server's has the fraction and the time since, so a
+    // timestamp 181 s ahead can be under 180 s ahead by the time the server looks.
     const now = Math.floor(Date.now() / 1000);
     const cases = [
-      aggregatorUser("agg-2", now - 181),
-      aggregatorUser("agg-2", now + 181),
+      aggregatorUser("agg-2", now - 190),
+      aggregatorUser("agg-2", now + 190),
       { ...aggregatorUser("agg-2"), sig: aggregatorUser("agg-3").sig },
       { ...aggregatorUser("agg-2"), uid: "agg-other" },
       { uid: "agg-2", ts: "abc", sig: "x" },
