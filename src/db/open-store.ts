@@ -7,7 +7,10 @@
 import { join } from "node:path";
 import { createClient } from "@libsql/client/http";
 import type { Client } from "@libsql/core/api";
+import { expandConfig } from "@libsql/core/config";
+import { encodeBaseUrl } from "@libsql/core/uri";
 import { openClient } from "./open-client.ts";
+import { HeldStreams } from "./held-streams.ts";
 import { RemoteClient } from "./remote-client.ts";
 
 export const DATABASE_NAMES = ["system", "development", "production"] as const;
@@ -45,7 +48,18 @@ export function openRemote(location: StoreLocation, name: DatabaseName): Client 
     request.headers.set("x-namespace-bin", header);
     return fetch(request);
   };
-  return new RemoteClient(createClient({ url: location.url!, authToken: location.authToken ?? undefined, intMode: "number", fetch: fetchIn }));
+  const authToken = location.authToken ?? undefined;
+  const url = location.url!;
+  return new RemoteClient(createClient({ url, authToken, intMode: "number", fetch: fetchIn }), new HeldStreams(httpUrl(url), { authToken, fetch: fetchIn as typeof fetch, size: STREAMS_PER_DATABASE }));
+}
+
+/** Streams each remote database keeps open (4 gave the most point reads a second at 50 in flight: 9,100 vs 8,000 with 8). */
+const STREAMS_PER_DATABASE = 4;
+
+/** The base URL @libsql/client itself would use (libsql:// read as https://, ?tls=0 as http://). */
+function httpUrl(url: string): URL {
+  const c = expandConfig({ url }, true);
+  return encodeBaseUrl(c.scheme, c.authority, c.path);
 }
 
 export async function openStore(location: StoreLocation): Promise<StoreDatabases> {

@@ -3,9 +3,11 @@
 // in flight) and answers SQLITE_BUSY to writers that meet a held lock. So this node's writes (statements that
 // are not plain SELECTs, write batches, write transactions until they end) pass one at a time through a FIFO
 // gate, and a statement, batch or BEGIN still refused as busy (another node holds the lock) changed nothing
-// and is retried with jittered backoff until RETRY_MS have passed. Reads never wait.
+// and is retried with jittered backoff until RETRY_MS have passed. Reads never wait. Single statements go over
+// streams held open (held-streams.ts); batches, migrations and transactions through @libsql/client.
 
 import type { Client, InArgs, InStatement, ResultSet, Transaction, TransactionMode } from "@libsql/core/api";
+import type { HeldStreams } from "./held-streams.ts";
 import { WriteGate } from "./write-gate.ts";
 
 /** How long a write keeps retrying a busy server before the error is passed on. */
@@ -35,7 +37,10 @@ const READ_SQL = /^\s*select\b/i;
 export class RemoteClient implements Client {
   readonly #gate = new WriteGate();
 
-  constructor(private readonly inner: Client) {}
+  constructor(
+    private readonly inner: Client,
+    private readonly streams?: HeldStreams,
+  ) {}
 
   /** Runs `op` holding the write gate. */
   async #write<T>(op: () => Promise<T>): Promise<T> {
@@ -58,7 +63,8 @@ export class RemoteClient implements Client {
   execute(stmt: InStatement): Promise<ResultSet>;
   execute(sql: string, args?: InArgs): Promise<ResultSet>;
   execute(stmt: InStatement, args?: InArgs): Promise<ResultSet> {
-    const run = () => (typeof stmt === "string" ? this.inner.execute(stmt, args) : this.inner.execute(stmt));
+    const streams = this.streams;
+    const run = streams ? () => streams.execute(stmt, args) : () => (typeof stmt === "string" ? this.inner.execute(stmt, args) : this.inner.execute(stmt));
     return READ_SQL.test(typeof stmt === "string" ? stmt : stmt.sql) ? retryBusy(run) : this.#write(run);
   }
 
@@ -108,6 +114,7 @@ export class RemoteClient implements Client {
   }
 
   close(): void {
+    this.streams?.close();
     this.inner.close();
   }
 }
