@@ -1,9 +1,13 @@
 // Runs a PushService's delivery on its own thread (delivery-thread.ts) for `burrow serve`: the main thread keeps
 // queueing sends and forwards a wake-up for each; the thread leases, delivers and records. If the thread cannot
-// start, delivery runs on the main thread instead (and says so in the log).
+// start, delivery runs on the main thread instead (and says so in the log). The thread (about 10 MB) starts when
+// there is something to deliver: at once when the queue holds deliveries (left from before a restart), else with
+// the first send. On a store shared with other nodes it starts at once, since it also takes over the deliveries
+// a stopped node leaves.
 
 import type { StoreLocation } from "../db/open-store.ts";
 import type { Level, LogFormat } from "../log.ts";
+import { ENVIRONMENTS } from "../system/environments.ts";
 import type { PushService } from "./push-service.ts";
 import type { FromDeliveryThread, ToDeliveryThread } from "./delivery-thread.ts";
 
@@ -11,7 +15,24 @@ import type { FromDeliveryThread, ToDeliveryThread } from "./delivery-thread.ts"
 const THREAD_URL = import.meta.url.includes("/$bunfs/") ? new URL("./push/delivery-thread.ts", import.meta.url).href : new URL("./delivery-thread.ts", import.meta.url).href;
 const STOP_WAIT_MS = 15_000;
 
-export async function startDeliveryThread(push: PushService, opts: { store: StoreLocation; logLevel: Level; logFormat?: LogFormat }): Promise<() => Promise<void>> {
+type Options = { store: StoreLocation; logLevel: Level; logFormat?: LogFormat };
+
+/** Starts delivery when there is work (see the header); the returned function stops it, if it started. */
+export async function startDeliveryThread(push: PushService, opts: Options): Promise<() => Promise<void>> {
+  let started: Promise<() => Promise<void>> | null = null;
+  const start = () => (started ??= launch(push, opts));
+  if (opts.store.url || (await push.hasWork())) await start();
+  else {
+    // The first send starts the thread, which leases what is due as it starts; later sends wake it (launch).
+    push.onQueued = () => void start();
+  }
+  return async () => {
+    push.onQueued = null;
+    await (await started)?.();
+  };
+}
+
+async function launch(push: PushService, opts: Options): Promise<() => Promise<void>> {
   const log = push.log;
   let worker: Worker;
   try {
@@ -39,7 +60,10 @@ export async function startDeliveryThread(push: PushService, opts: { store: Stor
     worker.terminate();
     return push.start();
   }
+  log.info("push delivery thread started");
   push.onQueued = (env) => post({ type: "wake", env });
+  // Sends queued while the thread started (its first lease may have run before them).
+  for (const env of ENVIRONMENTS) post({ type: "wake", env });
   return async () => {
     push.onQueued = null;
     const stopped = new Promise<void>((resolve) => {

@@ -89,6 +89,12 @@ export class PushService {
     return this.envs.get(env)!.queue;
   }
 
+  /** Whether a delivery waits in either environment's queue. */
+  async hasWork(): Promise<boolean> {
+    for (const e of this.envs.values()) if (await e.queue.waiting()) return true;
+    return false;
+  }
+
   pushSettings(env: EnvName): PushSettings {
     return this.settings.get(env).push as PushSettings;
   }

@@ -184,6 +184,12 @@ export class PushQueue {
     }));
   }
 
+  /** Whether any delivery waits (due now, later, or leased). */
+  async waiting(): Promise<boolean> {
+    const rs = await this.db.execute("SELECT EXISTS (SELECT 1 FROM _burrow_push_deliveries) AS waiting");
+    return Number(rs.rows[0]!.waiting) === 1;
+  }
+
   /** Depth, age of the oldest waiting delivery, and rows waiting for a retry. */
   async stats(now = Date.now()): Promise<{ depth: number; oldestAgeMs: number | null; retrying: number; leased: number }> {
     const rs = await this.db.execute({

@@ -1,6 +1,7 @@
 // Push survives kill -9: a broadcast is acknowledged once its fan-out is stored; the server is killed while the
 // worker is delivering; after a restart on the same data directory every device gets the notification, and a
 // delivery resent because its outcome was not yet recorded carries the same collapse key (the device shows one).
+// Also: the delivery thread starts with the first send, not with the server.
 
 import { afterAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
@@ -63,3 +64,28 @@ test("kill -9 mid-delivery: after a restart nothing is lost, and resends keep th
     await server.stop();
   }
 }, 90_000);
+
+test("the delivery thread starts with the first send, not with the server", async () => {
+  const fcm = await startFcmFake();
+  const env = { BURROW_DIR: join(dir, "lazy"), BURROW_DEV_PUBLIC_KEY: "push-lazy-dev", BURROW_ADMIN_EMAIL: "ops@example.com", BURROW_ADMIN_PASSWORD: "push-lazy-password", BURROW_LOG_LEVEL: "info" };
+  const api = { "x-service-api-key": "push-lazy-dev", accept: "application/vnd.service+json; version=0", "content-type": "application/json" };
+  const server = await startServerProcess(SOURCE, env);
+  const started = () => server.output().stderr.includes("push delivery thread started");
+  try {
+    const login = (await (await fetch(`${server.url}/_admin/api/login`, { method: "POST", body: JSON.stringify({ email: env.BURROW_ADMIN_EMAIL, password: env.BURROW_ADMIN_PASSWORD }) })).json()) as { token: string };
+    const put = await fetch(`${server.url}/_admin/api/settings/development`, { method: "PUT", headers: { authorization: `Bearer ${login.token}` }, body: JSON.stringify({ push: { fcm: { serviceAccount: fcm.account.json, url: fcm.url } } }) });
+    expect(put.status).toBe(200);
+    expect((await fetch(`${server.url}/_push/tokens/androidgcm/lazy-device`, { method: "POST", headers: api, body: "{}" })).status).toBe(200);
+    await Bun.sleep(300);
+    expect(started()).toBe(false);
+    const sent = await fetch(`${server.url}/_push/notifications`, { method: "POST", headers: api, body: JSON.stringify({ payload: { message: "first" } }) });
+    expect(await sent.json()).toEqual({ queued: 1 });
+    const deadline = Date.now() + 10_000;
+    while (fcm.deliveries.length < 1 && Date.now() < deadline) await Bun.sleep(10);
+    expect(fcm.deliveries.map((d) => d.token)).toEqual(["lazy-device"]);
+    expect(started()).toBe(true);
+  } finally {
+    await server.stop();
+    fcm.stop();
+  }
+}, 30_000);
