@@ -2,8 +2,11 @@
 // gzip and brotli encodings and a strong ETag computed once. From the compiled binary they come from its embedded
 // console/ and status/ folders; from source they are built on first use (console-build.ts).
 
-import { brotliCompressSync, constants as zlib } from "node:zlib";
+import type Zlib from "node:zlib";
+import { onFirstUse } from "../on-first-use.ts";
 import { type ConsoleFile, type Site, buildSite } from "./console-build.ts";
+
+const nodeZlib = onFirstUse(() => require("node:zlib") as typeof Zlib);
 
 export interface ConsoleAsset {
   name: string;
@@ -26,6 +29,11 @@ async function embeddedFiles(site: Site): Promise<ConsoleFile[] | null> {
   );
 }
 
+function brotli(body: Uint8Array): Buffer {
+  const { brotliCompressSync, constants } = nodeZlib();
+  return brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
+}
+
 export function toAsset(f: ConsoleFile): ConsoleAsset {
   const hash = new Bun.CryptoHasher("sha256").update(f.body).digest("base64url").slice(0, 22);
   return {
@@ -33,7 +41,7 @@ export function toAsset(f: ConsoleFile): ConsoleAsset {
     type: f.type.includes("charset") || !/^text\/|javascript|json|svg/.test(f.type) ? f.type : `${f.type};charset=utf-8`,
     body: f.body,
     gzip: Bun.gzipSync(f.body, { level: 9 }),
-    br: new Uint8Array(brotliCompressSync(f.body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: f.body.length } })),
+    br: new Uint8Array(brotli(f.body)),
     etag: `"${hash}"`,
     immutable: f.name !== "index.html",
   };

@@ -2,11 +2,15 @@
 // system.db outbox when no SMTP host is set. Every mail, sent, failed or kept, is recorded in the outbox.
 
 import type { Client } from "@libsql/core/api";
-import nodemailer, { type SMTPSentMessageInfo, type SMTPTransportOptions, type Transporter } from "nodemailer";
+import type Nodemailer from "nodemailer";
+import type { SMTPSentMessageInfo, SMTPTransportOptions, Transporter } from "nodemailer";
+import { onFirstUse } from "../on-first-use.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { EnvName } from "../system/environments.ts";
 import type { Settings } from "../system/settings.ts";
+
+const nodemailer = onFirstUse(() => require("nodemailer") as typeof Nodemailer);
 
 export interface Mail {
   to: string;
@@ -168,7 +172,7 @@ export class Mailer {
     const current = this.transports.get(env);
     if (current?.config === config) return current.transport;
     current?.transport.close();
-    const transport = nodemailer.createTransport({
+    const transport = nodemailer().createTransport({
       host: s.host,
       port: s.port,
       secure: s.secure,

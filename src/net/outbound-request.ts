@@ -3,8 +3,9 @@
 // resolve to a public address for the check and a private one for the connection), a deadline, an abort
 // signal, no redirects followed, and at most `maxBody` bytes of the answer read.
 
-import http from "node:http";
-import https from "node:https";
+import type Http from "node:http";
+import type Https from "node:https";
+import { onFirstUse } from "../on-first-use.ts";
 import { hostNotAllowed, publicOnlyLookup } from "./public-address.ts";
 
 export interface OutboundInit {
@@ -28,10 +29,17 @@ export interface OutboundResponse {
 }
 
 const guarded = publicOnlyLookup();
-const agents = {
-  "http:": new http.Agent({ keepAlive: true, maxSockets: 256 }),
-  "https:": new https.Agent({ keepAlive: true, maxSockets: 256 }),
-};
+/** node:http and node:https with one keep-alive agent each, loaded with the first request. */
+const agents = onFirstUse(() => {
+  const http = require("node:http") as typeof Http;
+  const https = require("node:https") as typeof Https;
+  return {
+    http,
+    https,
+    "http:": new http.Agent({ keepAlive: true, maxSockets: 256 }),
+    "https:": new https.Agent({ keepAlive: true, maxSockets: 256 }),
+  };
+});
 
 /** Send one request; rejects on refusal (code EADDRNOTPUBLIC), network failure, timeout (name TimeoutError) or abort. */
 export function outboundRequest(target: string | URL, init: OutboundInit): Promise<OutboundResponse> {
@@ -43,11 +51,11 @@ export function outboundRequest(target: string | URL, init: OutboundInit): Promi
       if (refusal) return reject(Object.assign(new Error(`${url.hostname} is not allowed (${refusal})`), { code: "EADDRNOTPUBLIC" }));
     }
     if (init.signal?.aborted) return reject(Object.assign(new Error("aborted"), { name: "AbortError" }));
-    const mod = url.protocol === "https:" ? https : http;
-    const req = mod.request(url, {
+    const net = agents();
+    const req = (url.protocol === "https:" ? net.https : net.http).request(url, {
       method: init.method,
       headers: init.headers,
-      agent: agents[url.protocol],
+      agent: net[url.protocol],
       ...(init.allowPrivate ? {} : { lookup: init.lookup ?? guarded }),
     });
     const fail = (e: Error) => {

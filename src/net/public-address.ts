@@ -3,8 +3,12 @@
 // `publicOnlyLookup` is a DNS lookup for node:http(s) that resolves a name and refuses it when any address is not
 // public, so the address checked is the address connected to (no DNS-rebinding window).
 
-import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import type Dns from "node:dns";
+import type { LookupAddress } from "node:dns";
+import { onFirstUse } from "../on-first-use.ts";
 import { parseCidr, parseIp, type Cidr } from "./ip.ts";
+
+const nodeDns = onFirstUse(() => require("node:dns") as typeof Dns);
 
 const cidrs = (list: string[]): Cidr[] => list.map((c) => parseCidr(c)!);
 /** IPv4 ranges that are not public unicast: this network, private, CGNAT, loopback, link-local, IETF, TEST-NETs, benchmarking, multicast, reserved. */
@@ -59,7 +63,7 @@ export class NotPublicAddress extends Error {
 }
 
 type Resolve = (host: string, cb: (err: Error | null, addresses: LookupAddress[]) => void) => void;
-const systemResolve: Resolve = (host, cb) => dnsLookup(host, { all: true }, (err, addresses) => cb(err, addresses ?? []));
+const systemResolve: Resolve = (host, cb) => nodeDns().lookup(host, { all: true }, (err, addresses) => cb(err, addresses ?? []));
 
 /**
  * A `lookup` for node:http(s) requests: resolves every address of the name and fails with NotPublicAddress

@@ -4,12 +4,16 @@
 // the nonce when the token carries one. The subject (`sub`) is the link key.
 
 import { createHash } from "node:crypto";
-import { type JWTPayload, type JWTVerifyGetKey, createRemoteJWKSet, errors, jwtVerify } from "jose";
+import type * as Jose from "jose";
+import type { JWTPayload, JWTVerifyGetKey } from "jose";
+import { onFirstUse } from "../on-first-use.ts";
 import { ApiError } from "../errors.ts";
 import { isPlainObject } from "../plain-object.ts";
 import type { OidcProviderSetting } from "../system/settings.ts";
 import { callProvider, providerDown } from "./provider-http.ts";
 import type { SocialProfile } from "./profile.ts";
+
+const jose = onFirstUse(() => require("jose") as typeof Jose);
 
 /** How long a discovery document is kept. */
 const DISCOVERY_TTL_MS = 3600_000;
@@ -46,7 +50,7 @@ export class OidcVerifier {
     let payload: JWTPayload;
     try {
       const alias = ISSUER_ALIASES[cfg.issuer];
-      ({ payload } = await jwtVerify(idToken, keys.jwks, {
+      ({ payload } = await jose().jwtVerify(idToken, keys.jwks, {
         issuer: alias ? [cfg.issuer, alias] : cfg.issuer,
         audience: cfg.clientIds,
         algorithms: ALGORITHMS,
@@ -99,7 +103,7 @@ export class OidcVerifier {
     } catch {
       throw providerDown(label, "has no usable jwks_uri in its discovery document");
     }
-    const remote = createRemoteJWKSet(jwksUri, { timeoutDuration: 10_000, cooldownDuration: OIDC_KEY_REFETCH_COOLDOWN_MS, cacheMaxAge: 600_000 });
+    const remote = jose().createRemoteJWKSet(jwksUri, { timeoutDuration: 10_000, cooldownDuration: OIDC_KEY_REFETCH_COOLDOWN_MS, cacheMaxAge: 600_000 });
     return { jwks: remote, expires: Date.now() + DISCOVERY_TTL_MS };
   }
 }
@@ -111,18 +115,18 @@ function nonceMatches(claimed: string, sent: string): boolean {
 
 /** What was wrong with a token, in words a developer can act on; 502 when the issuer's keys could not be fetched. */
 function refusal(provider: string, e: unknown): string {
-  if (e instanceof errors.JWTExpired) return "the ID token has expired";
-  if (e instanceof errors.JWTClaimValidationFailed) {
+  if (e instanceof jose().errors.JWTExpired) return "the ID token has expired";
+  if (e instanceof jose().errors.JWTClaimValidationFailed) {
     if (e.claim === "aud") return `the ID token was issued for another app (its audience is not one of social.oidc.${provider}.clientIds)`;
     if (e.claim === "iss") return `the ID token was issued by another issuer than social.oidc.${provider}.issuer`;
     return `the ID token's ${e.claim} claim is not valid (${e.reason})`;
   }
-  if (e instanceof errors.JWSSignatureVerificationFailed) return "the ID token's signature does not verify";
-  if (e instanceof errors.JWKSNoMatchingKey) return "the ID token is signed with a key the issuer does not publish";
-  if (e instanceof errors.JOSEAlgNotAllowed) return "the ID token is signed with an algorithm that is not accepted";
+  if (e instanceof jose().errors.JWSSignatureVerificationFailed) return "the ID token's signature does not verify";
+  if (e instanceof jose().errors.JWKSNoMatchingKey) return "the ID token is signed with a key the issuer does not publish";
+  if (e instanceof jose().errors.JOSEAlgNotAllowed) return "the ID token is signed with an algorithm that is not accepted";
   // jose's plain JOSEError is its key set fetch failing (not 200, not JSON); token defects have their own classes.
-  const keySetFailed = e instanceof errors.JOSEError && e.code === errors.JOSEError.code;
-  if (keySetFailed || e instanceof errors.JWKSTimeout || e instanceof errors.JWKSInvalid || e instanceof TypeError) throw providerDown(oidcLabel(provider), "did not serve its keys", String(e));
-  if (e instanceof errors.JOSEError) return "the ID token is malformed";
+  const keySetFailed = e instanceof jose().errors.JOSEError && e.code === jose().errors.JOSEError.code;
+  if (keySetFailed || e instanceof jose().errors.JWKSTimeout || e instanceof jose().errors.JWKSInvalid || e instanceof TypeError) throw providerDown(oidcLabel(provider), "did not serve its keys", String(e));
+  if (e instanceof jose().errors.JOSEError) return "the ID token is malformed";
   throw e instanceof ApiError ? e : providerDown(oidcLabel(provider), "did not serve its keys", String(e));
 }

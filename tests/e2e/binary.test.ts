@@ -1,11 +1,16 @@
 // The one executable: build it once, start it on a free port with a temp data dir, and do a full
-// create/read/update/delete round trip over real HTTP.
+// create/read/update/delete round trip over real HTTP. Also the modules loaded on first use (mail, APNs with a
+// .p12, Web Push: src/on-first-use.ts) work from the binary's bundle.
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "../helpers/app.ts";
 import { ROOT, runCli, startServerProcess, type ServerProcess } from "../helpers/spawn.ts";
+import { SMTP_PASSWORD, SMTP_USER, startSmtp } from "../helpers/smtp.ts";
+import { TEST_P12_PASSWORD, TEST_TOPIC, makeApnsTestPki, startApnsFake } from "../helpers/apns-fake.ts";
+import { startWebPushFake } from "../helpers/web-push-fake.ts";
+import { generateVapidKeys } from "../../src/push/providers/web-push.ts";
 
 const dir = tempDir("burrow-e2e-");
 const exe = join(dir, "burrow");
@@ -160,4 +165,44 @@ test("custom code end to end: code deploy next to the running server, methods ov
     expect([r.status, ((await r.json()) as { error: string }).error]).toEqual([500, "custom code method bomb failed: the method ran out of memory"]);
   }
   expect(rss() - before).toBeLessThan(64 + 16);
+}, 60_000);
+
+test("modules loaded on first use work from the binary: SMTP mail, APNs with a .p12 over HTTP/2, Web Push", async () => {
+  const login = (await (await fetch(`${server.url}/_admin/api/login`, { method: "POST", body: JSON.stringify({ email: env.BURROW_ADMIN_EMAIL, password: env.BURROW_ADMIN_PASSWORD }) })).json()) as { token: string };
+  const admin = (method: string, path: string, body?: unknown) =>
+    fetch(`${server.url}/_admin/api${path}`, { method, headers: { authorization: `Bearer ${login.token}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const smtp = await startSmtp();
+  const pki = makeApnsTestPki();
+  const apns = await startApnsFake(pki);
+  try {
+    // nodemailer
+    const smtpSettings = { host: "127.0.0.1", port: smtp.port, secure: false, user: SMTP_USER, password: SMTP_PASSWORD, from: "App <app@example.com>" };
+    expect((await admin("PUT", "/settings/development", { smtp: smtpSettings })).status).toBe(200);
+    expect((await admin("POST", "/mail/test", { env: "development", to: "ops@example.com" })).status).toBe(200);
+    expect(smtp.messages.map((m) => m.to)).toEqual([["ops@example.com"]]);
+    // node-forge (.p12), node:http2 and node:tls for APNs; web-push signs and encrypts for the Web Push fake.
+    const vapid = generateVapidKeys();
+    const apnsSettings = { url: apns.url, ca: apns.ca, topic: TEST_TOPIC, p12: pki.p12Base64, p12Password: TEST_P12_PASSWORD };
+    const web = { allowPrivateEndpoints: true, vapidPublicKey: vapid.publicKey, vapidPrivateKey: vapid.privateKey };
+    expect((await admin("PUT", "/settings/development", { push: { apns: apnsSettings, web } })).status).toBe(200);
+    const webFake = startWebPushFake(vapid.publicKey);
+    try {
+      const sub = webFake.subscribe();
+      const iosToken = "0c".repeat(32);
+      expect((await fetch(`${server.url}/_push/tokens/ios/${iosToken}`, { method: "POST", headers, body: JSON.stringify({ user: "bin-ann" }) })).status).toBe(200);
+      expect((await fetch(`${server.url}/_push/tokens/web/${encodeURIComponent(sub.token)}`, { method: "POST", headers, body: JSON.stringify({ user: "bin-ann" }) })).status).toBe(200);
+      const sent = await fetch(`${server.url}/_push/notifications`, { method: "POST", headers, body: JSON.stringify({ payload: { message: "from the binary" }, users: ["bin-ann"] }) });
+      expect(await sent.json()).toEqual({ queued: 2 });
+      const deadline = Date.now() + 15_000;
+      while ((apns.deliveries.length < 1 || webFake.deliveries.length < 1) && Date.now() < deadline) await Bun.sleep(20);
+      expect(apns.deliveries.map((d) => [d.token, d.auth])).toEqual([[iosToken, "certificate"]]);
+      expect(webFake.deliveries.map((d) => [d.id, d.payload])).toEqual([[sub.id, { message: "from the binary" }]]);
+      expect(webFake.rejections).toEqual([]);
+    } finally {
+      webFake.stop();
+    }
+  } finally {
+    await smtp.stop();
+    await apns.close();
+  }
 }, 60_000);

@@ -3,7 +3,10 @@
 // front so a settings endpoint can refuse it with a one-line message instead of failing at send time.
 
 import { createPrivateKey, sign, X509Certificate, type KeyObject } from "node:crypto";
-import forge from "node-forge";
+import type Forge from "node-forge";
+import { onFirstUse } from "../../on-first-use.ts";
+
+const nodeForge = onFirstUse(() => require("node-forge") as typeof Forge);
 
 export type ApnsAuth =
   | { kind: "token"; keyP8: string; keyId: string; teamId: string }
@@ -60,7 +63,8 @@ export function parseP8(pem: string): KeyObject {
 export function readP12(p12Base64: string, password: string): ApnsClientCertificate {
   const der = Buffer.from(p12Base64.replace(/\s+/g, ""), "base64");
   if (der.length === 0) throw new Error("the .p12 is empty or not base64");
-  let p12: forge.pkcs12.Pkcs12Pfx;
+  let p12: Forge.pkcs12.Pkcs12Pfx;
+  const forge = nodeForge();
   try {
     const asn1 = forge.asn1.fromDer(der.toString("binary"));
     p12 = forge.pkcs12.pkcs12FromAsn1(asn1, false, password);

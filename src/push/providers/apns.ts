@@ -3,10 +3,14 @@
 // SETTINGS_MAX_CONCURRENT_STREAMS, a keep-alive PING, reconnection after GOAWAY, and every answer classified
 // into a DeliveryResult (see provider.ts). Credential parsing lives in apns-auth.ts.
 
-import http2 from "node:http2";
-import tls from "node:tls";
+import type http2 from "node:http2";
+import type Tls from "node:tls";
+import { onFirstUse } from "../../on-first-use.ts";
 import type { DeliveryResult, PushMessage, PushProvider } from "../provider.ts";
 import { type ApnsAuth, ProviderTokens, readP12 } from "./apns-auth.ts";
+
+const nodeHttp2 = onFirstUse(() => require("node:http2") as typeof http2);
+const nodeTls = onFirstUse(() => require("node:tls") as typeof Tls);
 
 export { validateApnsCredentials, type ApnsAuth, type ApnsCredentialInfo } from "./apns-auth.ts";
 
@@ -82,7 +86,7 @@ class ApnsProvider implements PushProvider {
   constructor(private readonly config: ApnsConfig) {
     this.clock = config.clock ?? Date.now;
     this.timeoutMs = config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    if (config.ca) this.tlsOptions.ca = [...tls.rootCertificates, config.ca];
+    if (config.ca) this.tlsOptions.ca = [...nodeTls().rootCertificates, config.ca];
     try {
       if (config.auth.kind === "token") this.tokens = new ProviderTokens(config.auth, this.clock);
       else {
@@ -118,7 +122,7 @@ class ApnsProvider implements PushProvider {
     return new Promise((resolve) => {
       const job: Job = { headers, body: JSON.stringify(message.payload), resolve, settled: false, timer: undefined as never };
       job.timer = setTimeout(() => {
-        if (job.stream && !job.stream.closed) job.stream.close(http2.constants.NGHTTP2_CANCEL);
+        if (job.stream && !job.stream.closed) job.stream.close(nodeHttp2().constants.NGHTTP2_CANCEL);
         this.finish(job, { kind: "retry", reason: `no answer from APNs within ${this.timeoutMs} ms` });
       }, this.timeoutMs);
       this.queue.push(job);
@@ -161,7 +165,7 @@ class ApnsProvider implements PushProvider {
 
   private connection(): Connection {
     if (this.conn?.usable) return this.conn;
-    const session = http2.connect(this.config.url, this.tlsOptions);
+    const session = nodeHttp2().connect(this.config.url, this.tlsOptions);
     const conn: Connection = { session, ready: false, usable: true, maxStreams: 1, active: 0 };
     this.conn = conn;
     session.unref(); // Pending sends keep the process alive through their timers; an idle session does not.
@@ -249,7 +253,7 @@ class ApnsProvider implements PushProvider {
       conn.active--;
       if (!job.settled) {
         const why =
-          stream.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM ? "APNs refused the stream (REFUSED_STREAM)"
+          stream.rstCode === nodeHttp2().constants.NGHTTP2_REFUSED_STREAM ? "APNs refused the stream (REFUSED_STREAM)"
           : error ? `APNs stream failed (${error.message})`
           : conn.error ? `APNs connection failed (${conn.error.message})`
           : "the APNs connection closed before the answer";

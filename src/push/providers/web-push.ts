@@ -5,12 +5,16 @@
 // Also the VAPID key helpers and the subscription parser the token-registration endpoint uses.
 
 import { createECDH, createPublicKey } from "node:crypto";
-import webpush, { type RequestDetails } from "web-push";
+import type WebPush from "web-push";
+import type { RequestDetails } from "web-push";
+import { onFirstUse } from "../../on-first-use.ts";
 import { outboundRequest } from "../../net/outbound-request.ts";
 import { hostNotAllowed, type publicOnlyLookup } from "../../net/public-address.ts";
 import type { DeliveryResult, PushMessage, PushProvider } from "../provider.ts";
 import { parseJsonObject } from "./json-object.ts";
 import { boundedSend, describeFailure, retryAfterMs, semaphore } from "./http-util.ts";
+
+const webpush = onFirstUse(() => require("web-push") as typeof WebPush);
 
 export interface WebPushConfig {
   vapidPublicKey: string;
@@ -85,7 +89,7 @@ export function parseSubscription(text: string): Subscription {
 
 /** A new VAPID key pair (base64url, public 65 bytes, private 32 bytes). */
 export function generateVapidKeys(): { publicKey: string; privateKey: string } {
-  const { publicKey, privateKey } = webpush.generateVAPIDKeys();
+  const { publicKey, privateKey } = webpush().generateVAPIDKeys();
   return { publicKey, privateKey };
 }
 
@@ -150,7 +154,7 @@ export function createWebPushProvider(config: WebPushConfig): PushProvider {
     const cached = vapidByAudience.get(audience);
     if (cached && cached.renewAt > now) return cached.authorization;
     const expiration = Math.floor(now / 1000) + VAPID_LIFETIME_S;
-    const headers = webpush.getVapidHeaders(audience, config.subject, config.vapidPublicKey, config.vapidPrivateKey, "aes128gcm", expiration);
+    const headers = webpush().getVapidHeaders(audience, config.subject, config.vapidPublicKey, config.vapidPrivateKey, "aes128gcm", expiration);
     if (vapidByAudience.size >= 1000) vapidByAudience.clear();
     vapidByAudience.set(audience, { authorization: String(headers.Authorization), renewAt: now + (VAPID_LIFETIME_S - 3600) * 1000 });
     return String(headers.Authorization);
@@ -171,7 +175,7 @@ export function createWebPushProvider(config: WebPushConfig): PushProvider {
     if (refusal) return { kind: "invalid-token", reason: `endpoint not allowed (${refusal})` };
     let details: RequestDetails;
     try {
-      details = webpush.generateRequestDetails(sub, JSON.stringify(message.payload), {
+      details = webpush().generateRequestDetails(sub, JSON.stringify(message.payload), {
         // No vapidDetails: the library signs nothing (webpush.setVapidDetails is never called); ours is cached.
         headers: { Authorization: vapidAuthorization(sub.endpoint) },
         contentEncoding: "aes128gcm",
