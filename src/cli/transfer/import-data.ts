@@ -153,7 +153,8 @@ export async function importData(s: Services, env: "development" | "production",
   const db = s.envDbs[env];
   await db.execute(CHECKPOINT_DDL);
   // A bigger page cache for this process's connection: B-tree and R*Tree pages of a large import stay in memory.
-  await db.execute("PRAGMA cache_size = -262144");
+  // (Not on a libSQL server: there it would be one of the server's connections, held by no one in particular.)
+  if (!s.config.store.url) await db.execute("PRAGMA cache_size = -262144");
   // Geo indexes an interrupted import left without their newest points are completed first.
   for (const name of ctx().schemas.schemas.keys()) await s.data.finishImport(ctx(), name);
   let parseReport: ParseReport | null = null;
