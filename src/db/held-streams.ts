@@ -5,7 +5,7 @@
 // @libsql/hrana-client, the protocol library @libsql/client itself is built on, and passes each statement to the
 // stream with the fewest in flight (a stream sends the statements queued on it together in its next request).
 // sqld drops a stream idle for 10 s: one idle for IDLE_MS is replaced before use, and a statement refused because
-// its stream expired (it did not run) is sent again on a new one. Any other failure of the stream itself is passed
+// its stream expired or is unknown to the server (it restarted) is sent again on a new one: it did not run. Any other failure of the stream itself is passed
 // on, as the one-shot client would, since a write may or may not have run.
 
 import * as hrana from "@libsql/hrana-client";
@@ -51,7 +51,7 @@ export class HeldStreams {
       try {
         return toResultSet(await held.stream.query(h));
       } catch (e) {
-        if (attempt < 2 && expired(e)) {
+        if (attempt < 2 && staleStream(e)) {
           held.stream.close();
           continue;
         }
@@ -108,10 +108,12 @@ function toResultSet(rows: hrana.RowsResult): ResultSet {
   );
 }
 
-/** The stream had expired on the server: the statement was not run. */
-function expired(e: unknown): boolean {
-  let err = e as { code?: unknown; cause?: unknown } | undefined;
-  for (let depth = 0; err && depth < 3; depth++, err = err.cause as typeof err) if (err.code === "STREAM_EXPIRED") return true;
+/** The server refused the stream itself (expired, or a baton it does not know after a restart): the statement was not run. */
+function staleStream(e: unknown): boolean {
+  let err = e as { code?: unknown; message?: unknown; cause?: unknown } | undefined;
+  for (let depth = 0; err && depth < 3; depth++, err = err.cause as typeof err) {
+    if (err.code === "STREAM_EXPIRED" || /invalid baton/i.test(String(err.message ?? ""))) return true;
+  }
   return false;
 }
 

@@ -6,7 +6,11 @@ import { LibsqlError } from "@libsql/core/api";
 import { createClient } from "@libsql/client/http";
 import { HeldStreams } from "../../src/db/held-streams";
 import { RemoteClient } from "../../src/db/remote-client";
+import { freePort } from "../helpers/loopback-process";
 import { REMOTE_STORE, startSqld } from "../helpers/sqld";
+import { join } from "node:path";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { runClientContract } from "./client.contract";
 
 let server: Awaited<ReturnType<typeof startSqld>> | undefined;
@@ -68,5 +72,38 @@ describe("held streams", () => {
     await db.execute({ sql: `INSERT INTO ${t} (v) VALUES (?)`, args: ["after"] });
     expect((await db.execute(`SELECT count(*) AS n FROM ${t}`)).rows[0]!.n).toBe(1);
     db.close();
+  }, 30_000);
+
+  test.skipIf(REMOTE_STORE)("after the server restarts, each stream's first statement is sent again on a new stream", async () => {
+    const bin = join(import.meta.dir, "..", "..", ".cache", "sqld", "sqld");
+    const dir = mkdtempSync(join(tmpdir(), "burrow-sqld-restart-"));
+    const port = freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const start = async () => {
+      const p = Bun.spawn([bin, "--db-path", join(dir, "data.sqld"), "--http-listen-addr", `127.0.0.1:${port}`, "--no-welcome", "--disable-metrics"], { stdout: "ignore", stderr: "ignore" });
+      for (let i = 0; i < 200; i++) {
+        if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) return p;
+        await Bun.sleep(25);
+      }
+      p.kill();
+      throw new Error("sqld did not start");
+    };
+    let proc = await start();
+    const db = new HeldStreams(new URL(url), { fetch, size: 2 });
+    try {
+      await db.execute("CREATE TABLE t (k INTEGER)");
+      await Promise.all([db.execute("SELECT 1"), db.execute("SELECT 2")]);
+      proc.kill();
+      await proc.exited;
+      proc = await start();
+      // Both streams' batons are unknown to the new process: each statement runs once, on a new stream.
+      await Promise.all([db.execute({ sql: "INSERT INTO t VALUES (?)", args: [1] }), db.execute({ sql: "INSERT INTO t VALUES (?)", args: [2] })]);
+      expect((await db.execute("SELECT count(*) AS n FROM t")).rows[0]!.n).toBe(2);
+    } finally {
+      db.close();
+      proc.kill();
+      await proc.exited;
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 30_000);
 });
