@@ -12,6 +12,7 @@ import { serve } from "./cli/serve.ts";
 import { exportCommand, importCommand } from "./cli/transfer-commands.ts";
 import { backup, restore } from "./cli/backup-commands.ts";
 import { VERSION } from "./version.ts";
+import { storeRequestsSettled } from "./db/open-store.ts";
 
 interface Command {
   usage: string;
@@ -81,14 +82,14 @@ const COMMANDS: Record<string, Command> = {
   },
   backup: {
     usage: "burrow backup [--out file] [options]",
-    summary: "one file with system.db, development.db, production.db and files/ as they were at one instant, also while a server runs; into <dir>/backups/ (keeping the newest backups.keep) unless --out",
+    summary: "one file with system.db, development.db, production.db and files/ as they were at one instant, also while a server runs (on --store: copied from the libSQL server); into <dir>/backups/ (keeping the newest backups.keep) unless --out",
     values: ["--out"],
     run: (c, _p, f) => backup(c, f),
   },
   restore: {
-    usage: "burrow restore <file> [--keep-old] [options]",
-    summary: "check a backup (checksums, integrity_check) and only then swap it in as the data directory --dir (stopped server, or a new directory); --keep-old keeps the previous directory aside",
-    booleans: ["--keep-old"],
+    usage: "burrow restore <file> [--keep-old] [--force] [options]",
+    summary: "check a backup (checksums, integrity_check) and only then swap it in as the data directory --dir (stopped server, or a new directory); --keep-old keeps the previous directory aside. With --store: copy it onto the libSQL server's namespaces (every node stopped; --force replaces namespaces that hold data)",
+    booleans: ["--keep-old", "--force"],
     run: (c, p, f) => restore(c, p[0], f),
   },
   version: { usage: "burrow version", summary: "print the version (also burrow --version)", run: async () => void process.stdout.write(`burrow ${VERSION}\n`) },
@@ -145,5 +146,8 @@ export async function main(argv: string[]): Promise<number | null> {
 
 if (import.meta.main) {
   const code = await main(process.argv.slice(2));
-  if (code !== null) process.exit(code);
+  if (code !== null) {
+    await storeRequestsSettled();
+    process.exit(code);
+  }
 }

@@ -37,7 +37,7 @@ import type { KeyIndex, Services } from "./http/services.ts";
 import { SOCIAL_LINKS_DDL, SocialLinks } from "./social/social-links.ts";
 import { SocialAccounts, type SocialSettings } from "./social/social-accounts.ts";
 import { Backups, type BackupSettings } from "./backup/backups.ts";
-import { BackupScheduler } from "./backup/schedule.ts";
+import { BACKUP_LEASE_MS, BackupScheduler } from "./backup/schedule.ts";
 
 export type { Services } from "./http/services.ts";
 
@@ -153,7 +153,7 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
     clients: () => [system, envDbs.development, envDbs.production],
     settings: backupSettings,
     upload: () => (name, path) => files.s3Store("production").uploadBackup(name, path),
-    remote: store.remote,
+    store: config.store,
   });
 
   const services: Services = {
@@ -221,7 +221,7 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
       drain();
       const timer = setInterval(drain, MAINTENANCE_INTERVAL_MS);
       timer.unref?.();
-      const stopSchedule = store.remote ? () => {} : new BackupScheduler(backups, backupSettings, log).start();
+      const stopSchedule = new BackupScheduler(backups, backupSettings, log, Date.now, () => jobs.claim("backup", BACKUP_LEASE_MS)).start();
       return () => {
         clearInterval(timer);
         stopSchedule();

@@ -12,6 +12,7 @@ import { holdDrain } from "./drain-hold.ts";
 import { DATABASES, FORMAT, FORMAT_VERSION, MANIFEST, type Manifest, type ManifestMember } from "./manifest.ts";
 import { FLUSH_EVERY, checkpointAhead, openForSnapshot, pin, unpin, type PinnedDb } from "./snapshot.ts";
 import { TarWriter } from "./tar.ts";
+import type { StoreLocation } from "../db/open-store.ts";
 
 /** Bounds the walk of files/ (one directory per upload). */
 const MAX_FILES = 5_000_000;
@@ -22,6 +23,8 @@ export interface BackupJobInput {
   out: string;
   id: string;
   burrowVersion: string;
+  /** The databases are on a libSQL server (remote-backup-job.ts copies them); absent or url null: files in dataDir. */
+  store?: StoreLocation;
 }
 
 export interface BackupJobResult {
@@ -73,6 +76,56 @@ export function listStoredFiles(root: string): { rel: string; size: number }[] {
   return out.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
 }
 
+/** A database as it goes into the archive: its file, and the bytes of its WAL that belong to the backup (0: none). */
+export interface ArchivedDb {
+  name: string;
+  path: string;
+  walBytes: number;
+}
+
+/**
+ * Writes the backup file `partial`: each database (and its WAL part), the local files/ of `dataDir`, and the
+ * manifest last; flushed to disk before it returns.
+ */
+export function writeArchive(
+  partial: string,
+  head: { id: string; created: number; burrowVersion: string },
+  dbs: readonly ArchivedDb[],
+  dataDir: string,
+  hooks: Pick<BackupJobHooks, "progress">,
+): { files: number; total: number } {
+  const stored = listStoredFiles(join(dataDir, "files"));
+  const total = dbs.reduce((n, p) => n + statSync(p.path).size + p.walBytes, 0) + stored.reduce((n, f) => n + f.size, 0);
+  let done = 0;
+  const progress = (phase: string) => (n: number) => hooks.progress((done += n), Math.max(total, done), phase);
+  const fd = openSync(partial, "w");
+  const members: ManifestMember[] = [];
+  let files = 0;
+  try {
+    const tar = new TarWriter(fd, FLUSH_EVERY);
+    for (const p of dbs) {
+      members.push({ name: p.name, ...tar.addFile(p.name, p.path, { progress: progress(`copying ${p.name}`) }) });
+      if (p.walBytes > 0) members.push({ name: `${p.name}-wal`, ...tar.addFile(`${p.name}-wal`, `${p.path}-wal`, { length: p.walBytes, progress: progress(`copying ${p.name}`) }) });
+    }
+    for (const f of stored) {
+      try {
+        members.push({ name: `files/${f.rel}`, ...tar.addFile(`files/${f.rel}`, join(dataDir, "files", f.rel), { progress: progress("copying files/") }) });
+        files++;
+      } catch (e) {
+        // Gone since the listing: an upload that was discarded (a file of the snapshot cannot go: drain-hold.ts).
+        if ((e as { code?: string }).code !== "ENOENT") throw e;
+      }
+    }
+    const manifest: Manifest = { format: FORMAT, formatVersion: FORMAT_VERSION, id: head.id, created: head.created, burrowVersion: head.burrowVersion, members };
+    tar.addBytes(MANIFEST, Buffer.from(JSON.stringify(manifest, null, 1)));
+    tar.finish();
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  return { files, total };
+}
+
 export async function runBackupJob(input: BackupJobInput, hooks: BackupJobHooks): Promise<BackupJobResult> {
   const started = Date.now();
   const { dataDir, out, id } = input;
@@ -102,39 +155,16 @@ export async function runBackupJob(input: BackupJobInput, hooks: BackupJobHooks)
     const freezeMs = Math.round(performance.now() - frozenAt);
     for (const c of conns) c.checker.close();
 
-    const stored = listStoredFiles(join(dataDir, "files"));
-    const total = pinned.reduce((n, p) => n + statSync(p.path).size + p.walBytes, 0) + stored.reduce((n, f) => n + f.size, 0);
-    let done = 0;
-    const progress = (phase: string) => (n: number) => hooks.progress((done += n), Math.max(total, done), phase);
-
-    const fd = openSync(partial, "w");
-    const members: ManifestMember[] = [];
-    let files = 0;
-    try {
-      const tar = new TarWriter(fd, FLUSH_EVERY);
-      for (const p of pinned) {
-        members.push({ name: p.name, ...tar.addFile(p.name, p.path, { progress: progress(`copying ${p.name}`) }) });
-        if (p.walBytes > 0) members.push({ name: `${p.name}-wal`, ...tar.addFile(`${p.name}-wal`, `${p.path}-wal`, { length: p.walBytes, progress: progress(`copying ${p.name}`) }) });
-      }
-      for (const f of stored) {
-        try {
-          members.push({ name: `files/${f.rel}`, ...tar.addFile(`files/${f.rel}`, join(dataDir, "files", f.rel), { progress: progress("copying files/") }) });
-          files++;
-        } catch (e) {
-          // Gone since the listing: an upload that was discarded (a file of the snapshot cannot go: drain-hold.ts).
-          if ((e as { code?: string }).code !== "ENOENT") throw e;
-        }
-      }
-      const manifest: Manifest = { format: FORMAT, formatVersion: FORMAT_VERSION, id, created, burrowVersion: input.burrowVersion, members };
-      tar.addBytes(MANIFEST, Buffer.from(JSON.stringify(manifest, null, 1)));
-      tar.finish();
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
+    const { files } = writeArchive(
+      partial,
+      { id, created, burrowVersion: input.burrowVersion },
+      pinned.map((p) => ({ name: p.name, path: p.path, walBytes: p.walBytes })),
+      dataDir,
+      hooks,
+    );
     for (const p of pinned.splice(0)) unpin(p);
     renameSync(partial, out);
-    hooks.progress(total, total, "done");
+    hooks.progress(1, 1, "done");
     return { id, file: out, size: statSync(out).size, created, durationMs: Date.now() - started, freezeMs, files };
   } catch (e) {
     rmSync(partial, { force: true });

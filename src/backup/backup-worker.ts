@@ -1,9 +1,10 @@
-// The backup worker thread: runs one backup job (backup-job.ts) off the server's JavaScript thread, so copying a
+// The backup worker thread: runs one backup job (backup-job.ts, or remote-backup-job.ts on a libSQL store) off the server's JavaScript thread, so copying a
 // large database never delays requests. Messages, host → worker: {type: "start", input}, {type: "frozen", at};
 // worker → host: {type: "freeze"}, {type: "thaw"}, {type: "progress", done, total, phase}, {type: "done", result},
 // {type: "error", message}.
 
 import { runBackupJob, type BackupJobInput } from "./backup-job.ts";
+import { runRemoteBackupJob } from "./remote-backup-job.ts";
 import { niceThread } from "../os/thread-priority.ts";
 
 declare const self: Worker;
@@ -21,7 +22,8 @@ self.onmessage = (event: MessageEvent) => {
     return;
   }
   let lastPost = 0;
-  runBackupJob(msg.input, {
+  const job = msg.input.store?.url ? runRemoteBackupJob : runBackupJob;
+  job(msg.input, {
     freeze: () =>
       new Promise<number>((resolve, reject) => {
         frozen = resolve;

@@ -1,11 +1,12 @@
-// The backups of a data directory: make one (backup-job.ts on a worker, run-backup.ts), list them with size and
-// time, find, delete, keep only the newest N, and upload one to the S3 file store. Backups live in
+// The backups of a data directory: make one (backup-job.ts on a worker, run-backup.ts; remote-backup-job.ts when the
+// databases are on a libSQL server), list them with size and time, find, delete, keep only the newest N, and upload one to the S3 file store. Backups live in
 // <data dir>/backups/<id>.tar, each with <id>.json beside it ({id, file, size, created, durationMs, s3?}).
 
 import type { Client } from "@libsql/core/api";
 import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { ApiError, conflict, notFound } from "../errors.ts";
+import type { StoreLocation } from "../db/open-store.ts";
 import { HOLD_MAX_AGE_MS, backupsDir } from "./drain-hold.ts";
 import { BACKUP_ID, newBackupId } from "./manifest.ts";
 import { runBackupWorker, type Progress } from "./run-backup.ts";
@@ -32,10 +33,6 @@ export interface BackupSettings {
 /** Uploads a backup file to the S3 store; resolves with the object's key. */
 export type S3Upload = (name: string, path: string) => Promise<string>;
 
-/** Why a server on a libSQL store makes no backups. */
-export const REMOTE_BACKUPS =
-  "the databases are on a libSQL server (--store): back them up on that server (sqld's snapshots or its replicated storage); Burrow's backups cover the embedded store";
-
 export class Backups {
   readonly dir: string;
   #running: { id: string; progress: Progress | null; done: Promise<BackupInfo> } | null = null;
@@ -49,8 +46,8 @@ export class Backups {
       settings: () => BackupSettings;
       upload: () => S3Upload;
       now?: () => number;
-      /** The databases are on a libSQL server: a backup is the server's business (its snapshots), not ours. */
-      remote?: boolean;
+      /** Where the databases are: on a libSQL server (url set) a backup copies them row by row (remote-backup-job.ts). */
+      store?: StoreLocation;
     },
   ) {
     this.dir = backupsDir(opts.dataDir);
@@ -63,7 +60,6 @@ export class Backups {
 
   /** Makes a backup now (one at a time: 409 while one runs); uploads it when asked; then keeps the newest `keep`. */
   async create(opts: { s3?: boolean; onProgress?: (p: Progress) => void } = {}): Promise<BackupInfo> {
-    if (this.opts.remote) throw new ApiError(501, REMOTE_BACKUPS);
     if (this.#running) throw conflict(`a backup is being made (${this.#running.id}); try again when it is done`);
     const id = newBackupId(this.opts.now?.() ?? Date.now());
     const state: { id: string; progress: Progress | null; done: Promise<BackupInfo> } = { id, progress: null, done: null as unknown as Promise<BackupInfo> };
@@ -71,7 +67,7 @@ export class Backups {
       const out = join(this.dir, `${id}.tar`);
       let result;
       try {
-        result = await runBackupWorker({ dataDir: this.opts.dataDir, out, id, burrowVersion: this.opts.version }, this.opts.clients(), (p) => {
+        result = await runBackupWorker({ dataDir: this.opts.dataDir, out, id, burrowVersion: this.opts.version, ...(this.opts.store?.url ? { store: this.opts.store } : {}) }, this.opts.clients(), (p) => {
           state.progress = p;
           opts.onProgress?.(p);
         });

@@ -39,12 +39,22 @@ function integrity(path: string): string | null {
   }
 }
 
-function stamp(now: number): string {
+export function stamp(now: number): string {
   return new Date(now).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
 }
 
+/** Refuses a backup path that is not a readable file. */
+export function checkBackupFile(file: string): void {
+  try {
+    if (!statSync(file).isFile()) throw new RestoreRefused(`${file} is not a file`);
+  } catch (e) {
+    if (e instanceof RestoreRefused) throw e;
+    throw new RestoreRefused(`cannot read ${file}`);
+  }
+}
+
 /** Unpacks and checks `file` into `staging`; throws RestoreRefused naming what is wrong. */
-function unpackAndCheck(file: string, staging: string, progress?: (done: number, total: number, phase: string) => void): Manifest {
+export function unpackAndCheck(file: string, staging: string, progress?: (done: number, total: number, phase: string) => void): Manifest {
   const total = statSync(file).size;
   let done = 0;
   let manifestText: string | null = null;
@@ -107,12 +117,7 @@ function unpackAndCheck(file: string, staging: string, progress?: (done: number,
 }
 
 export function restoreBackup(file: string, target: string, opts: { keepOld?: boolean; progress?: (done: number, total: number, phase: string) => void; now?: number } = {}): RestoreResult {
-  try {
-    if (!statSync(file).isFile()) throw new RestoreRefused(`${file} is not a file`);
-  } catch (e) {
-    if (e instanceof RestoreRefused) throw e;
-    throw new RestoreRefused(`cannot read ${file}`);
-  }
+  checkBackupFile(file);
   const exists = existsSync(target);
   if (exists && !statSync(target).isDirectory()) throw new RestoreRefused(`${target} is not a directory`);
   if (exists && !existsSync(join(target, "system.db")) && readdirSync(target).some((n) => n !== "burrow.lock" && n !== "backups")) {

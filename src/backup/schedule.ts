@@ -1,6 +1,7 @@
 // Scheduled backups: every `backups.every` hours (production's settings; 0 = off) a backup is made when the newest
 // one is that old, then the newest `backups.keep` are kept. The clock and the timer are injectable, so a test can
-// move time on and call tick() instead of waiting.
+// move time on and call tick() instead of waiting. With several nodes on one store, only the node holding the
+// "backup" job lease looks (the lease is renewed at each look; a node that stops leaves it to another).
 
 import type { Logger } from "../log.ts";
 import type { BackupInfo, BackupSettings, Backups } from "./backups.ts";
@@ -9,6 +10,8 @@ import type { BackupInfo, BackupSettings, Backups } from "./backups.ts";
 const CHECK_MS = 60_000;
 /** After a failed scheduled backup, the next try waits this long. */
 const RETRY_MS = 15 * 60_000;
+/** How long the backup lease lasts without being renewed (a backup can take longer than one look's interval). */
+export const BACKUP_LEASE_MS = 30 * 60_000;
 
 /** When the next scheduled backup is due (ms since 1970), or null when the schedule is off. Pure. */
 export function nextBackupAt(s: Pick<BackupSettings, "every">, newest: number | null, now: number): number | null {
@@ -26,6 +29,8 @@ export class BackupScheduler {
     private readonly settings: () => BackupSettings,
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
+    /** Whether this node may make scheduled backups now (a job lease); absent: always. */
+    private readonly lease?: () => Promise<boolean>,
   ) {}
 
   /** When the next backup is due, from the newest backup made (by the schedule or not). */
@@ -55,7 +60,16 @@ export class BackupScheduler {
   }
 
   start(intervalMs = CHECK_MS): () => void {
-    this.#timer = setInterval(() => void this.tick(), intervalMs);
+    const look = async () => {
+      try {
+        if (this.lease && !(await this.lease())) return;
+      } catch (e) {
+        this.log.warn("taking the backup lease failed", { error: String(e) });
+        return;
+      }
+      await this.tick();
+    };
+    this.#timer = setInterval(() => void look(), intervalMs);
     this.#timer.unref?.();
     return () => clearInterval(this.#timer);
   }

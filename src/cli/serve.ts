@@ -4,6 +4,7 @@
 
 import { ConfigError, type Config } from "../config.ts";
 import { DirectoryInUse, lockDataDir } from "../db/dir-lock.ts";
+import { storeRequestsSettled } from "../db/open-store.ts";
 import { createApp } from "../http/app.ts";
 import { serveOptions } from "../http/serve-options.ts";
 import { startDeliveryThread } from "../push/delivery-host.ts";
@@ -131,6 +132,7 @@ export async function serve(config: Config): Promise<void> {
     const inFlight = running.pending();
     process.stdout.write(`Burrow stopping (${signal}): no new requests${inFlight ? `, finishing ${inFlight} in flight` : ""}\n`);
     await running.stop();
+    await storeRequestsSettled();
     process.stdout.write("Burrow stopped\n");
     process.exit(0);
   };

@@ -103,3 +103,32 @@ test("an unreachable store, and a libSQL server without namespaces, are one line
     await plain.stop();
   }
 }, 60_000);
+
+test("backup from the store, restore onto other namespaces (refused over data without --force), into a data directory, and an embedded backup onto the store", async () => {
+  // Parsed: sqld writes a float's 17 digits (42.149999999999999) where the embedded SQLite writes 42.15, the same number.
+  const places = (d: string) => readFileSync(join(d, "place.jsonl"), "utf8").trim().split("\n").sort().map((l) => JSON.parse(l) as unknown);
+  const expected = places(join(dir, "export-1"));
+  const file = join(dir, "store-backup.tar");
+  const b = await cli(["backup", "--out", file], "source");
+  expect(b.stdout.trim()).toBe(file);
+
+  const r = await cli(["restore", file], "copy");
+  expect(r.stdout).toContain(`onto ${sqld.url} (copy-system, copy-development, copy-production)`);
+  const again = await cli(["restore", file], "copy", 1);
+  expect(again.stderr.trim().split("\n").at(-1)).toContain(`namespace "copy-system" on ${sqld.url} holds data; pass --force`);
+  await cli(["restore", file, "--force"], "copy");
+  await cli(["export", "--out", join(dir, "export-copy")], "copy");
+  expect(places(join(dir, "export-copy"))).toEqual(expected);
+
+  // The same file restores into a data directory; a backup of that directory restores onto the store.
+  const local = join(dir, "local-data");
+  expect((await runCli(["restore", file, "--dir", local])).code).toBe(0);
+  const exported = await runCli(["export", "--out", join(dir, "export-local"), "--dir", local]);
+  expect(exported.code).toBe(0);
+  expect(places(join(dir, "export-local"))).toEqual(expected);
+  const embedded = join(dir, "embedded-backup.tar");
+  expect((await runCli(["backup", "--out", embedded, "--dir", local])).code).toBe(0);
+  await cli(["restore", embedded], "copy2");
+  await cli(["export", "--out", join(dir, "export-copy2")], "copy2");
+  expect(places(join(dir, "export-copy2"))).toEqual(expected);
+}, 120_000);
