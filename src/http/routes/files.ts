@@ -1,4 +1,5 @@
-// Stored files of binary fields: GET (and HEAD) /_files/<env>/<id>/<name>, the URLs written into the fields.
+// Stored files of binary fields: GET (and HEAD) /_files/<env>/<id>/<name>, the URLs written into the fields. Like
+// every other route, it first picks up a configuration changed on another node when a look is due.
 
 import { Elysia } from "elysia";
 import { notFound } from "../../errors.ts";
@@ -7,8 +8,11 @@ import { isEnvName } from "../../system/environments.ts";
 import { ErrorBody } from "../schemas.ts";
 
 export function fileRoutes(services: Services) {
-  return new Elysia({ name: "files" }).get("/_files/:env/:id/:name", ({ request, params }) => {
+  return new Elysia({ name: "files" }).get("/_files/:env/:id/:name", async ({ request, params }) => {
     if (!isEnvName(params.env) || !/^[0-9a-f]{32}$/.test(params.id) || params.name === null) throw notFound("file not found");
+    // Where files are (settings files.store) may have been changed on another node.
+    const due = services.refreshIfDue();
+    if (due) await due;
     return services.files.serve(params.env, services.envDbs[params.env], `${params.env}/${params.id}/${params.name}`, request);
   }, {
     detail: {
