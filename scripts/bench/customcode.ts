@@ -59,6 +59,9 @@ try {
     { name: "native query, 20 rows", paths: ["/bench?done=true"], extra: { range: "objects=0-19" } },
     { name: "method: query, 20 rows", paths: ["/query20"] },
   ];
+  // Warm-up, not recorded: each case under load once, so the rounds measure warm calls (JavaScriptCore's tiers for
+  // the server and for QuickJS's WebAssembly; the first seconds of a fresh process ran at half the later rate).
+  for (const c of cases) await runLoad({ base: server.url, method: "GET", paths: c.paths, headers: { ...headers, ...c.extra }, connections: C, seconds: Math.min(3, seconds) }, "wrk");
   const samples = new Map<string, { r: LoadResult; cpuUs: number }[]>();
   for (let round = 0; round < rounds; round++)
     for (const c of cases) {
