@@ -12,7 +12,8 @@ import { parseArgs } from "node:util";
 import { tempDir } from "../../tests/helpers/app.ts";
 import { runCli, startServerProcess, type ServerProcess } from "../../tests/helpers/spawn.ts";
 import { startSqld, type Sqld } from "../../tests/helpers/sqld.ts";
-import { ROOT, cpuCounters, machine, stealPercent, table, writeSection } from "./env.ts";
+import { duringAction } from "./write-loop.ts";
+import { ROOT, machine, table, writeSection } from "./env.ts";
 
 const { values } = parseArgs({
   options: {
@@ -75,48 +76,8 @@ try {
   const login = (await (await fetch(`${server.url}/_admin/api/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(ADMIN) })).json()) as { token: string };
   const auth = { authorization: `Bearer ${login.token}`, "content-type": "application/json" };
 
-  interface Sample {
-    due: number;
-    ms: number;
-    ok: boolean;
-  }
-  const during = async (name: string, action: () => Promise<string>): Promise<(string | number)[]> => {
-    const samples: Sample[] = [];
-    const inflight = new Set<Promise<void>>();
-    let stopped = false;
-    const started = performance.now();
-    const loop = (async () => {
-      for (let i = 0; !stopped && performance.now() - started < PHASE_MAX_MS; i++) {
-        const due = started + (i * 1000) / RATE;
-        const wait = due - performance.now();
-        if (wait > 0) await Bun.sleep(wait);
-        const p = post("/tick", { seq: i, due: Math.round(due) })
-          .then(async (r) => {
-            await r.arrayBuffer();
-            samples.push({ due, ms: performance.now() - due, ok: r.status === 201 });
-          })
-          .catch(() => void samples.push({ due, ms: performance.now() - due, ok: false }));
-        inflight.add(p);
-        void p.finally(() => inflight.delete(p));
-        if (inflight.size > 5000) throw new Error("the server stopped answering");
-      }
-    })();
-    await Bun.sleep(1000);
-    const from = performance.now();
-    const cpu0 = cpuCounters();
-    const detail = await action();
-    const to = performance.now();
-    const cpu1 = cpuCounters();
-    await Bun.sleep(500);
-    stopped = true;
-    await loop;
-    await Promise.all(inflight);
-    const xs = samples.filter((s) => s.due >= from && s.due <= to);
-    const ms = xs.map((s) => s.ms).sort((a, b) => a - b);
-    const at = (q: number) => ms[Math.min(ms.length - 1, Math.floor(q * ms.length))] ?? NaN;
-    log(`${name}: ${xs.length} writes, p50 ${at(0.5).toFixed(1)} p99 ${at(0.99).toFixed(1)} ${detail}`);
-    return [name, ((to - from) / 1000).toFixed(1) + " s", xs.length, at(0.5), at(0.99), ms.at(-1) ?? NaN, xs.filter((s) => !s.ok).length, detail, stealPercent(cpu0, cpu1)];
-  };
+  const during = (name: string, action: () => Promise<string>) =>
+    duringAction((i, due) => post("/tick", { seq: i, due: Math.round(due) }), { rate: RATE, maxMs: PHASE_MAX_MS, log }, name, action);
 
   const rows: (string | number)[][] = [];
   rows.push(await during("no backup (baseline)", async () => (await Bun.sleep(BASELINE_S * 1000), "")));
@@ -135,10 +96,11 @@ try {
       const out = join(dir, "cli.tar");
       const r = await runCli(["backup", "--dir", join(dir, "cli"), "--out", out], { ...store, BURROW_LOG_LEVEL: "warn" });
       if (r.code !== 0) throw new Error(`burrow backup failed: ${r.stderr}`);
-      rmSync(out, { force: true });
       return r.stderr.trim().split("\n").at(-1)!.replace(/^backup: /, "");
     }),
   );
+  // Deleted only now: removing a file this size blocks this process's event loop (the write loop) for a while.
+  rmSync(join(dir, "cli.tar"), { force: true });
   await server.stop();
   server = null;
 

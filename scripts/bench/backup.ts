@@ -11,7 +11,8 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { tempDir } from "../../tests/helpers/app.ts";
 import { runCli, startServerProcess, type ServerProcess } from "../../tests/helpers/spawn.ts";
-import { ROOT, cpuCounters, machine, stealPercent, table, writeSection } from "./env.ts";
+import { duringAction } from "./write-loop.ts";
+import { ROOT, machine, table, writeSection } from "./env.ts";
 
 const { values } = parseArgs({
   options: {
@@ -80,72 +81,17 @@ async function build(): Promise<void> {
   log(`built development.db: ${(statSync(join(data, "development.db")).size / 1024 ** 3).toFixed(2)} GiB in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
 }
 
-interface Sample {
-  due: number;
-  ms: number;
-  ok: boolean;
-}
-
-/** Sends one write every 1000/RATE ms until stop() (or PHASE_MAX_MS); each latency is from when it was due. */
-function writeLoop(url: string): { samples: Sample[]; stop(): Promise<void> } {
-  const samples: Sample[] = [];
-  const inflight = new Set<Promise<void>>();
-  let stopped = false;
-  const interval = 1000 / RATE;
-  const started = performance.now();
-  const loop = (async () => {
-    for (let i = 0; !stopped && performance.now() - started < PHASE_MAX_MS; i++) {
-      const due = started + i * interval;
-      const wait = due - performance.now();
-      if (wait > 0) await Bun.sleep(wait);
-      const p = post(url, "/tick", { seq: i, due: Math.round(due) })
-        .then(async (r) => {
-          await r.arrayBuffer();
-          samples.push({ due, ms: performance.now() - due, ok: r.status === 201 });
-        })
-        .catch(() => void samples.push({ due, ms: performance.now() - due, ok: false }));
-      inflight.add(p);
-      void p.finally(() => inflight.delete(p));
-      if (inflight.size > 5000) throw new Error("the server stopped answering");
-    }
-  })();
-  return {
-    samples,
-    async stop() {
-      stopped = true;
-      await loop;
-      await Promise.all(inflight);
-    },
-  };
-}
-
-function stats(samples: Sample[], from: number, to: number): { n: number; p50: number; p99: number; max: number; failed: number } {
-  const xs = samples.filter((s) => s.due >= from && s.due <= to);
-  const ms = xs.map((s) => s.ms).sort((a, b) => a - b);
-  const at = (q: number) => ms[Math.min(ms.length - 1, Math.floor(q * ms.length))] ?? NaN;
-  return { n: xs.length, p50: at(0.5), p99: at(0.99), max: ms.at(-1) ?? NaN, failed: xs.filter((s) => !s.ok).length };
-}
-
 /**
  * Files an action made, deleted once its row is measured: deleting a 1 GB file blocks this process's event loop
  * for ~180 ms (ext4 freeing its extents), which the write loop would count as a server stall.
  */
 const afterRow: string[] = [];
 
-async function during(server: ServerProcess, name: string, action: () => Promise<string>): Promise<(string | number)[]> {
-  const loop = writeLoop(server.url);
-  await Bun.sleep(1000); // the loop is steady before the action starts
-  const from = performance.now();
-  const cpu0 = cpuCounters();
-  const detail = await action();
-  const to = performance.now();
-  const cpu1 = cpuCounters();
-  await Bun.sleep(500);
-  await loop.stop();
-  for (const f of afterRow.splice(0)) rmSync(f, { force: true });
-  const s = stats(loop.samples, from, to);
-  log(`${name}: ${JSON.stringify(s)} ${detail}`);
-  return [name, ((to - from) / 1000).toFixed(1) + " s", s.n, s.p50, s.p99, s.max, s.failed, detail, stealPercent(cpu0, cpu1)];
+function during(server: ServerProcess, name: string, action: () => Promise<string>): Promise<(string | number)[]> {
+  const send = (i: number, due: number) => post(server.url, "/tick", { seq: i, due: Math.round(due) });
+  return duringAction(send, { rate: RATE, maxMs: PHASE_MAX_MS, log }, name, action, () => {
+    for (const f of afterRow.splice(0)) rmSync(f, { force: true });
+  });
 }
 
 let server: ServerProcess | null = null;

@@ -126,6 +126,13 @@ export function writeArchive(
   return { files, total };
 }
 
+/** Puts the finished archive in its place (renamed: a backup file is always whole) and answers the job's result. */
+export function publishArchive(partial: string, out: string, hooks: Pick<BackupJobHooks, "progress">, r: Omit<BackupJobResult, "file" | "size">): BackupJobResult {
+  renameSync(partial, out);
+  hooks.progress(1, 1, "done");
+  return { ...r, file: out, size: statSync(out).size };
+}
+
 export async function runBackupJob(input: BackupJobInput, hooks: BackupJobHooks): Promise<BackupJobResult> {
   const started = Date.now();
   const { dataDir, out, id } = input;
@@ -163,9 +170,7 @@ export async function runBackupJob(input: BackupJobInput, hooks: BackupJobHooks)
       hooks,
     );
     for (const p of pinned.splice(0)) unpin(p);
-    renameSync(partial, out);
-    hooks.progress(1, 1, "done");
-    return { id, file: out, size: statSync(out).size, created, durationMs: Date.now() - started, freezeMs, files };
+    return publishArchive(partial, out, hooks, { id, created, durationMs: Date.now() - started, freezeMs, files });
   } catch (e) {
     rmSync(partial, { force: true });
     throw e;

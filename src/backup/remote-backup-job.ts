@@ -7,10 +7,10 @@
 
 import { Database } from "bun:sqlite";
 import type { Client, Transaction } from "@libsql/core/api";
-import { mkdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { DATABASE_NAMES, openRemoteExact } from "../db/open-store.ts";
-import { writeArchive, type BackupJobHooks, type BackupJobInput, type BackupJobResult } from "./backup-job.ts";
+import { publishArchive, writeArchive, type BackupJobHooks, type BackupJobInput, type BackupJobResult } from "./backup-job.ts";
 import { fileWriter, remoteReader } from "./copy-sides.ts";
 import { holdDrain } from "./drain-hold.ts";
 import { copyDatabase, countRows, readSchema, type SchemaObject } from "./logical-copy.ts";
@@ -69,9 +69,7 @@ export async function runRemoteBackupJob(input: BackupJobInput, hooks: BackupJob
       }),
     );
     const { files } = writeArchive(partial, { id, created, burrowVersion: input.burrowVersion }, DATABASE_NAMES.map((n, i) => ({ name: `${n}.db`, path: paths[i]!, walBytes: 0 })), dataDir, hooks);
-    renameSync(partial, out);
-    hooks.progress(1, 1, "done");
-    return { id, file: out, size: statSync(out).size, created, durationMs: Date.now() - started, freezeMs, files };
+    return publishArchive(partial, out, hooks, { id, created, durationMs: Date.now() - started, freezeMs, files });
   } catch (e) {
     rmSync(partial, { force: true });
     throw e;
