@@ -1,6 +1,7 @@
 // The backups of a data directory: make one (backup-job.ts on a worker, run-backup.ts; remote-backup-job.ts when the
-// databases are on a libSQL server), list them with size and time, find, delete, keep only the newest N, and upload one to the S3 file store. Backups live in
-// <data dir>/backups/<id>.tar, each with <id>.json beside it ({id, file, size, created, durationMs, s3?}).
+// databases are on a libSQL server), list them with size and time, find, delete, keep only the newest N, and upload
+// one to the S3 file store. Backups live in <data dir>/backups/<id>.tar, each with <id>.json beside it
+// ({id, file, size, created, durationMs, s3?}).
 
 import type { Client } from "@libsql/core/api";
 import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, renameSync } from "node:fs";

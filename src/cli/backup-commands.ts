@@ -70,6 +70,7 @@ export async function restore(config: Config, file: string | undefined, flags: R
   const bar = progressBar();
   const started = Date.now();
   if (config.store.url) return restoreOntoStore(config, file, flags, bar, started);
+  if (flags["--force"] === true) throw new ConfigError("--force replaces namespaces on a libSQL server (--store); a data directory is swapped whole (the previous one is deleted unless --keep-old)");
   let r;
   try {
     r = restoreBackup(resolve(file), config.dir, { keepOld: flags["--keep-old"] === true, progress: (d, t, p) => bar.update(d, t, p) });

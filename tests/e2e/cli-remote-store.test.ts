@@ -117,6 +117,10 @@ test("backup from the store, restore onto other namespaces (refused over data wi
   const again = await cli(["restore", file], "copy", 1);
   expect(again.stderr.trim().split("\n").at(-1)).toContain(`namespace "copy-system" on ${sqld.url} holds data; pass --force`);
   await cli(["restore", file, "--force"], "copy");
+  // Flags of the other kind of restore are refused, not ignored (exit 2: a usage error).
+  expect((await cli(["restore", file, "--keep-old"], "copy", 2)).stderr).toContain("--keep-old keeps a data directory aside");
+  const forced = await runCli(["restore", file, "--force", "--dir", join(dir, "never")]);
+  expect([forced.code, forced.stderr]).toEqual([2, expect.stringContaining("--force replaces namespaces on a libSQL server")]);
   await cli(["export", "--out", join(dir, "export-copy")], "copy");
   expect(places(join(dir, "export-copy"))).toEqual(expected);
 
