@@ -78,9 +78,8 @@ export class SandboxPool {
     s.dispose();
   }
 
+  /** A sandbox once one is free (or a new one, below `max`). */
   private acquire(): Promise<Sandbox> {
-    const s = this.idle.pop();
-    if (s) return Promise.resolve(s);
     if (this.live < this.spec.max) return this.make();
     return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
   }
@@ -93,14 +92,30 @@ export class SandboxPool {
     else this.refill();
   }
 
-  async call(name: string, requestJson: string, dispatch: Dispatch): Promise<MethodResponse> {
-    if (this.retired) throw new CodeError("result", "the method's code was replaced while the call started; call again");
-    const s = await this.acquire();
+  /**
+   * Runs a call on the most recently used idle sandbox, taken and given back within this turn when the method
+   * answers without waiting (so calls arriving together reuse one warm sandbox), else once it answers.
+   */
+  call(name: string, requestJson: string, dispatch: Dispatch): Promise<MethodResponse> {
+    if (this.retired) return Promise.reject(new CodeError("result", "the method's code was replaced while the call started; call again"));
+    const idle = this.idle.pop();
+    if (idle) return this.run(idle, name, requestJson, dispatch);
+    return this.acquire().then((s) => this.run(s, name, requestJson, dispatch));
+  }
+
+  private run(s: Sandbox, name: string, requestJson: string, dispatch: Dispatch): Promise<MethodResponse> {
+    let answer: MethodResponse | Promise<MethodResponse>;
     try {
-      return await s.call(name, requestJson, dispatch);
-    } finally {
+      answer = s.callNow(name, requestJson, dispatch);
+    } catch (e) {
       this.release(s);
+      return Promise.reject(e);
     }
+    if (!(answer instanceof Promise)) {
+      this.release(s);
+      return Promise.resolve(answer);
+    }
+    return answer.finally(() => this.release(s));
   }
 
   /** Stop taking new calls; idle sandboxes go now, busy ones once the calls already waiting are served. */

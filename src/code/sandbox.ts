@@ -247,6 +247,16 @@ export class Sandbox {
 
   /** Call a method with a request (JSON text); `dispatch` serves the guest's services for this call only. */
   async call(name: string, requestJson: string, dispatch: Dispatch): Promise<MethodResponse> {
+    return this.callNow(name, requestJson, dispatch);
+  }
+
+  /**
+   * The same call, answered at once (no promise) when the method finished without waiting for anything: the
+   * pool then has this sandbox back before the next call starts, so under concurrency sync methods keep reusing
+   * one warm sandbox instead of spreading over many (16 sandboxes in turn cost 26 us a call, one 19 us).
+   * Throws at once for a sync failure.
+   */
+  callNow(name: string, requestJson: string, dispatch: Dispatch): MethodResponse | Promise<MethodResponse> {
     if (!this.usable) throw new Error("this sandbox is no longer usable");
     if (this.inCall) throw new Error("a sandbox runs one call at a time");
     this.inCall = true;
@@ -256,7 +266,7 @@ export class Sandbox {
     this.syncSince = Date.now();
     this.longRunTold = false;
     this.outcome = null;
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let waiting = false;
     try {
       const nameHandle = ctx.newString(name);
       const reqHandle = ctx.newString(requestJson);
@@ -271,30 +281,49 @@ export class Sandbox {
       started.value.dispose();
       this.pump();
       // A synchronous method (or one whose awaits were already settled) has answered by now: no timer needed.
-      if (!this.outcome) {
-        const timedOut = await new Promise<boolean>((resolve) => {
-          this.wake = () => resolve(false);
-          timer = setTimeout(() => resolve(true), Math.max(0, this.deadline - Date.now()));
-        });
-        if (timedOut && !this.outcome) {
-          // Awaiting something that never settles: the guest still holds handles, so the sandbox is dropped
-          // whole rather than disposed (disposing a runtime with live objects aborts the wasm instance).
-          this.usable = false;
-          throw new CodeError("timeout", `the method ran longer than ${limits.timeoutMs} ms`);
-        }
+      if (this.outcome) return this.answer();
+      waiting = true;
+      return this.waitForAnswer();
+    } finally {
+      if (!waiting) this.endCall();
+    }
+  }
+
+  /** Waits for a method that awaits something: until it answers or its time limit. */
+  private async waitForAnswer(): Promise<MethodResponse> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      const timedOut = await new Promise<boolean>((resolve) => {
+        this.wake = () => resolve(false);
+        timer = setTimeout(() => resolve(true), Math.max(0, this.deadline - Date.now()));
+      });
+      if (timedOut && !this.outcome) {
+        // Awaiting something that never settles: the guest still holds handles, so the sandbox is dropped
+        // whole rather than disposed (disposing a runtime with live objects aborts the wasm instance).
+        this.usable = false;
+        throw new CodeError("timeout", `the method ran longer than ${this.limits.timeoutMs} ms`);
       }
-      const outcome = this.outcome!;
-      if (outcome.ok) return responseOf(outcome.meta, outcome.payload);
-      if ("limit" in outcome) throw outcome.limit;
-      throw this.fail(classify(outcome.error, limits.timeoutMs));
+      return this.answer();
     } finally {
       clearTimeout(timer);
-      this.wake = null;
-      this.outcome = null;
-      this.dispatch = null;
-      this.deadline = Infinity;
-      this.inCall = false;
+      this.endCall();
     }
+  }
+
+  /** The call's outcome as its answer, or its error. */
+  private answer(): MethodResponse {
+    const outcome = this.outcome!;
+    if (outcome.ok) return responseOf(outcome.meta, outcome.payload);
+    if ("limit" in outcome) throw outcome.limit;
+    throw this.fail(classify(outcome.error, this.limits.timeoutMs));
+  }
+
+  private endCall(): void {
+    this.wake = null;
+    this.outcome = null;
+    this.dispatch = null;
+    this.deadline = Infinity;
+    this.inCall = false;
   }
 
   /** A limit hit leaves the runtime in an unknown state: mark it unusable. */
