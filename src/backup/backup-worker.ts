@@ -1,7 +1,7 @@
-// The backup worker thread: runs one backup job (backup-job.ts, or remote-backup-job.ts on a libSQL store) off the server's JavaScript thread, so copying a
-// large database never delays requests. Messages, host → worker: {type: "start", input}, {type: "frozen", at};
-// worker → host: {type: "freeze"}, {type: "thaw"}, {type: "progress", done, total, phase}, {type: "done", result},
-// {type: "error", message}.
+// The backup worker thread: runs one backup job (backup-job.ts, or remote-backup-job.ts on a libSQL store) off the
+// server's JavaScript thread, so copying a large database never delays requests. Messages, host → worker:
+// {type: "start", input}, {type: "frozen", at}; worker → host: {type: "freeze"}, {type: "thaw"},
+// {type: "progress", done, total, phase}, {type: "done", result}, {type: "error", message}.
 
 import { runBackupJob, type BackupJobInput } from "./backup-job.ts";
 import { runRemoteBackupJob } from "./remote-backup-job.ts";

@@ -9,14 +9,12 @@ import { Database } from "bun:sqlite";
 import type { Client, Transaction } from "@libsql/core/api";
 import { mkdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { DATABASE_NAMES, openRemoteExact } from "../db/open-store.ts";
+import { DATABASE_NAMES, NAMESPACE_TABLE, openRemoteExact } from "../db/open-store.ts";
 import { publishArchive, writeArchive, type BackupJobHooks, type BackupJobInput, type BackupJobResult } from "./backup-job.ts";
 import { fileWriter, remoteReader } from "./copy-sides.ts";
 import { holdDrain } from "./drain-hold.ts";
 import { copyDatabase, countRows, readSchema, type SchemaObject } from "./logical-copy.ts";
 
-/** The table naming a namespace on the server (open-store.ts): it belongs to the server, not to the backup. */
-export const NAMESPACE_TABLE = "_burrow_namespace";
 const notCopied = (table: string) => table === NAMESPACE_TABLE;
 
 export async function runRemoteBackupJob(input: BackupJobInput, hooks: BackupJobHooks): Promise<BackupJobResult> {

@@ -9,11 +9,10 @@ import { Database } from "bun:sqlite";
 import type { Transaction } from "@libsql/core/api";
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { DATABASE_NAMES, namespaceOf, openStore, type StoreLocation } from "../db/open-store.ts";
+import { DATABASE_NAMES, NAMESPACE_TABLE, namespaceOf, openStore, type StoreLocation } from "../db/open-store.ts";
 import { fileReader, remoteReader, remoteWriter } from "./copy-sides.ts";
-import { copyDatabase, countRows, dropStatements, readSchema } from "./logical-copy.ts";
+import { copyDatabase, countRows, dropStatements, readSchema, type SchemaObject } from "./logical-copy.ts";
 import type { Manifest } from "./manifest.ts";
-import { NAMESPACE_TABLE } from "./remote-backup-job.ts";
 import { RestoreRefused, checkBackupFile, stamp, unpackAndCheck } from "./restore.ts";
 
 export interface StoreRestoreResult {
@@ -65,8 +64,13 @@ export async function restoreToStore(
       const db = new Database(join(staging, `${name}.db`), { readonly: true, safeIntegers: true });
       locals.push(db);
     }
+    const schemas: SchemaObject[][] = [];
     let total = 0;
-    for (const db of locals) total += await countRows(fileReader(db), await readSchema(fileReader(db), serverOnly));
+    for (const db of locals) {
+      const schema = await readSchema(fileReader(db), serverOnly);
+      schemas.push(schema);
+      total += await countRows(fileReader(db), schema);
+    }
     let done = 0;
     const finished: Transaction[] = [];
     keepalive = setInterval(() => {
@@ -77,7 +81,7 @@ export async function restoreToStore(
       txs.push(tx);
       const w = remoteWriter(tx);
       for (const sql of dropStatements(current[i]!, serverOnly)) await w.exec(sql);
-      await copyDatabase(fileReader(locals[i]!), w, { skip: serverOnly, progress: (n) => progress((done += n), Math.max(total, done), `restoring ${name}.db (rows)`) });
+      await copyDatabase(fileReader(locals[i]!), w, { schema: schemas[i], progress: (n) => progress((done += n), Math.max(total, done), `restoring ${name}.db (rows)`) });
       finished.push(tx);
     }
     clearInterval(keepalive);

@@ -109,7 +109,9 @@ export async function openStore(location: StoreLocation): Promise<StoreDatabases
 
 const NAMESPACE_READY_MS = 5000;
 
-const MARKER_DDL = `CREATE TABLE IF NOT EXISTS _burrow_namespace (id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL)`;
+/** The table naming the namespace it is in: it belongs to the server, so backups leave it out and restores keep it. */
+export const NAMESPACE_TABLE = "_burrow_namespace";
+const MARKER_DDL = `CREATE TABLE IF NOT EXISTS ${NAMESPACE_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL)`;
 
 /**
  * Makes sure `name` has a namespace of its own: creates it when missing (with an admin URL), then writes a marker
@@ -120,7 +122,7 @@ async function claimNamespace(location: StoreLocation, name: DatabaseName, db: C
   let createdAt = 0;
   for (;;) {
     try {
-      await db.batch([MARKER_DDL, { sql: `INSERT OR IGNORE INTO _burrow_namespace (id, name) VALUES (1, ?)`, args: [ns] }], "write");
+      await db.batch([MARKER_DDL, { sql: `INSERT OR IGNORE INTO ${NAMESPACE_TABLE} (id, name) VALUES (1, ?)`, args: [ns] }], "write");
       break;
     } catch (e) {
       const message = String((e as Error)?.message ?? e);
@@ -140,7 +142,7 @@ async function claimNamespace(location: StoreLocation, name: DatabaseName, db: C
       createdAt = Date.now();
     }
   }
-  const rs = await db.execute(`SELECT name FROM _burrow_namespace WHERE id = 1`);
+  const rs = await db.execute(`SELECT name FROM ${NAMESPACE_TABLE} WHERE id = 1`);
   const found = rs.rows[0]?.name;
   if (found !== ns) {
     throw new StoreError(
