@@ -278,7 +278,7 @@ const targets = [
   `Targets: APNs ≥ 10,000 deliveries/s: ${verdict(apnsRates.length > 0 && Math.min(...apnsRates) >= 10_000)} (lowest ${f0(Math.min(...apnsRates))}/s);`,
   `RSS < 200 MB during the ${big.n.toLocaleString("en")} broadcast: ${verdict(big.rssPeak < 200)} (peak ${f0(big.rssPeak)} MB);`,
   `GET p99 during a broadcast < 2x idle: ${verdict(worstP99 < 2)} (worst ${worstP99.toFixed(2)}x);`,
-  kill ? `kill -9 mid-broadcast: ${verdict(kill.lost === 0 && kill.repeatsOther === 0)} (${kill.lost} lost; ${kill.repeatsSame} deliveries sent twice because the killed process had not recorded them, each with its first apns-id / collapse key / Topic, so the device shows one; ${kill.repeatsOther} repeats with another id).` : "",
+  kill ? `kill -9 mid-broadcast, 0 lost: ${verdict(kill.lost === 0)} (${kill.lost} lost); 0 duplicates: ${verdict(kill.repeatsSame + kill.repeatsOther === 0)} (${kill.repeatsSame} deliveries sent twice because the killed process had sent but not yet recorded them, each with its first apns-id / collapse key / Topic, so the device shows one; ${kill.repeatsOther} repeats with another id; the providers take no idempotency key, so a send the killed process made cannot be told from one it did not).` : "",
 ].join("\n");
 out += targets;
 console.log(out);
