@@ -11,6 +11,9 @@ import { tempDir } from "../helpers/app.ts";
 import { ROOT, type ServerProcess, startServerProcess } from "../helpers/spawn.ts";
 import { chromiumPath } from "../helpers/chromium.ts";
 
+/** The page's globals the checks below read (the tests compile without the DOM library). */
+type Win = { document: { body: unknown; querySelector(selector: string): { naturalWidth?: number } | null }; getComputedStyle(element: unknown): { backgroundColor: string } };
+
 const dir = tempDir("burrow-console-e2e-");
 const exe = join(dir, "burrow");
 const shots = join(ROOT, "test-results", "console");
@@ -160,7 +163,9 @@ describe("an owner", () => {
     await thumb.waitFor();
     expect(await thumb.getAttribute("src")).toMatch(/\/_files\/development\/.+\/dot\.png$/);
     // The image itself loads (the file route serves it to the page).
-    await page.waitForFunction(`document.querySelector('td[data-cell="0-4"] img.thumb')?.naturalWidth === 1`, undefined, { timeout: 5000 });
+    // Functions, not strings: Playwright polls a string predicate with `new Function` in the page, which the
+    // console's Content-Security-Policy (script-src 'self') refuses and reports as a page error.
+    await page.waitForFunction(() => (globalThis as unknown as Win).document.querySelector('td[data-cell="0-4"] img.thumb')?.naturalWidth === 1, undefined, { timeout: 5000 });
   }, 60_000);
 
   test("uploads custom code, sees its methods and tests a call", async () => {
@@ -241,12 +246,14 @@ describe("an owner", () => {
       }
     }
     // The theme follows the system until one is picked, and a pick wins over the system's.
-    const background = () => page.evaluate<string>("getComputedStyle(document.body).backgroundColor");
+    const background = () => page.evaluate(() => (globalThis as unknown as Win).getComputedStyle((globalThis as unknown as Win).document.body).backgroundColor);
     const [LIGHT, DARK] = ["rgb(247, 247, 245)", "rgb(21, 23, 27)"];
     for (const [system, pick, expected] of [["dark", "system", DARK], ["dark", "light", LIGHT], ["light", "dark", DARK], ["light", "system", LIGHT]] as const) {
       await page.emulateMedia({ colorScheme: system });
       await page.getByLabel("Theme").selectOption(pick);
-      await page.waitForFunction(`getComputedStyle(document.body).backgroundColor === "${expected}"`, undefined, { timeout: 2000 }).catch(() => undefined);
+      await page
+        .waitForFunction((want) => (globalThis as unknown as Win).getComputedStyle((globalThis as unknown as Win).document.body).backgroundColor === want, expected, { timeout: 2000 })
+        .catch(() => undefined);
       expect([system, pick, await background()]).toEqual([system, pick, expected]);
     }
     await page.setViewportSize({ width: 390, height: 844 });
