@@ -148,7 +148,14 @@ export async function upsert(objects: Objects, ctx: ApiContext, name: string, po
     if (!row) throw conflict(`${n.schema} ${JSON.stringify(n.id)} changed while it was being upserted; try again`);
     rendered.set(n, JSON.parse(row.j as string) as Obj);
   });
-  const created = new Map<Node, boolean>(order.map((n, i) => [n, Number(results[i]!.rows[0]!.c) === now]));
+  // Inserted rows have createddate = lastmoddate = now; an update always moves lastmoddate past createddate
+  // (max(lastmoddate + 1, now)), so an object created earlier in the same millisecond still counts as existing.
+  const created = new Map<Node, boolean>(
+    order.map((n, i) => {
+      const row = results[i]!.rows[0]!;
+      return [n, Number(row.c) === now && Number(row.m) === now];
+    }),
+  );
   const assemble = (n: Node): Obj => {
     const o = rendered.get(n)!;
     for (const [field, child] of n.children) o[field] = Array.isArray(child) ? child.map((c) => (typeof c === "string" ? c : assemble(c))) : assemble(child);
@@ -185,7 +192,7 @@ async function prepareUpsert(objects: Objects, ctx: ApiContext, s: CompiledSchem
   const guards = [...(scope ? [scope.sql] : []), ...[...enc.incs.keys()].map((f) => `abs(${sum(f)}) <= ${MAX_SAFE}`)];
   const stmt: InStatement = {
     sql: `INSERT INTO ${s.table} AS t (${cols.map(q).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})
-          ON CONFLICT(${q(s.pk)}) DO UPDATE SET ${sets.join(", ")}${guards.length ? ` WHERE ${guards.join(" AND ")}` : ""} RETURNING ${s.jsonReturning} AS j, "createddate" AS c`,
+          ON CONFLICT(${q(s.pk)}) DO UPDATE SET ${sets.join(", ")}${guards.length ? ` WHERE ${guards.join(" AND ")}` : ""} RETURNING ${s.jsonReturning} AS j, "createddate" AS c, "lastmoddate" AS m`,
     args: scope ? [...args, ...scope.args] : args,
   };
   if (s.passwordField && !enc.values.get(s.passwordField)?.[0]) {

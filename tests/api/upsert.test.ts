@@ -1,6 +1,6 @@
 // Nested upsert: POST /<schema> with X-Service-Relations, up to 3 levels, one transaction.
 
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setSystemTime, test } from "bun:test";
 import { makeTestApp, type TestApp } from "../helpers/app.ts";
 
 let t: TestApp;
@@ -30,6 +30,20 @@ describe("upsert", () => {
     expect(stored.author).toBe("m1");
     expect(stored.comments).toEqual(["k1", "k-existing"]);
     expect((await t.request("GET", "/member/m1")).body.company).toBe("acme");
+  });
+
+  test("an object upserted in the same millisecond it was created still answers 200 (it existed)", async () => {
+    setSystemTime(new Date(Date.now()));
+    try {
+      const body = { post_id: "same-ms", title: "first", comments: [{ comment_id: "same-ms-comment", text: "c" }] };
+      const first = await t.request("POST", "/post", { headers: { "x-service-relations": relations }, body });
+      const again = await t.request("POST", "/post", { headers: { "x-service-relations": relations }, body: { ...body, title: "second" } });
+      expect([first.status, again.status]).toEqual([201, 200]);
+      expect(again.body.title).toBe("second");
+      expect(again.body.lastmoddate).toBeGreaterThan(again.body.createddate);
+    } finally {
+      setSystemTime();
+    }
   });
 
   test("existing objects are updated, not duplicated; new ones get generated keys", async () => {
