@@ -31,6 +31,7 @@ import { CodeStore } from "./code/code-store.ts";
 import { CustomCode } from "./code/custom-code.ts";
 import { ThreadRunner } from "./code/thread-runner.ts";
 import type { CodeRunner } from "./code/code-runner.ts";
+import type { LocalReadFiles } from "./code/local-reads.ts";
 import type { publicOnlyLookup } from "./net/public-address.ts";
 import { LogStore } from "./system/logs.ts";
 import type { KeyIndex, Services } from "./http/services.ts";
@@ -48,6 +49,15 @@ const MAINTENANCE_INTERVAL_MS = 60_000;
 
 function indexKeys(set: KeySet): KeyIndex {
   return { set, byPublic: new Map(ENVIRONMENTS.map((e) => [set[e].publicKey, e])) };
+}
+
+/** What custom code threads need to answer reads from the embedded store's files themselves. */
+function localReadFiles(dir: string, catalog: Catalog): LocalReadFiles {
+  const generation = new SharedArrayBuffer(4);
+  const current = new Int32Array(generation);
+  Atomics.store(current, 0, catalog.development().generation ?? 0);
+  catalog.onLoad((g) => Atomics.store(current, 0, g));
+  return { files: Object.fromEntries(ENVIRONMENTS.map((env) => [env, join(dir, `${env}.db`)])), generation };
 }
 
 /** Threads custom code runs on: two at least (a runaway method on one leaves the other), four at most. */
@@ -134,7 +144,7 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
     catalog,
     { data, push, settings, logs, cache: shared.codeCache, httpLookup: opts.httpLookup },
     log,
-    opts.codeRunner ?? (() => new ThreadRunner({ threads: codeThreads(), warn: (m) => log.warn(m) })),
+    opts.codeRunner ?? (() => new ThreadRunner({ threads: codeThreads(), warn: (m) => log.warn(m), localReads: store.remote ? undefined : localReadFiles(config.store.dir, catalog) })),
   );
   catalog.setCodeHooks({
     developmentMethods: () => codeStore.developmentMethods(),

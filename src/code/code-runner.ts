@@ -4,14 +4,18 @@
 
 import { SandboxPool, type BundleSpec } from "./sandbox-pool.ts";
 import { CodeError, type Dispatch, type MethodInfo, type MethodResponse, type SandboxHooks } from "./sandbox.ts";
+import type { ReadPlanner } from "./local-reads.ts";
 
 export type { BundleSpec } from "./sandbox-pool.ts";
 
 export interface CodeRunner {
   /** Start (and warm) a pool for the bundle; its methods, or CodeError("compile"). Installing a key twice is one install. */
   install(spec: BundleSpec): Promise<MethodInfo[]>;
-  /** Call a method of an installed bundle with the request as JSON text; `dispatch` serves the guest's services for this call. */
-  call(key: string, name: string, requestJson: string, dispatch: Dispatch): Promise<MethodResponse>;
+  /**
+   * Call a method of an installed bundle with the request as JSON text; `dispatch` serves the guest's services for
+   * this call. `reads` lets a runner with its own database connections answer plain reads itself (local-reads.ts).
+   */
+  call(key: string, name: string, requestJson: string, dispatch: Dispatch, reads?: ReadPlanner): Promise<MethodResponse>;
   /** Retire a bundle's pool: new calls are refused, calls in flight finish. */
   drop(key: string): void;
   close(): Promise<void>;

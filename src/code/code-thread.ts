@@ -8,14 +8,15 @@ import { idleThreadPolicy, niceThread } from "../os/thread-priority.ts";
 import { type BundleSpec, type ErrorData, InlineRunner, errorData } from "./code-runner.ts";
 import { RawJson } from "./raw-json.ts";
 import { batchedPoster, unbatch } from "./message-batch.ts";
-import type { MethodInfo, MethodResponse } from "./sandbox.ts";
+import type { Answered, MethodInfo, MethodResponse } from "./sandbox.ts";
+import { LocalReads, type LocalReadFiles, type ReadPlan } from "./local-reads.ts";
 
 declare const self: Worker;
 
 export type ToCodeThread =
   | { type: "install"; id: number; spec: BundleSpec }
-  | { type: "call"; id: number; key: string; name: string; request: string }
-  | { type: "service-result"; sid: number; ok: true; json: string | undefined }
+  | { type: "call"; id: number; key: string; name: string; request: string; scope?: string }
+  | { type: "service-result"; sid: number; ok: true; json: string | undefined; plan?: ReadPlan }
   | { type: "service-result"; sid: number; ok: false; message: string }
   | { type: "drop"; key: string };
 
@@ -41,7 +42,14 @@ const runner = new InlineRunner({
 const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
 let nextSid = 1;
 
-self.onmessage = (e: MessageEvent<string>) => {
+/** Set by the main thread's first message when the store is embedded: reads this thread may answer itself. */
+let local: LocalReads | null = null;
+
+self.onmessage = (e: MessageEvent<string | LocalReadFiles>) => {
+  if (typeof e.data !== "string") {
+    local = new LocalReads(e.data);
+    return;
+  }
   for (const m of unbatch<ToCodeThread>(e.data)) receive(m);
 };
 
@@ -54,13 +62,18 @@ function receive(m: ToCodeThread): void {
       );
       break;
     case "call": {
-      const id = m.id;
-      const dispatch = (service: string, op: string, args: unknown[]) =>
-        new Promise<unknown>((resolve, reject) => {
+      const { id, scope } = m;
+      const dispatch = (service: string, op: string, args: unknown[]): Promise<unknown> | Answered => {
+        if (local && scope !== undefined && service === "data" && op === "read") {
+          const answered = local.read(scope, args);
+          if (answered) return answered;
+        }
+        return new Promise<unknown>((resolve, reject) => {
           const sid = nextSid++;
           pending.set(sid, { resolve, reject });
           post({ type: "service", sid, id, service, op, args });
         });
+      };
       runner.call(m.key, m.name, m.request, dispatch).then(
         (response) => post({ type: "result", id, response }),
         (err) => post({ type: "failed", id, error: errorData(err) }),
@@ -71,6 +84,7 @@ function receive(m: ToCodeThread): void {
       const p = pending.get(m.sid);
       if (!p) return;
       pending.delete(m.sid);
+      if (m.ok && m.plan) local?.learn(m.plan);
       if (m.ok) p.resolve(m.json === undefined ? undefined : new RawJson(m.json));
       else p.reject(new Error(m.message));
       break;

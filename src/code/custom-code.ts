@@ -13,6 +13,7 @@ import { prepareBundle, type BundleLanguage } from "./bundle.ts";
 import type { CodeRunner } from "./code-runner.ts";
 import { type CodeStore, type StoredBundle, codeHash } from "./code-store.ts";
 import { SERVICE_OPS, type ServiceDeps, callServices } from "./call-services.ts";
+import { readPlanner } from "./local-reads.ts";
 import { CodeError, DEFAULT_LIMITS, type MethodInfo, type MethodResponse, type SandboxLimits } from "./sandbox.ts";
 
 export type { MethodInfo, MethodResponse } from "./sandbox.ts";
@@ -183,7 +184,7 @@ export class CustomCode {
     this.counts.calls++;
     this.counts.inFlight++;
     try {
-      return await this.runner().call(key, request.methodName, JSON.stringify(request), callServices(this.deps, system, Date.now() + timeoutMs));
+      return await this.runner().call(key, request.methodName, JSON.stringify(request), callServices(this.deps, system, Date.now() + timeoutMs), readPlanner(system));
     } catch (e) {
       this.counts.failures++;
       throw this.failure(ctx.env, request.methodName, e);

@@ -5,7 +5,7 @@
 // promises resolved by the host. A sandbox that hit a limit is marked unusable and dropped whole (its wasm
 // memory with it), never reused.
 
-import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
+import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
 import bootstrap from "../../sandbox/bootstrap.js" with { type: "text" };
 import { newEngine } from "./quickjs-engine.ts";
 import { RawJson } from "./raw-json.ts";
@@ -26,8 +26,13 @@ export const LONG_RUN_MS = 100;
 
 /** What a guest may call: service name -> operation names (the dispatcher decides what they do). */
 export type ServiceOps = Record<string, readonly string[]>;
+/** A service operation answered on the spot (no waiting): the guest's promise is settled before the host returns. */
+export class Answered {
+  constructor(readonly value: unknown) {}
+}
+
 /** Runs one service operation for the guest; its value goes back to the guest as JSON. */
-export type Dispatch = (service: string, op: string, args: unknown[]) => Promise<unknown>;
+export type Dispatch = (service: string, op: string, args: unknown[]) => Promise<unknown> | Answered;
 
 export interface SandboxHooks {
   /** Guest code ran LONG_RUN_MS without yielding (a busy loop): the thread may lower its priority. */
@@ -125,33 +130,46 @@ export class Sandbox {
     rt.setMaxStackSize(limits.stackBytes);
     const ctx = rt.newContext();
     let holder: Sandbox | null = null;
+    const settle = (deferred: QuickJSDeferredPromise, failure: string | null, value: unknown) => {
+      if (failure !== null) {
+        const err = ctx.newError(failure);
+        deferred.reject(err);
+        err.dispose();
+      } else {
+        const h = value === undefined ? ctx.undefined : ctx.newString(value instanceof RawJson ? value.text : JSON.stringify(value));
+        deferred.resolve(h);
+        if (value !== undefined) h.dispose();
+      }
+    };
     const host = ctx.newFunction("__host", (svc, op, args) => {
       const deferred = ctx.newPromise();
       const sandbox = holder;
-      const service = ctx.getString(svc);
-      const name = ctx.getString(op);
-      const argsJson = ctx.getString(args);
-      if (sandbox) sandbox.hostCalls++;
+      let pending: Promise<unknown>;
+      try {
+        if (!sandbox?.dispatch) throw new Error("services are only available during a call");
+        const out = sandbox.dispatch(ctx.getString(svc), ctx.getString(op), JSON.parse(ctx.getString(args)) as unknown[]);
+        // Answered on the spot: the guest's promise settles now and its continuation runs in this same turn.
+        if (out instanceof Answered) {
+          settle(deferred, null, out.value);
+          return deferred.handle;
+        }
+        pending = out;
+      } catch (e) {
+        settle(deferred, String((e as Error)?.message ?? e), undefined);
+        return deferred.handle;
+      }
+      sandbox.hostCalls++;
       void (async () => {
         let value: unknown;
         let failure: string | null = null;
         try {
-          if (!sandbox?.dispatch) throw new Error("services are only available during a call");
-          value = await sandbox.dispatch(service, name, JSON.parse(argsJson) as unknown[]);
+          value = await pending;
         } catch (e) {
           failure = String((e as Error)?.message ?? e);
         }
-        if (sandbox) sandbox.hostCalls--;
-        if (!sandbox?.usable) return; // the call timed out meanwhile; this sandbox is being dropped
-        if (failure !== null) {
-          const err = ctx.newError(failure);
-          deferred.reject(err);
-          err.dispose();
-        } else {
-          const h = value === undefined ? ctx.undefined : ctx.newString(value instanceof RawJson ? value.text : JSON.stringify(value));
-          deferred.resolve(h);
-          if (value !== undefined) h.dispose();
-        }
+        sandbox.hostCalls--;
+        if (!sandbox.usable) return; // the call timed out meanwhile; this sandbox is being dropped
+        settle(deferred, failure, value);
         sandbox.pump();
       })();
       return deferred.handle;

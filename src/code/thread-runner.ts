@@ -2,13 +2,15 @@
 // requests. Every thread has every installed bundle; a call goes to the thread with the fewest calls in flight
 // among those not demoted. A thread that reports a runaway method (it lowered its own priority) gets no new
 // calls and is replaced once its calls are done; one that stops answering (a call past its time limit plus a
-// grace period) is terminated and its calls fail. Services run here, on the main thread, for every call.
+// grace period) is terminated and its calls fail. Services run here, on the main thread, for every call, except
+// plain reads a thread may answer from its own connection once told how (local-reads.ts, embedded store only).
 
 import { type BundleSpec, type CodeRunner, errorFromData } from "./code-runner.ts";
 import type { FromCodeThread, ToCodeThread } from "./code-thread.ts";
 import { RawJson } from "./raw-json.ts";
 import { batchedPoster, unbatch } from "./message-batch.ts";
-import { CodeError, type Dispatch, type MethodInfo, type MethodResponse } from "./sandbox.ts";
+import { Answered, CodeError, type Dispatch, type MethodInfo, type MethodResponse } from "./sandbox.ts";
+import type { LocalReadFiles, ReadPlanner } from "./local-reads.ts";
 
 /** In the compiled binary every module sits in one bundle at the root and the thread at code/ (scripts/build.ts). */
 const THREAD_URL = import.meta.url.includes("/$bunfs/") ? new URL("./code/code-thread.ts", import.meta.url).href : new URL("./code-thread.ts", import.meta.url).href;
@@ -20,6 +22,7 @@ interface Call {
   resolve: (r: MethodResponse) => void;
   reject: (e: unknown) => void;
   dispatch: Dispatch;
+  reads?: ReadPlanner;
   /** When the thread counts as stuck if this call has not answered (epoch ms). */
   giveUpAt: number;
   /** Answers the caller at the call's time limit even if the thread has not said so yet. */
@@ -44,6 +47,8 @@ class CodeThread {
 
   constructor(private readonly owner: ThreadRunner) {
     this.worker = new Worker(THREAD_URL);
+    // First, before any batch: the database files and generation counter for local reads.
+    if (owner.localReads) this.worker.postMessage(owner.localReads);
     this.worker.onmessage = (e: MessageEvent<string>) => {
       for (const m of unbatch<FromCodeThread>(e.data)) this.receive(m);
     };
@@ -91,8 +96,11 @@ class CodeThread {
           if (!this.dead) this.post(msg);
         };
         if (!call) return answer({ type: "service-result", sid: m.sid, ok: false, message: "the call is over" });
-        call.dispatch(m.service, m.op, m.args).then(
-          (v) => answer({ type: "service-result", sid: m.sid, ok: true, json: v === undefined ? undefined : v instanceof RawJson ? v.text : JSON.stringify(v) }),
+        // The thread only ever asks for data.read when it could not answer it: teach it how, where it can.
+        const plan = m.service === "data" && m.op === "read" && call.reads ? call.reads.plan(m.args) : null;
+        const out = call.dispatch(m.service, m.op, m.args);
+        (out instanceof Answered ? Promise.resolve(out.value) : out).then(
+          (v) => answer({ type: "service-result", sid: m.sid, ok: true, json: v === undefined ? undefined : v instanceof RawJson ? v.text : JSON.stringify(v), ...(plan ? { plan } : {}) }),
           (e) => answer({ type: "service-result", sid: m.sid, ok: false, message: String((e as Error)?.message ?? e) }),
         );
         return;
@@ -123,6 +131,8 @@ export interface ThreadRunnerOptions {
   threads: number;
   /** Told when a thread is replaced or lost. */
   warn?: (message: string) => void;
+  /** The embedded store's files: threads answer plain reads themselves (absent: every service call comes here). */
+  localReads?: LocalReadFiles;
 }
 
 export class ThreadRunner implements CodeRunner {
@@ -132,7 +142,10 @@ export class ThreadRunner implements CodeRunner {
   private closed = false;
   private readonly sweeper: ReturnType<typeof setInterval>;
 
+  readonly localReads: LocalReadFiles | undefined;
+
   constructor(private readonly opts: ThreadRunnerOptions) {
+    this.localReads = opts.localReads;
     for (let i = 0; i < Math.max(1, opts.threads); i++) this.spawn();
     this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
     this.sweeper.unref();
@@ -174,7 +187,7 @@ export class ThreadRunner implements CodeRunner {
     throw reasons.find((r) => r instanceof CodeError && r.kind === "compile") ?? reasons[0] ?? new Error("no custom code thread is running");
   }
 
-  call(key: string, name: string, requestJson: string, dispatch: Dispatch): Promise<MethodResponse> {
+  call(key: string, name: string, requestJson: string, dispatch: Dispatch, reads?: ReadPlanner): Promise<MethodResponse> {
     const spec = this.specs.get(key);
     if (!spec) return Promise.reject(new CodeError("result", "this code is not loaded (it was replaced); call again"));
     // The thread with the fewest calls in flight, preferring threads not demoted.
@@ -194,8 +207,9 @@ export class ThreadRunner implements CodeRunner {
         call.reject = () => {};
         reject(new CodeError("timeout", `the method ran longer than ${spec.limits.timeoutMs} ms`));
       }, spec.limits.timeoutMs + ANSWER_SLACK_MS);
-      thread.calls.set(id, { resolve, reject, dispatch, giveUpAt: Date.now() + spec.limits.timeoutMs + GRACE_MS, timer });
-      thread.post({ type: "call", id, key, name, request: requestJson });
+      const local = this.localReads && reads;
+      thread.calls.set(id, { resolve, reject, dispatch, ...(local ? { reads } : {}), giveUpAt: Date.now() + spec.limits.timeoutMs + GRACE_MS, timer });
+      thread.post({ type: "call", id, key, name, request: requestJson, ...(local ? { scope: reads.scope } : {}) });
     });
   }
 

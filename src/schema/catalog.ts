@@ -40,9 +40,12 @@ export function methodNameTaken(name: string): ApiError {
 /** The environments' databases whose tables the catalog migrates. */
 type EnvDatabases = { development: Client; production: Client };
 
-function toSet(version: number, defs: Map<string, SchemaDef>, floats: FloatStyle): SchemaSet {
-  return { version, schemas: new Map([...defs].map(([n, d]) => [n, compileSchema(d, floats)])) };
+function toSet(version: number, defs: Map<string, SchemaDef>, floats: FloatStyle, generation: number): SchemaSet {
+  return { version, schemas: new Map([...defs].map(([n, d]) => [n, compileSchema(d, floats)])), generation };
 }
+
+/** Numbers the loads of every catalog in this process (so a number names one set of compiled schemas). */
+let loads = 0;
 
 /** Whether the database's SQLite writes floats with round-trip digits (3.47+) or needs printf's 17 (sqld's 3.45). */
 async function floatStyleOf(db: Client): Promise<FloatStyle> {
@@ -57,6 +60,7 @@ export class Catalog {
   private prodSets = new Map<number, SchemaSet>();
   private chain: Promise<unknown> = Promise.resolve();
   private code: CodeHooks | null = null;
+  private loadListeners: ((generation: number) => void)[] = [];
   private floats: FloatStyle | null = null;
 
   /**
@@ -110,8 +114,15 @@ export class Catalog {
     this.prod = prod;
     // Both environments live on one kind of store, so one probe answers for both.
     const floats = (this.floats ??= await floatStyleOf(this.envs.development));
-    this.devSet = toSet(0, dev, floats);
-    this.prodSets = new Map([...prod].map(([v, defs]) => [v, toSet(v, defs, floats)]));
+    const generation = ++loads;
+    this.devSet = toSet(0, dev, floats, generation);
+    this.prodSets = new Map([...prod].map(([v, defs]) => [v, toSet(v, defs, floats, generation)]));
+    for (const l of this.loadListeners) l(generation);
+  }
+
+  /** Follow loads: `listener` gets the generation of the sets that are current from now on. */
+  onLoad(listener: (generation: number) => void): void {
+    this.loadListeners.push(listener);
   }
 
   development(): SchemaSet {

@@ -45,6 +45,8 @@ export interface CompiledSchema {
 export interface SchemaSet {
   readonly version: number;
   readonly schemas: ReadonlyMap<string, CompiledSchema>;
+  /** The catalog load that compiled it (every load compiles every set anew); absent for sets made elsewhere. */
+  readonly generation?: number;
 }
 
 export function compileSchema(def: SchemaDef, floats: FloatStyle = "native"): CompiledSchema {

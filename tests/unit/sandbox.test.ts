@@ -3,7 +3,8 @@
 // hold - infinite loops, awaits that never settle, memory bombs, deep recursion - plus what the guest can reach.
 
 import { describe, expect, test } from "bun:test";
-import { CodeError, type Dispatch, Sandbox } from "../../src/code/sandbox.ts";
+import { RawJson } from "../../src/code/raw-json.ts";
+import { Answered, CodeError, type Dispatch, type MethodResponse, Sandbox } from "../../src/code/sandbox.ts";
 
 const OPS = { data: ["read", "create"], log: ["info"] };
 const LIMITS = { timeoutMs: 1000, memoryBytes: 32 * 1024 * 1024, stackBytes: 256 * 1024 };
@@ -75,6 +76,31 @@ describe("services", () => {
     const r = await sb.call("m", JSON.stringify({}), dispatch);
     expect(r.body).toEqual({ kind: "json", text: JSON.stringify({ a: { id: "k1" }, b: { id: "k2" }, caught: "schema things has no field bad" }) });
     expect(calls).toEqual([["data", "read", ["things", "k1"]], ["data", "read", ["things", "k2"]], ["data", "create", ["things", { bad: true }]], ["log", "info", ["done", { n: 2 }]]]);
+    sb.dispose();
+  });
+
+  test("an answer given on the spot (Answered) settles the guest's promise at once: the call ends in the same turn", async () => {
+    const sb = await Sandbox.load(
+      `export const methods = [{ name: "m", async execute(req, services) {
+        const a = await services.data.read("things", "k1");
+        let caught = null;
+        try { await services.data.read("things", "bad"); } catch (e) { caught = e.message; }
+        const raw = await services.data.read("things", "raw");
+        return { body: { a, caught, raw } };
+      } }];`,
+      OPS,
+      LIMITS,
+    );
+    const dispatch: Dispatch = (_service, _op, args) => {
+      if (args[1] === "bad") throw new Error("refused on the spot");
+      return new Answered(args[1] === "raw" ? new RawJson('{"as":"text"}') : { id: args[1] });
+    };
+    const answer = sb.callNow("m", JSON.stringify({}), dispatch);
+    expect(answer instanceof Promise).toBe(false);
+    expect((answer as MethodResponse).body).toEqual({ kind: "json", text: JSON.stringify({ a: { id: "k1" }, caught: "refused on the spot", raw: { as: "text" } }) });
+    // Mixed: an on-the-spot answer after one that waited.
+    const mixed: Dispatch = (_s, _o, args) => (args[1] === "k1" ? Promise.resolve({ id: "late" }) : new Answered({ id: args[1] }));
+    expect((await sb.call("m", JSON.stringify({}), mixed)).body).toEqual({ kind: "json", text: JSON.stringify({ a: { id: "late" }, caught: null, raw: { id: "raw" } }) });
     sb.dispose();
   });
 

@@ -11,6 +11,7 @@ import { ApiError, badRequest, notFound } from "../../errors.ts";
 import type { ApiContext } from "../../request-context.ts";
 import { RawJson } from "../raw-json.ts";
 import { isPlainObject as isObj } from "../../plain-object.ts";
+import { NAME_RE, RESERVED, isObjectKey, schemaNameOf } from "./data-names.ts";
 
 export const DATA_OPS: readonly string[] = [
   "create",
@@ -35,10 +36,6 @@ type Scalar = string | number | boolean;
 const OPERATORS = ["eq", "ne", "lt", "lte", "gt", "gte", "in", "nin", "null", "empty", "near", "within"] as const;
 const QUERY_KEYS = ["where", "or", "select", "expand", "orderBy", "start", "end", "limit"] as const;
 const CONDITION_KEYS = ["where", "or"] as const;
-/** Names that could reach Object.prototype in a careless lookup; never a field name. */
-const RESERVED = new Set(["__proto__", "constructor", "prototype"]);
-const NAME_RE = /^[A-Za-z0-9_]{1,64}$/;
-const SCHEMA_RE = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 
 // ---------------------------------------------------------------- argument checks
 
@@ -74,13 +71,13 @@ function fieldName(path: string, key: unknown): string {
 
 function schemaName(v: unknown): string {
   if (typeof v !== "string") throw bad("schema", `expected a schema name, got ${got(v)}`);
-  if (!SCHEMA_RE.test(v) || RESERVED.has(v.toLowerCase())) throw bad("schema", `${got(v)} is not a schema name`);
-  return v.toLowerCase(); // schema names are case-insensitive, as in REST paths
+  const name = schemaNameOf(v);
+  if (name === null) throw bad("schema", `${got(v)} is not a schema name`);
+  return name;
 }
 
 function objectKey(path: string, v: unknown): string {
-  if (typeof v !== "string" || v.length === 0 || v.length > 256 || /[\u0000-\u001f]/.test(v))
-    throw bad(path, `expected an object key (a string of 1 to 256 characters, no control characters), got ${got(v)}`);
+  if (!isObjectKey(v)) throw bad(path, `expected an object key (a string of 1 to 256 characters, no control characters), got ${got(v)}`);
   return v;
 }
 
