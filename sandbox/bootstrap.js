@@ -1,6 +1,6 @@
 // Runs inside QuickJS before a bundle is installed (Burrow's custom code sandbox, guest side). It takes the two
-// host functions off the global object - `__host(service, op, argsJson) -> Promise<json>` and
-// `__done(ok, metaJson, payload)` - builds the frozen `services` object on the first, and exposes
+// host functions off the global object - `__host(service, op, argsJson) -> Promise<json> | json` and
+// `__done(ok 1|0, metaJson, payload)` - builds the frozen `services` object on the first, and exposes
 // `__burrow.install(exports)` (checks the bundle's methods, answers them as JSON) and
 // `__burrow.run(name, requestJson)` (one call: the request in as JSON, the answer out through `__done`).
 (function () {
@@ -13,12 +13,21 @@
   delete globalThis.__serviceOps;
   var NAME = /^[a-z][a-z0-9_]{0,63}$/;
 
+  function parse(out) {
+    return out === undefined ? undefined : JSON.parse(out);
+  }
+
+  // A service call answers a promise; the host gives back a promise, or the JSON answer itself when it had it at once.
   function op(service, name) {
     return function () {
       var args = Array.prototype.slice.call(arguments);
-      return host(service, name, JSON.stringify(args)).then(function (out) {
-        return out === undefined ? undefined : JSON.parse(out);
-      });
+      var out = host(service, name, JSON.stringify(args));
+      if (out !== null && typeof out === "object") return out.then(parse);
+      try {
+        return Promise.resolve(parse(out));
+      } catch (e) {
+        return Promise.reject(e);
+      }
     };
   }
   var services = {};
@@ -63,7 +72,7 @@
 
   // A method's answer as (meta JSON, payload): the payload is the body's JSON text, its text, or base64 bytes.
   function finish(result) {
-    if (result === undefined || result === null) return done(true, '{"status":200,"headers":{},"kind":"json"}', "{}");
+    if (result === undefined || result === null) return done(1, '{"status":200,"headers":{},"kind":"json"}', "{}");
     if (typeof result !== "object") throw new TypeError("a method must return { status, body, headers }");
     var status = result.status === undefined ? 200 : result.status;
     if (typeof status !== "number" || status % 1 !== 0 || status < 200 || status > 599) throw new TypeError("status must be an integer from 200 to 599");
@@ -91,12 +100,12 @@
         if (payload === undefined) payload = "null";
       }
     }
-    done(true, JSON.stringify({ status: status, headers: headers, kind: kind }), payload);
+    done(1, JSON.stringify({ status: status, headers: headers, kind: kind }), payload);
   }
 
   function failed(e) {
     var info = e !== null && typeof e === "object" ? { name: String(e.name), message: String(e.message) } : { name: "Error", message: String(e) };
-    done(false, JSON.stringify(info), "");
+    done(0, JSON.stringify(info), "");
   }
 
   function settle(result) {

@@ -57,14 +57,22 @@ export function readPlanner(ctx: ApiContext): ReadPlanner | undefined {
   };
 }
 
+interface Connection {
+  db: Database;
+  begin: Statement;
+  commit: Statement;
+}
+
 const MAX_PLANS = 1000;
 const MAX_STATEMENTS = 200;
 
 export class LocalReads {
   private readonly generation: Int32Array;
   private plans = new Map<string, ReadPlan>();
-  private dbs = new Map<string, Database | null>();
+  private dbs = new Map<string, Connection | null>();
   private statements = new Map<string, Statement>();
+  /** Connections inside a read transaction this turn. */
+  private open = new Set<Connection>();
 
   constructor(private readonly where: LocalReadFiles) {
     this.generation = new Int32Array(where.generation);
@@ -88,6 +96,7 @@ export class LocalReads {
     }
     const stmt = this.statement(plan.env, plan.sql);
     if (!stmt) return null;
+    this.snapshot(plan.env);
     try {
       const row = stmt.get(a.id) as { j: string } | null;
       return new Answered(row ? new RawJson(row.j) : null);
@@ -96,14 +105,42 @@ export class LocalReads {
     }
   }
 
+  /**
+   * Reads made in one go (the calls of one message from the main thread, and the jobs they run) share one read
+   * transaction, ended by a microtask: one snapshot and one lock of the WAL index instead of one per read. It
+   * never outlives the message, so a write whose answer arrives in a later message is always seen.
+   */
+  private snapshot(env: string): void {
+    const c = this.dbs.get(env);
+    if (!c || this.open.has(c)) return;
+    try {
+      c.begin.run();
+    } catch {
+      return;
+    }
+    if (this.open.size === 0) queueMicrotask(() => this.endSnapshots());
+    this.open.add(c);
+  }
+
+  private endSnapshots(): void {
+    for (const c of this.open) {
+      try {
+        c.commit.run();
+      } catch {
+        // nothing to end (the connection was closed)
+      }
+    }
+    this.open.clear();
+  }
+
   private statement(env: string, sql: string): Statement | null {
     const key = `${env}\0${sql}`;
     let stmt = this.statements.get(key);
     if (stmt) return stmt;
-    const db = this.database(env);
-    if (!db) return null;
+    const c = this.connection(env);
+    if (!c) return null;
     try {
-      stmt = db.prepare(sql);
+      stmt = c.db.prepare(sql);
     } catch {
       return null;
     }
@@ -116,24 +153,33 @@ export class LocalReads {
   }
 
   /** The environment's read-only connection, opened on first use (null when it cannot be: reads go to the main thread). */
-  private database(env: string): Database | null {
-    let db = this.dbs.get(env);
-    if (db !== undefined) return db;
+  private connection(env: string): Connection | null {
+    let c = this.dbs.get(env);
+    if (c !== undefined) return c;
     const file = this.where.files[env];
-    try {
-      db = file ? new Database(file, { readonly: true, strict: true }) : null;
-      db?.run("PRAGMA busy_timeout=5000");
-    } catch {
-      db = null;
+    c = null;
+    if (file) {
+      try {
+        const db = new Database(file, { readonly: true, strict: true });
+        db.run("PRAGMA busy_timeout=5000");
+        c = { db, begin: db.prepare("BEGIN"), commit: db.prepare("COMMIT") };
+      } catch {
+        c = null;
+      }
     }
-    this.dbs.set(env, db);
-    return db;
+    this.dbs.set(env, c);
+    return c;
   }
 
   close(): void {
+    this.endSnapshots();
     for (const s of this.statements.values()) s.finalize();
     this.statements.clear();
-    for (const db of this.dbs.values()) db?.close();
+    for (const c of this.dbs.values()) {
+      c?.begin.finalize();
+      c?.commit.finalize();
+      c?.db.close();
+    }
     this.dbs.clear();
   }
 }

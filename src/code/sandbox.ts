@@ -141,23 +141,26 @@ export class Sandbox {
         if (value !== undefined) h.dispose();
       }
     };
+    // The guest's service call: its JSON answer at once (a string, or undefined) when the dispatcher answered on
+    // the spot - the bootstrap wraps it in a settled promise, so its continuation runs in this same turn - else a
+    // promise the host settles later.
     const host = ctx.newFunction("__host", (svc, op, args) => {
-      const deferred = ctx.newPromise();
       const sandbox = holder;
       let pending: Promise<unknown>;
       try {
         if (!sandbox?.dispatch) throw new Error("services are only available during a call");
         const out = sandbox.dispatch(ctx.getString(svc), ctx.getString(op), JSON.parse(ctx.getString(args)) as unknown[]);
-        // Answered on the spot: the guest's promise settles now and its continuation runs in this same turn.
         if (out instanceof Answered) {
-          settle(deferred, null, out.value);
-          return deferred.handle;
+          const v = out.value;
+          return v === undefined ? ctx.undefined : ctx.newString(v instanceof RawJson ? v.text : JSON.stringify(v));
         }
         pending = out;
       } catch (e) {
+        const deferred = ctx.newPromise();
         settle(deferred, String((e as Error)?.message ?? e), undefined);
         return deferred.handle;
       }
+      const deferred = ctx.newPromise();
       sandbox.hostCalls++;
       void (async () => {
         let value: unknown;
@@ -180,7 +183,7 @@ export class Sandbox {
     const done = ctx.newFunction("__done", (ok, meta, payload) => {
       const sandbox = holder;
       if (!sandbox || sandbox.outcome) return;
-      sandbox.outcome = ctx.dump(ok) === true ? { ok: true, meta: ctx.getString(meta), payload: ctx.getString(payload) } : { ok: false, error: JSON.parse(ctx.getString(meta)) as GuestError };
+      sandbox.outcome = ctx.getNumber(ok) === 1 ? { ok: true, meta: ctx.getString(meta), payload: ctx.getString(payload) } : { ok: false, error: JSON.parse(ctx.getString(meta)) as GuestError };
       sandbox.wake?.();
     });
     ctx.setProp(ctx.global, "__done", done);
