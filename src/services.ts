@@ -137,6 +137,7 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
   });
 
   const logs = new LogStore(system);
+  const requestStats = new RequestStats();
   const codeStore = new CodeStore(system, BUMP_EPOCH);
   await codeStore.load();
   const code = new CustomCode(
@@ -144,7 +145,12 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
     catalog,
     { data, push, settings, logs, cache: shared.codeCache, httpLookup: opts.httpLookup },
     log,
-    opts.codeRunner ?? (() => new ThreadRunner({ threads: codeThreads(), warn: (m) => log.warn(m), localReads: store.remote ? undefined : localReadFiles(config.store.dir, catalog) })),
+    opts.codeRunner ?? (() => new ThreadRunner({
+        threads: codeThreads(),
+        warn: (m) => log.warn(m),
+        localReads: store.remote ? undefined : localReadFiles(config.store.dir, catalog),
+        apiActivity: requestStats.answered.buffer as SharedArrayBuffer,
+      })),
   );
   catalog.setCodeHooks({
     developmentMethods: () => codeStore.developmentMethods(),
@@ -187,7 +193,7 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
     push,
     logs,
     code,
-    requestStats: new RequestStats(),
+    requestStats,
     requestLog: new RequestLogRing(),
     backups,
     keys,

@@ -2,6 +2,8 @@
 // services through the main thread. Guest code that runs 100 ms without yielding (a busy loop) moves this
 // thread to the idle scheduling class (Linux; nice 19 on one CPU) and tells the main thread, which sends new
 // calls elsewhere and replaces this thread once its calls are done, so a runaway method cannot slow the API.
+// From then on the busy method also pauses whenever the API is answering requests (it runs while the API is
+// quiet), since a CPU kept busy at idle priority still slows the other CPUs of a small virtual machine.
 
 import { availableParallelism } from "node:os";
 import { idleThreadPolicy, niceThread } from "../os/thread-priority.ts";
@@ -27,15 +29,39 @@ export type FromCodeThread =
   | { type: "service"; sid: number; id: number; service: string; op: string; args: unknown[] }
   | { type: "demoted" };
 
+/** What the main thread tells a thread first: the embedded store's files, the API's answered-requests counter. */
+export interface ThreadSetup {
+  reads?: LocalReadFiles;
+  activity?: SharedArrayBuffer;
+}
+
 const post = batchedPoster<FromCodeThread>((batch) => self.postMessage(batch));
 let demoted = false;
+/** The API's answered-requests counter, and its value when a busy method last looked. */
+let activity: Int32Array | null = null;
+let activitySeen = 0;
+const nap = new Int32Array(new SharedArrayBuffer(4));
+/** How long a busy method sleeps at a time while the API answers requests. */
+const PAUSE_MS = 2;
+
 const runner = new InlineRunner({
   onLongRun() {
     if (demoted) return;
     demoted = true;
     if (!(availableParallelism() > 1 && idleThreadPolicy())) niceThread(19);
+    if (activity) activitySeen = Atomics.load(activity, 0);
     // At once, not batched: this runs inside the busy guest code, and a batch would wait for it to end.
     self.postMessage(JSON.stringify([{ type: "demoted" } satisfies FromCodeThread]));
+  },
+  whileLongRun(deadline) {
+    if (!activity) return;
+    // Requests were answered since the last look: sleep until a pause passes without any (or the deadline).
+    let seen = Atomics.load(activity, 0);
+    while (seen !== activitySeen && Date.now() < deadline) {
+      activitySeen = seen;
+      Atomics.wait(nap, 0, 0, PAUSE_MS);
+      seen = Atomics.load(activity, 0);
+    }
   },
 });
 
@@ -45,9 +71,10 @@ let nextSid = 1;
 /** Set by the main thread's first message when the store is embedded: reads this thread may answer itself. */
 let local: LocalReads | null = null;
 
-self.onmessage = (e: MessageEvent<string | LocalReadFiles>) => {
+self.onmessage = (e: MessageEvent<string | ThreadSetup>) => {
   if (typeof e.data !== "string") {
-    local = new LocalReads(e.data);
+    if (e.data.reads) local = new LocalReads(e.data.reads);
+    if (e.data.activity) activity = new Int32Array(e.data.activity);
     return;
   }
   for (const m of unbatch<ToCodeThread>(e.data)) receive(m);

@@ -37,6 +37,8 @@ export type Dispatch = (service: string, op: string, args: unknown[]) => Promise
 export interface SandboxHooks {
   /** Guest code ran LONG_RUN_MS without yielding (a busy loop): the thread may lower its priority. */
   onLongRun?: () => void;
+  /** Called at every interrupt check after that, with the call's deadline (epoch ms): the thread may pause. */
+  whileLongRun?: (deadline: number) => void;
 }
 
 export interface MethodInfo {
@@ -244,6 +246,9 @@ export class Sandbox {
     if (!this.longRunTold && this.hooks.onLongRun && now - this.syncSince > LONG_RUN_MS) {
       this.longRunTold = true;
       this.hooks.onLongRun();
+    } else if (this.longRunTold && this.hooks.whileLongRun && now <= this.deadline) {
+      this.hooks.whileLongRun(this.deadline);
+      return Date.now() > this.deadline;
     }
     return now > this.deadline;
   }

@@ -6,7 +6,7 @@
 // plain reads a thread may answer from its own connection once told how (local-reads.ts, embedded store only).
 
 import { type BundleSpec, type CodeRunner, errorFromData } from "./code-runner.ts";
-import type { FromCodeThread, ToCodeThread } from "./code-thread.ts";
+import type { FromCodeThread, ThreadSetup, ToCodeThread } from "./code-thread.ts";
 import { RawJson } from "./raw-json.ts";
 import { batchedPoster, unbatch } from "./message-batch.ts";
 import { Answered, CodeError, type Dispatch, type MethodInfo, type MethodResponse } from "./sandbox.ts";
@@ -48,7 +48,7 @@ class CodeThread {
   constructor(private readonly owner: ThreadRunner) {
     this.worker = new Worker(THREAD_URL);
     // First, before any batch: the database files and generation counter for local reads.
-    if (owner.localReads) this.worker.postMessage(owner.localReads);
+    if (owner.setup) this.worker.postMessage(owner.setup);
     this.worker.onmessage = (e: MessageEvent<string>) => {
       for (const m of unbatch<FromCodeThread>(e.data)) this.receive(m);
     };
@@ -133,6 +133,8 @@ export interface ThreadRunnerOptions {
   warn?: (message: string) => void;
   /** The embedded store's files: threads answer plain reads themselves (absent: every service call comes here). */
   localReads?: LocalReadFiles;
+  /** Int32 counting the API's answered requests: a runaway method pauses while it moves (code-thread.ts). */
+  apiActivity?: SharedArrayBuffer;
 }
 
 export class ThreadRunner implements CodeRunner {
@@ -143,9 +145,12 @@ export class ThreadRunner implements CodeRunner {
   private readonly sweeper: ReturnType<typeof setInterval>;
 
   readonly localReads: LocalReadFiles | undefined;
+  /** What every thread is told first (see ThreadSetup), or null when there is nothing to tell. */
+  readonly setup: ThreadSetup | null;
 
   constructor(private readonly opts: ThreadRunnerOptions) {
     this.localReads = opts.localReads;
+    this.setup = opts.localReads || opts.apiActivity ? { reads: opts.localReads, activity: opts.apiActivity } : null;
     for (let i = 0; i < Math.max(1, opts.threads); i++) this.spawn();
     this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
     this.sweeper.unref();

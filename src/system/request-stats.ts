@@ -61,6 +61,8 @@ export class RequestStats {
   readonly promBuckets = new Float64Array(A * (PROM_BOUNDS.length + 1));
   readonly promSum = new Float64Array(A);
   readonly since: number;
+  /** Requests answered since start, in shared memory: threads doing background work read it to yield to the API. */
+  readonly answered = new Int32Array(new SharedArrayBuffer(4));
 
   constructor(private readonly now: () => number = Date.now) {
     this.since = now();
@@ -77,6 +79,7 @@ export class RequestStats {
   }
 
   record(area: Area, status: number, ms: number): void {
+    Atomics.add(this.answered, 0, 1);
     const a = AREA_INDEX[area];
     const s = this.slot(Math.floor(this.now() / 60_000));
     const c = (s * A + a) * 3;

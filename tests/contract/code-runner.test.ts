@@ -25,3 +25,30 @@ test("threads: a runaway method demotes its thread, which is replaced; other cal
     await runner.close();
   }
 });
+
+test("threads: a method busy past 100 ms pauses while the API answers requests, and runs on when it is quiet", async () => {
+  const answered = new Int32Array(new SharedArrayBuffer(4));
+  const runner = new ThreadRunner({ threads: 2, apiActivity: answered.buffer as SharedArrayBuffer });
+  try {
+    // A few hundred ms of work without pauses (measured below), well inside the 2 s limit.
+    const work = `export const methods = [{ name: "work", execute() { let x = 0; for (let i = 0; i < 1e7; i++) x = (x + i) % 1000003; return { body: x }; } }];`;
+    await runner.install(spec("w", work, { timeoutMs: 2000 }));
+    const quiet = performance.now();
+    expect((await runner.call("w", "work", JSON.stringify({}), async () => null)).status).toBe(200);
+    const alone = performance.now() - quiet;
+    expect(alone).toBeLessThan(1500);
+    // The same call while requests are answered every millisecond: it pauses until its time limit.
+    const busy = setInterval(() => Atomics.add(answered, 0, 1), 1);
+    const started = performance.now();
+    const e = await runner.call("w", "work", JSON.stringify({}), async () => null).catch((err) => err);
+    clearInterval(busy);
+    expect(e.kind).toBe("timeout");
+    expect(performance.now() - started).toBeGreaterThan(1900);
+    // Quiet again: the next call (on a fresh thread) runs at full speed.
+    const again = performance.now();
+    expect((await runner.call("w", "work", JSON.stringify({}), async () => null)).status).toBe(200);
+    expect(performance.now() - again).toBeLessThan(alone * 2 + 300);
+  } finally {
+    await runner.close();
+  }
+}, 15_000);
