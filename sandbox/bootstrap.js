@@ -1,6 +1,7 @@
 // Runs inside QuickJS before a bundle is installed (Burrow's custom code sandbox, guest side). It takes the two
 // host functions off the global object - `__host(service, op, argsJson) -> Promise<json> | json` and
-// `__done(ok 1|0, metaJson, payload)` - builds the frozen `services` object on the first, and exposes
+// `__done(status or 0 when failed, headers JSON or "" (the error's JSON when failed), kind 0 json | 1 text |
+// 2 bytes, payload)` - builds the frozen `services` object on the first, and exposes
 // `__burrow.install(exports)` (checks the bundle's methods, answers them as JSON) and
 // `__burrow.run(name, requestJson)` (one call: the request in as JSON, the answer out through `__done`).
 (function () {
@@ -72,40 +73,42 @@
 
   // A method's answer as (meta JSON, payload): the payload is the body's JSON text, its text, or base64 bytes.
   function finish(result) {
-    if (result === undefined || result === null) return done(1, '{"status":200,"headers":{},"kind":"json"}', "{}");
+    if (result === undefined || result === null) return done(200, "", 0, "{}");
     if (typeof result !== "object") throw new TypeError("a method must return { status, body, headers }");
     var status = result.status === undefined ? 200 : result.status;
     if (typeof status !== "number" || status % 1 !== 0 || status < 200 || status > 599) throw new TypeError("status must be an integer from 200 to 599");
-    var headers = {};
+    var headers = "";
     if (result.headers !== undefined) {
       if (!result.headers || typeof result.headers !== "object") throw new TypeError("headers must be an object of strings");
+      var copy = {};
       Object.keys(result.headers).forEach(function (k) {
         if (typeof result.headers[k] !== "string") throw new TypeError("header " + k + " must be a string");
-        headers[k] = result.headers[k];
+        copy[k] = result.headers[k];
       });
+      headers = JSON.stringify(copy);
     }
     var body = result.body;
-    var kind = "json";
+    var kind = 0;
     var payload;
     if (typeof body === "string") {
-      kind = "text";
+      kind = 1;
       payload = body;
     } else {
       if (body instanceof ArrayBuffer) body = new Uint8Array(body);
       if (ArrayBuffer.isView(body)) {
-        kind = "bytes";
+        kind = 2;
         payload = toBase64(new Uint8Array(body.buffer, body.byteOffset, body.byteLength));
       } else {
         payload = body === undefined ? "{}" : JSON.stringify(body);
         if (payload === undefined) payload = "null";
       }
     }
-    done(1, JSON.stringify({ status: status, headers: headers, kind: kind }), payload);
+    done(status, headers, kind, payload);
   }
 
   function failed(e) {
     var info = e !== null && typeof e === "object" ? { name: String(e.name), message: String(e.message) } : { name: "Error", message: String(e) };
-    done(0, JSON.stringify(info), "");
+    done(0, JSON.stringify(info), 0, "");
   }
 
   function settle(result) {

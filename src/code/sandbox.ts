@@ -54,7 +54,7 @@ export interface MethodResponse {
 }
 
 /** What the guest's `__done` reported for the call in progress. */
-type Outcome = { ok: true; meta: string; payload: string } | { ok: false; error: GuestError } | { ok: false; limit: CodeError };
+type Outcome = { ok: true; response: MethodResponse } | { ok: false; error: GuestError } | { ok: false; limit: CodeError };
 
 export type CodeErrorKind = "compile" | "timeout" | "memory" | "stack" | "thrown" | "result";
 
@@ -182,10 +182,12 @@ export class Sandbox {
     ctx.setProp(ctx.global, "__host", host);
     host.dispose();
     // One permanent function for every call's answer (a host promise per call would cost two new functions).
-    const done = ctx.newFunction("__done", (ok, meta, payload) => {
+    const done = ctx.newFunction("__done", (status, headers, kind, payload) => {
       const sandbox = holder;
       if (!sandbox || sandbox.outcome) return;
-      sandbox.outcome = ctx.getNumber(ok) === 1 ? { ok: true, meta: ctx.getString(meta), payload: ctx.getString(payload) } : { ok: false, error: JSON.parse(ctx.getString(meta)) as GuestError };
+      const code = ctx.getNumber(status);
+      sandbox.outcome =
+        code > 0 ? { ok: true, response: responseOf(code, ctx.getString(headers), ctx.getNumber(kind), ctx.getString(payload)) } : { ok: false, error: JSON.parse(ctx.getString(headers)) as GuestError };
       sandbox.wake?.();
     });
     ctx.setProp(ctx.global, "__done", done);
@@ -339,7 +341,7 @@ export class Sandbox {
   /** The call's outcome as its answer, or its error. */
   private answer(): MethodResponse {
     const outcome = this.outcome!;
-    if (outcome.ok) return responseOf(outcome.meta, outcome.payload);
+    if (outcome.ok) return outcome.response;
     if ("limit" in outcome) throw outcome.limit;
     throw this.fail(classify(outcome.error, this.limits.timeoutMs));
   }
@@ -372,9 +374,8 @@ export class Sandbox {
   }
 }
 
-function responseOf(meta: string, payload: string): MethodResponse {
-  const m = JSON.parse(meta) as { status: number; headers: Record<string, string>; kind: "json" | "text" | "bytes" };
-  const body: MethodResponse["body"] =
-    m.kind === "text" ? { kind: "text", value: payload } : m.kind === "bytes" ? { kind: "bytes", base64: payload } : { kind: "json", text: payload };
-  return { status: m.status, headers: m.headers, body };
+/** The answer the bootstrap checked (status 200-599, headers of strings as JSON or "" for none, kind 0 json / 1 text / 2 bytes). */
+function responseOf(status: number, headers: string, kind: number, payload: string): MethodResponse {
+  const body: MethodResponse["body"] = kind === 1 ? { kind: "text", value: payload } : kind === 2 ? { kind: "bytes", base64: payload } : { kind: "json", text: payload };
+  return { status, headers: headers === "" ? {} : (JSON.parse(headers) as Record<string, string>), body };
 }
