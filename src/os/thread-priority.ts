@@ -1,5 +1,6 @@
 // Lowering the scheduling priority of the calling thread (Linux), for worker threads whose work must yield to
-// the requests the main thread serves: SCHED_IDLE (runs only when a CPU is otherwise idle) or a nice value.
+// the requests the main thread serves: SCHED_IDLE (runs only when a CPU is otherwise idle), SCHED_BATCH (a fair
+// share, but no preempting on wake-up) or a nice value.
 // Elsewhere these do nothing and answer false.
 
 import { readlinkSync } from "node:fs";
@@ -7,12 +8,24 @@ import { setPriority } from "node:os";
 
 /** SCHED_IDLE for the calling thread only; true when applied. */
 export function idleThreadPolicy(): boolean {
+  return threadPolicy(5);
+}
+
+/**
+ * SCHED_BATCH for the calling thread only (true when applied): the same share of the CPU as before, but waking
+ * up it never preempts the thread that is running, so a thread handing it work keeps its CPU.
+ */
+export function batchThreadPolicy(): boolean {
+  return threadPolicy(3);
+}
+
+function threadPolicy(policy: number): boolean {
   if (process.platform !== "linux") return false;
   try {
     const { dlopen } = require("bun:ffi") as typeof import("bun:ffi");
     const libc = dlopen("libc.so.6", { sched_setscheduler: { args: ["i32", "i32", "ptr"], returns: "i32" } });
-    // pid 0 is the calling thread; 5 is SCHED_IDLE; the priority in sched_param must be 0.
-    return libc.symbols.sched_setscheduler(0, 5, new Int32Array(1)) === 0;
+    // pid 0 is the calling thread; the priority in sched_param must be 0 for SCHED_BATCH and SCHED_IDLE.
+    return libc.symbols.sched_setscheduler(0, policy, new Int32Array(1)) === 0;
   } catch {
     return false;
   }
