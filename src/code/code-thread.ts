@@ -1,10 +1,10 @@
 // A custom-code thread (a Worker started by thread-runner.ts): an InlineRunner whose sandboxes call their
 // services through the main thread. It runs as SCHED_BATCH (Linux): a fair share of the CPU, but never
-// preempting the main thread when a message wakes it. Guest code that runs 100 ms without yielding (a busy loop) moves this
-// thread to the idle scheduling class (Linux; nice 19 on one CPU) and tells the main thread, which sends new
-// calls elsewhere and replaces this thread once its calls are done, so a runaway method cannot slow the API.
-// From then on the busy method also pauses whenever the API is answering requests (it runs while the API is
-// quiet), since a CPU kept busy at idle priority still slows the other CPUs of a small virtual machine.
+// preempting the main thread when a message wakes it. Guest code that runs 100 ms without yielding (a busy
+// loop) moves this thread to the idle scheduling class (Linux; nice 19 on one CPU) and tells the main thread,
+// which sends new calls elsewhere and replaces this thread once its calls are done, so a runaway method cannot
+// slow the API. From then on the busy method also pauses whenever the API is answering requests (it runs while
+// the API is quiet), since a CPU kept busy at idle priority still slows the other CPUs of a small virtual machine.
 
 import { availableParallelism } from "node:os";
 import { batchThreadPolicy, idleThreadPolicy, niceThread } from "../os/thread-priority.ts";
