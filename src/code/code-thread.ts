@@ -18,14 +18,14 @@ declare const self: Worker;
 
 export type ToCodeThread =
   | { type: "install"; id: number; spec: BundleSpec }
-  | { type: "call"; id: number; key: string; name: string; request: string; scope?: string }
-  | { type: "service-result"; sid: number; ok: true; json: string | undefined; plan?: ReadPlan }
+  | { type: "call"; id: number; key: string; name: string; /** the request's JSON */ payload: string; scope?: string }
+  | { type: "service-result"; sid: number; ok: true; /** the answer's JSON (none: undefined) */ payload?: string; plan?: ReadPlan }
   | { type: "service-result"; sid: number; ok: false; message: string }
   | { type: "drop"; key: string };
 
 export type FromCodeThread =
   | { type: "installed"; id: number; methods: MethodInfo[] }
-  | { type: "result"; id: number; response: MethodResponse }
+  | { type: "result"; id: number; status: number; headers: Record<string, string>; kind: MethodResponse["body"]["kind"]; payload: string }
   | { type: "failed"; id: number; error: ErrorData }
   | { type: "service"; sid: number; id: number; service: string; op: string; args: unknown[] }
   | { type: "demoted" };
@@ -106,8 +106,8 @@ function receive(m: ToCodeThread): void {
           post({ type: "service", sid, id, service, op, args });
         });
       };
-      runner.call(m.key, m.name, m.request, dispatch).then(
-        (response) => post({ type: "result", id, response }),
+      runner.call(m.key, m.name, m.payload, dispatch).then(
+        (r) => post({ type: "result", id, status: r.status, headers: r.headers, kind: r.body.kind, payload: bodyText(r.body) }),
         (err) => post({ type: "failed", id, error: errorData(err) }),
       );
       break;
@@ -117,7 +117,7 @@ function receive(m: ToCodeThread): void {
       if (!p) return;
       pending.delete(m.sid);
       if (m.ok && m.plan) local?.learn(m.plan);
-      if (m.ok) p.resolve(m.json === undefined ? undefined : new RawJson(m.json));
+      if (m.ok) p.resolve(m.payload === undefined ? undefined : new RawJson(m.payload));
       else p.reject(new Error(m.message));
       break;
     }
@@ -125,4 +125,9 @@ function receive(m: ToCodeThread): void {
       runner.drop(m.key);
       break;
   }
+}
+
+/** A method's body as the text it travels as. */
+function bodyText(b: MethodResponse["body"]): string {
+  return b.kind === "json" ? b.text : b.kind === "text" ? b.value : b.base64;
 }

@@ -85,7 +85,7 @@ class CodeThread {
         if (!call) return;
         this.calls.delete(m.id);
         clearTimeout(call.timer);
-        if (m.type === "result") call.resolve(m.response);
+        if (m.type === "result") call.resolve({ status: m.status, headers: m.headers, body: bodyOf(m.kind, m.payload) });
         else call.reject(errorFromData(m.error));
         this.owner.settled(this);
         return;
@@ -100,7 +100,7 @@ class CodeThread {
         const plan = m.service === "data" && m.op === "read" && call.reads ? call.reads.plan(m.args) : null;
         const out = call.dispatch(m.service, m.op, m.args);
         (out instanceof Answered ? Promise.resolve(out.value) : out).then(
-          (v) => answer({ type: "service-result", sid: m.sid, ok: true, json: v === undefined ? undefined : v instanceof RawJson ? v.text : JSON.stringify(v), ...(plan ? { plan } : {}) }),
+          (v) => answer({ type: "service-result", sid: m.sid, ok: true, payload: v === undefined ? undefined : v instanceof RawJson ? v.text : JSON.stringify(v), ...(plan ? { plan } : {}) }),
           (e) => answer({ type: "service-result", sid: m.sid, ok: false, message: String((e as Error)?.message ?? e) }),
         );
         return;
@@ -214,7 +214,7 @@ export class ThreadRunner implements CodeRunner {
       }, spec.limits.timeoutMs + ANSWER_SLACK_MS);
       const local = this.localReads && reads;
       thread.calls.set(id, { resolve, reject, dispatch, ...(local ? { reads } : {}), giveUpAt: Date.now() + spec.limits.timeoutMs + GRACE_MS, timer });
-      thread.post({ type: "call", id, key, name, request: requestJson, ...(local ? { scope: reads.scope } : {}) });
+      thread.post({ type: "call", id, key, name, payload: requestJson, ...(local ? { scope: reads.scope } : {}) });
     });
   }
 
@@ -264,4 +264,9 @@ export class ThreadRunner implements CodeRunner {
     const live = this.threads.filter((t) => !t.dead);
     return { threads: live.length, demoted: live.filter((t) => t.demoted).length, inFlight: live.reduce((n, t) => n + t.calls.size, 0) };
   }
+}
+
+/** A method's body from the kind and text it travelled as. */
+function bodyOf(kind: MethodResponse["body"]["kind"], text: string): MethodResponse["body"] {
+  return kind === "json" ? { kind, text } : kind === "text" ? { kind, value: text } : { kind, base64: text };
 }
