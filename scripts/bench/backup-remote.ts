@@ -13,7 +13,8 @@ import { tempDir } from "../../tests/helpers/app.ts";
 import { runCli, startServerProcess, type ServerProcess } from "../../tests/helpers/spawn.ts";
 import { startSqld, type Sqld } from "../../tests/helpers/sqld.ts";
 import { duringAction } from "./write-loop.ts";
-import { ROOT, machine, table, writeSection } from "./env.ts";
+import { machine, table, writeSection } from "./env.ts";
+import { SOURCE, adminHeaders, apiPost, createSchemas, fillBigSql, nodeEnv } from "./backup-node.ts";
 
 const { values } = parseArgs({
   options: {
@@ -28,9 +29,6 @@ const RATE = Math.min(500, Math.max(10, Number(values.rate)));
 const BASELINE_S = Math.min(60, Math.max(2, Number(values.baseline)));
 const PHASE_MAX_MS = 10 * 60_000;
 
-const SOURCE = [process.execPath, join(ROOT, "src/main.ts")];
-const ADMIN = { email: "bench@example.com", password: "bench password 1" };
-const KEY = "bench-dev-public-key";
 const dir = tempDir("burrow-bench-backup-remote-");
 const log = (s: string) => process.stderr.write(`${s}\n`);
 
@@ -39,42 +37,24 @@ let server: ServerProcess | null = null;
 try {
   sqld = await startSqld({ namespaces: true });
   const store = { BURROW_STORE: sqld.url, BURROW_STORE_ADMIN_URL: sqld.adminUrl!, BURROW_STORE_NAMESPACE: "bench" };
-  const env = {
-    BURROW_DIR: join(dir, "node"),
-    BURROW_DEV_PUBLIC_KEY: KEY,
-    BURROW_DEV_PRIVATE_KEY: "bench-dev-private-key",
-    BURROW_PROD_PUBLIC_KEY: "bench-prod-public-key",
-    BURROW_PROD_PRIVATE_KEY: "bench-prod-private-key",
-    BURROW_ADMIN_EMAIL: ADMIN.email,
-    BURROW_ADMIN_PASSWORD: ADMIN.password,
-    BURROW_LOG_LEVEL: "warn",
-    ...store,
-  };
-  const post = (path: string, body: unknown) =>
-    fetch(`${server!.url}${path}`, { method: "POST", headers: { accept: "application/vnd.service+json; version=0", "x-service-api-key": KEY, "content-type": "application/json" }, body: JSON.stringify(body) });
+  const env = nodeEnv(join(dir, "node"), store);
+  const post = (path: string, body: unknown) => apiPost(server!.url, path, body);
 
   server = await startServerProcess(SOURCE, env);
-  for (const [schema, body] of [["big", { title: "seed", body: "seed", n: 0.5 }], ["tick", { seq: 0, due: 0 }]] as const) {
-    const r = await post(`/${schema}`, body);
-    if (r.status !== 201) throw new Error(`creating ${schema}: ${r.status} ${await r.text()}`);
-  }
+  await createSchemas(server.url, { title: "seed", body: "seed", n: 0.5 });
   // Fill o_big on the server directly (20,000 rows a statement).
   const header = Buffer.from("bench-development").toString("base64").replace(/=+$/, "");
   const dev = createClient({ url: sqld.url, fetch: (r: Request) => (r.headers.set("x-namespace-bin", header), fetch(r)) });
   const t0 = performance.now();
   for (let done = 0; done < ROWS; ) {
     const n = Math.min(20_000, ROWS - done);
-    await dev.execute(
-      `WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < ${n})
-       INSERT INTO o_big (big_id, title, body, n, createddate, lastmoddate) SELECT lower(hex(randomblob(16))), 'row ' || i, hex(randomblob(500)), i * 0.5, 1, 1 FROM k`,
-    );
+    await dev.execute(fillBigSql(n, 500, true));
     done += n;
   }
   dev.close();
   log(`filled o_big with ${ROWS} rows in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
 
-  const login = (await (await fetch(`${server.url}/_admin/api/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(ADMIN) })).json()) as { token: string };
-  const auth = { authorization: `Bearer ${login.token}`, "content-type": "application/json" };
+  const auth = await adminHeaders(server.url);
 
   const during = (name: string, action: () => Promise<string>) =>
     duringAction((i, due) => post("/tick", { seq: i, due: Math.round(due) }), { rate: RATE, maxMs: PHASE_MAX_MS, log }, name, action);

@@ -12,7 +12,8 @@ import { parseArgs } from "node:util";
 import { tempDir } from "../../tests/helpers/app.ts";
 import { runCli, startServerProcess, type ServerProcess } from "../../tests/helpers/spawn.ts";
 import { duringAction } from "./write-loop.ts";
-import { ROOT, machine, table, writeSection } from "./env.ts";
+import { machine, table, writeSection } from "./env.ts";
+import { SOURCE, adminHeaders, apiPost, createSchemas, fillBigSql, nodeEnv } from "./backup-node.ts";
 
 const { values } = parseArgs({
   options: {
@@ -31,32 +32,15 @@ const RUNS = Math.min(10, Math.max(1, Number(values.runs)));
 /** No phase runs longer than this; a backup that takes longer fails the run. */
 const PHASE_MAX_MS = 10 * 60_000;
 
-const SOURCE = [process.execPath, join(ROOT, "src/main.ts")];
-const ADMIN = { email: "bench@example.com", password: "bench password 1" };
-const KEY = "bench-dev-public-key";
 const dir = tempDir("burrow-bench-backup-");
 const data = join(dir, "data");
-const env = {
-  BURROW_DIR: data,
-  BURROW_DEV_PUBLIC_KEY: KEY,
-  BURROW_DEV_PRIVATE_KEY: "bench-dev-private-key",
-  BURROW_PROD_PUBLIC_KEY: "bench-prod-public-key",
-  BURROW_PROD_PRIVATE_KEY: "bench-prod-private-key",
-  BURROW_ADMIN_EMAIL: ADMIN.email,
-  BURROW_ADMIN_PASSWORD: ADMIN.password,
-  BURROW_LOG_LEVEL: "warn",
-};
+const env = nodeEnv(data);
 const log = (s: string) => process.stderr.write(`${s}\n`);
-const post = (url: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(`${url}${path}`, { method: "POST", headers: { accept: "application/vnd.service+json; version=0", "x-service-api-key": KEY, "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
 
 /** Creates the schemas through a server, then fills o_big directly with SQLite to ~GB gigabytes (4 KB text rows). */
 async function build(): Promise<void> {
   const s = await startServerProcess(SOURCE, env);
-  for (const [schema, body] of [["big", { title: "seed", body: "seed" }], ["tick", { seq: 0, due: 0 }]] as const) {
-    const r = await post(s.url, `/${schema}`, body);
-    if (r.status !== 201) throw new Error(`creating ${schema}: ${r.status} ${await r.text()}`);
-  }
+  await createSchemas(s.url, { title: "seed", body: "seed" });
   await s.stop();
   const db = new Database(join(data, "development.db"));
   db.run("PRAGMA journal_mode=WAL");
@@ -65,10 +49,7 @@ async function build(): Promise<void> {
   const t0 = performance.now();
   for (let done = 0; done < rows; ) {
     const n = Math.min(20_000, rows - done);
-    db.run(
-      `WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < ${n})
-       INSERT INTO o_big (big_id, title, body, createddate, lastmoddate) SELECT lower(hex(randomblob(16))), 'row ' || i, hex(randomblob(2000)), 1, 1 FROM k`,
-    );
+    db.run(fillBigSql(n, 2000, false));
     done += n;
     log(`building: ${done} / ${rows} rows`);
   }
@@ -88,7 +69,7 @@ async function build(): Promise<void> {
 const afterRow: string[] = [];
 
 function during(server: ServerProcess, name: string, action: () => Promise<string>): Promise<(string | number)[]> {
-  const send = (i: number, due: number) => post(server.url, "/tick", { seq: i, due: Math.round(due) });
+  const send = (i: number, due: number) => apiPost(server.url, "/tick", { seq: i, due: Math.round(due) });
   return duringAction(send, { rate: RATE, maxMs: PHASE_MAX_MS, log }, name, action, () => {
     for (const f of afterRow.splice(0)) rmSync(f, { force: true });
   });
@@ -98,8 +79,7 @@ let server: ServerProcess | null = null;
 try {
   await build();
   server = await startServerProcess(SOURCE, env);
-  const login = await (await fetch(`${server.url}/_admin/api/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(ADMIN) })).json() as { token: string };
-  const auth = { authorization: `Bearer ${login.token}` };
+  const auth = await adminHeaders(server.url);
   const dbSize = statSync(join(data, "development.db")).size;
   const rows: (string | number)[][] = [];
 
@@ -109,7 +89,7 @@ try {
   }));
   let apiBackup = { size: 0, durationMs: 0 };
   for (let run = 1; run <= RUNS; run++) rows.push(await during(server, `POST /_admin/api/backups (${run} of ${RUNS})`, async () => {
-    const r = await fetch(`${server!.url}/_admin/api/backups`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: "{}", signal: AbortSignal.timeout(PHASE_MAX_MS) });
+    const r = await fetch(`${server!.url}/_admin/api/backups`, { method: "POST", headers: auth, body: "{}", signal: AbortSignal.timeout(PHASE_MAX_MS) });
     const b = await r.json() as { size: number; durationMs: number; error?: string };
     if (r.status !== 201) throw new Error(`backup failed: ${b.error}`);
     apiBackup = b;
