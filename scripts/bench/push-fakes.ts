@@ -33,10 +33,14 @@ class Tally {
 
 let tallies = { ios: new Tally(), android: new Tally(), web: new Tally() };
 const pki = makeApnsTestPki();
-const apns = await startApnsFake(pki, { onDelivery: (token, id) => tallies.ios.add(token, id) });
+// BENCH_PROVIDER_DELAY_MS: every fake answers this much later, standing in for a provider across the internet.
+const delayMs = Math.max(0, Number(process.env.BENCH_PROVIDER_DELAY_MS ?? 0) || 0);
+const apns = await startApnsFake(pki, { delayMs, onDelivery: (token, id) => tallies.ios.add(token, id) });
 const fcm = await startFcmFake({ onDelivery: (token, collapse) => tallies.android.add(token, collapse) });
 const vapid = generateVapidKeys();
 const web = startWebPushFake(vapid.publicKey, { sharedKeys: true, onDelivery: (id, topic) => tallies.web.add(id, topic ?? "") });
+fcm.delayMs = delayMs;
+web.delayMs = delayMs;
 const sample = JSON.parse(web.subscribe().token) as { keys: { p256dh: string; auth: string } };
 
 const control = Bun.serve({

@@ -4,7 +4,8 @@
 // RSS, data API GET p99 idle and during the broadcast (wrk), and a kill -9 mid-broadcast run: devices lost and
 // repeats (with the first copy's apns-id / collapse key, or with another).
 // Usage: bun run scripts/bench/push.ts [--tokens 100000,1000000] [--mix ios=0.6,android=0.3,web=0.1]
-//        [--api-max 100000] [--kill-tokens 100000] [--build] [--write]
+//        [--api-max 100000] [--kill-tokens 100000] [--rtt-ms 0] [--build] [--write]
+// --rtt-ms makes the fakes answer that much later, like providers across the internet (not written to the docs).
 // Tokens beyond --api-max are written straight into the environment's database (setup only, not measured).
 
 import { Database } from "bun:sqlite";
@@ -26,6 +27,7 @@ const { values } = parseArgs({
     build: { type: "boolean", default: false },
     write: { type: "boolean", default: false },
     "no-pin": { type: "boolean", default: false },
+    "rtt-ms": { type: "string", default: "0" },
   },
 });
 // With two or more cores the server gets core 0 to itself and everything else (this driver, the fakes, wrk)
@@ -53,7 +55,12 @@ interface Fakes {
 
 // The fakes, in a process of their own, at lower priority: they stand in for Apple's and Google's servers, which
 // would not take CPU from wrk measuring the server's latency.
-const fakesProc = Bun.spawn([...(Bun.which("nice") ? ["nice", "-n", "10"] : []), process.execPath, join(import.meta.dir, "push-fakes.ts")], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
+const fakesProc = Bun.spawn([...(Bun.which("nice") ? ["nice", "-n", "10"] : []), process.execPath, join(import.meta.dir, "push-fakes.ts")], {
+  stdin: "pipe",
+  stdout: "pipe",
+  stderr: "inherit",
+  env: { ...process.env, BENCH_PROVIDER_DELAY_MS: values["rtt-ms"] },
+});
 const fakes = JSON.parse(await readFirstLine(fakesProc.stdout as ReadableStream<Uint8Array>)) as Fakes;
 const stats = async () => (await (await fetch(`${fakes.control}/stats`)).json()) as Stats;
 const reset = () => fetch(`${fakes.control}/reset`, { method: "POST" });
@@ -92,8 +99,8 @@ async function startServer(dir: string): Promise<{ server: ServerProcess; admin:
     BURROW_DEV_PUBLIC_KEY: KEY,
     BURROW_ADMIN_EMAIL: ADMIN.email,
     BURROW_ADMIN_PASSWORD: ADMIN.password,
-    BURROW_LOG_LEVEL: "warn",
-  }, { stderrFile: join(dir, `server-${Date.now()}.log`) });
+    BURROW_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn",
+  }, { stderrFile: join(process.env.BENCH_LOG_DIR ?? dir, `server-${Date.now()}.log`) });
   const login = (await (await fetch(`${server.url}/_admin/api/login`, { method: "POST", body: JSON.stringify(ADMIN) })).json()) as { token: string };
   return { server, admin: { authorization: `Bearer ${login.token}` } };
 }

@@ -8,6 +8,7 @@ import type { Logger } from "../log.ts";
 import type { EnvName } from "../system/environments.ts";
 import { ENVIRONMENTS } from "../system/environments.ts";
 import type { Settings } from "../system/settings.ts";
+import { type LimitedProvider, withInFlightLimit } from "./limited-provider.ts";
 import { checkPayload, platformsFor, shapeFor } from "./payload.ts";
 import type { DeliveryResult, PushPlatform, PushProvider } from "./provider.ts";
 import { type PushSettings, checkPushSettings, providerFor } from "./providers/from-settings.ts";
@@ -123,19 +124,30 @@ export class PushService {
       p = this.pushSettings(env);
     }
     const e = this.envs.get(env)!;
-    const key = JSON.stringify(platform === "ios" ? p.apns : platform === "android" ? [p.fcm, p.concurrency] : [p.web, p.concurrency]);
+    const key = JSON.stringify([platform === "ios" ? p.apns : platform === "android" ? p.fcm : p.web, p.concurrency]);
     const cached = e.providers.get(platform);
     if (cached && cached.key === key) return cached;
     cached?.provider?.close();
     let made: { key: string; provider: PushProvider | null; error?: string };
     try {
-      made = { key, provider: providerFor(platform, p) };
+      const provider = providerFor(platform, p);
+      made = { key, provider: provider && withInFlightLimit(provider, p.concurrency) };
     } catch (err) {
       // Settings saved before a check existed, or changed underneath: fail the deliveries with the reason.
       made = { key, provider: null, error: `the ${platform} push settings do not work: ${(err as Error).message}` };
     }
     e.providers.set(platform, made);
     return made;
+  }
+
+  /** Each provider's adaptive in-flight limit and shortest round trip (ms) now. */
+  inFlightLimits(env: EnvName): Record<string, { limit: number; noLoadMs: number }> {
+    const out: Record<string, { limit: number; noLoadMs: number }> = {};
+    for (const [platform, { provider }] of this.envs.get(env)!.providers) {
+      const l = (provider as LimitedProvider | null)?.limit;
+      if (l) out[platform] = { limit: Math.round(l.limit), noLoadMs: Number(l.noLoadMs.toFixed(2)) };
+    }
+    return out;
   }
 
   /** Payloads and providers for a leased chunk (payloads cached by notification, providers once per platform). */
@@ -192,7 +204,7 @@ export class PushService {
   }
 
   /**
-   * The worker of one environment, a pipeline: it keeps up to `push.concurrency` deliveries in flight, leasing
+   * The worker of one environment, a pipeline: it keeps up to 3 x `push.concurrency` deliveries leased, leasing
    * more in chunks as sends finish (a slow endpoint holds one slot, never a whole batch), records outcomes in
    * chunks (every CHUNK outcomes or SETTLE_MS), and starts sends SLICE at a time with a turn of the event loop
    * in between, so API requests are served while a broadcast is going out. When stopped it leases nothing
@@ -206,9 +218,12 @@ export class PushService {
     let lastSettle = Date.now();
     let nextLeaseAt = 0;
     let wakeLoop: (() => void) | null = null;
+    let handled = 0;
     await e.queue.releaseLeases();
     for (;;) {
-      const limit = Math.max(1, this.pushSettings(env).concurrency);
+      // Up to push.concurrency sends in flight to each of the three providers (their adaptive limits keep it lower
+      // when round trips stretch); the rows past a provider's limit wait in its queue, unsent.
+      const limit = 3 * Math.max(1, this.pushSettings(env).concurrency);
       const settleAt = Math.min(CHUNK, limit);
       if (done.length >= settleAt || (done.length > 0 && (inFlight === 0 || !running() || Date.now() - lastSettle >= SETTLE_MS))) {
         const outcomes = done;
@@ -236,6 +251,7 @@ export class PushService {
               inFlight++;
               void this.deliver(batch[i]!, prepared).then((r) => {
                 inFlight--;
+                handled++;
                 done.push(r);
                 wakeLoop?.();
               });
@@ -250,6 +266,11 @@ export class PushService {
         if (batch.length > 0) continue;
       }
       if (!running() && inFlight === 0) return;
+      if (handled > 0 && inFlight === 0 && done.length === 0) {
+        // The queue ran dry: say how much went out and where each provider's in-flight limit settled.
+        this.log.info("push deliveries drained", { env, handled, inFlightLimits: this.inFlightLimits(env) });
+        handled = 0;
+      }
       await new Promise<void>((resolve) => {
         const wait = inFlight > 0 || done.length > 0 ? SETTLE_MS : Math.max(1, nextLeaseAt - Date.now());
         const finish = () => {

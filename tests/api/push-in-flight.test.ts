@@ -1,0 +1,57 @@
+// Sends in flight to a provider follow its round trip: against the HTTP/2 APNs fake answering 25 ms late (a
+// provider across the internet) the in-flight limit climbs from its start of 20 towards push.concurrency, and
+// it never passes push.concurrency. The fake counts concurrent streams.
+
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { makeTestApp, type TestApp } from "../helpers/app.ts";
+import { type ApnsFake, makeApnsTestPki, startApnsFake, TEST_TOPIC } from "../helpers/apns-fake.ts";
+
+let t: TestApp;
+const pki = makeApnsTestPki();
+const fakes: ApnsFake[] = [];
+let registered = 0;
+
+beforeAll(async () => {
+  t = await makeTestApp();
+});
+afterAll(async () => {
+  for (const f of fakes) await f.close();
+  await t.close();
+});
+
+/** Register `more` iOS devices, point APNs at a new fake 25 ms away, broadcast and drain; answers the fake. */
+async function broadcast(more: number, concurrency: number, delayMs = 25): Promise<ApnsFake> {
+  const apns = await startApnsFake(pki, { delayMs });
+  fakes.push(apns);
+  const apnsSettings = { url: apns.url, ca: apns.ca, topic: TEST_TOPIC, keyP8: pki.p8.pem, keyId: pki.p8.keyId, teamId: pki.p8.teamId };
+  expect((await t.admin("PUT", "/settings/development", { push: { concurrency, apns: apnsSettings } })).status).toBe(200);
+  for (const end = registered + more; registered < end; registered++) {
+    const r = await t.request("POST", `/_push/tokens/ios/${registered.toString(16).padStart(64, "0")}`, { body: {} });
+    expect(r.status).toBe(200);
+  }
+  expect((await t.request("POST", "/_push/notifications", { body: { payload: { message: "hi" } } })).body).toEqual({ queued: registered });
+  for (let i = 0; i < 500 && (await t.services.push.drain("development")) > 0; i++);
+  expect(apns.deliveries.length).toBe(registered);
+  return apns;
+}
+
+test("never more in flight than push.concurrency", async () => {
+  const apns = await broadcast(300, 6);
+  expect(apns.peakStreams).toBe(6);
+}, 30_000);
+
+test("a distant provider gets many sends in flight: the limit climbs from 20 towards push.concurrency", async () => {
+  const started = performance.now();
+  const apns = await broadcast(2700, 300);
+  expect(apns.peakStreams).toBeGreaterThan(150);
+  expect(apns.peakStreams).toBeLessThanOrEqual(300);
+  expect(t.services.push.inFlightLimits("development").ios!.limit).toBe(300);
+  console.log(`3000 deliveries 25 ms away: peak ${apns.peakStreams} streams, ${(performance.now() - started).toFixed(0)} ms with registration`);
+}, 30_000);
+
+test("a provider next door (loopback, answering at once): round trips stretch long before 300 in flight", async () => {
+  await broadcast(0, 300, 0);
+  const { limit, noLoadMs } = t.services.push.inFlightLimits("development").ios!;
+  console.log(`3000 deliveries on loopback: in-flight limit ${limit}, shortest round trip ${noLoadMs} ms`);
+  expect(limit).toBeLessThan(150);
+}, 30_000);
