@@ -208,7 +208,7 @@ async function broadcastRun(n: number) {
     const busy = await during;
     // Both instants on the fakes' clock: just before the send, and the last delivery.
     const endToEndS = (d.lastAt - fakeNow0) / 1000;
-    console.error(`${n}: ${d.reached} reached, ack ${ackMs.toFixed(0)} ms, rss ${rssIdle.toFixed(0)} -> ${peak.rss.toFixed(0)} MB, GET p99 ${idle.p99} -> ${busy.p99} ms`);
+    console.error(`${n}: ${d.reached} reached, ack ${ackMs.toFixed(0)} ms, rss ${rssIdle.toFixed(0)} -> ${peak.rss.toFixed(0)} MB, GET p99 ${idle.p99} -> ${busy.p99} ms at ${idle.rps.toFixed(0)} -> ${busy.rps.toFixed(0)} req/s`);
     return { n, regRate, ackMs, d, endToEndS, rssIdle, rssPeak: peak.rss, idle, busy };
   } finally {
     await server.stop();

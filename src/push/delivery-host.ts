@@ -61,6 +61,9 @@ async function launch(push: PushService, opts: Options): Promise<() => Promise<v
     return push.start();
   }
   log.info("push delivery thread started");
+  worker.onmessage = (e: MessageEvent<FromDeliveryThread>) => {
+    if (e.data.type === "limits") push.reportLimits(e.data.env, e.data.limits);
+  };
   push.onQueued = (env) => post({ type: "wake", env });
   // Sends queued while the thread started (its first lease may have run before them).
   for (const env of ENVIRONMENTS) post({ type: "wake", env });
@@ -69,7 +72,8 @@ async function launch(push: PushService, opts: Options): Promise<() => Promise<v
     const stopped = new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, STOP_WAIT_MS);
       worker.onmessage = (e: MessageEvent<FromDeliveryThread>) => {
-        if (e.data.type === "stopped") {
+        if (e.data.type === "limits") push.reportLimits(e.data.env, e.data.limits);
+        else if (e.data.type === "stopped") {
           clearTimeout(timer);
           resolve();
         }

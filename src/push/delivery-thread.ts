@@ -10,12 +10,12 @@ import { type Level, type LogFormat, createLogger } from "../log.ts";
 import { idleThreadPolicy, niceThread } from "../os/thread-priority.ts";
 import type { EnvName } from "../system/environments.ts";
 import { Settings } from "../system/settings.ts";
-import { PushService } from "./push-service.ts";
+import { type InFlightLimits, PushService } from "./push-service.ts";
 
 declare const self: Worker;
 
 export type ToDeliveryThread = { type: "start"; store: StoreLocation; logLevel: Level; logFormat: LogFormat } | { type: "wake"; env: EnvName } | { type: "stop" };
-export type FromDeliveryThread = { type: "ready" } | { type: "stopped" } | { type: "failed"; message: string };
+export type FromDeliveryThread = { type: "ready" } | { type: "stopped" } | { type: "failed"; message: string } | { type: "limits"; env: EnvName; limits: InFlightLimits };
 
 let push: PushService | null = null;
 let stopWorkers: (() => Promise<void>) | null = null;
@@ -33,6 +33,7 @@ async function start(location: StoreLocation, logLevel: Level, logFormat: LogFor
   const settings = new Settings(system);
   await settings.refresh();
   push = new PushService(envDbs, settings, log, store.remote);
+  push.onLimits = (env, limits) => postMessage({ type: "limits", env, limits } satisfies FromDeliveryThread);
   stopWorkers = push.start();
   close = () => store.close();
 }

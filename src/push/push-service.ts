@@ -21,12 +21,16 @@ const TYPES_OF: Record<PushPlatform, TokenType> = { ios: "ios", android: "androi
 const NOT_CONFIGURED: Record<PushPlatform, string> = { ios: "APNs is not configured (settings push.apns)", android: "FCM is not configured (settings push.fcm.serviceAccount)", web: "Web Push is not configured" };
 export const MAX_ATTEMPTS = 10;
 const IDLE_POLL_MS = 250;
-/** Rows leased, and outcomes recorded, per statement batch. */
+/** Rows leased per statement batch. */
 const CHUNK = 100;
+/** Outcomes recorded per transaction: fewer means fewer deliveries resent after a crash (sent, not yet recorded). */
+const SETTLE_CHUNK = 25;
 /** Sends started between turns of the event loop. */
 const SLICE = 8;
 /** Longest an outcome waits to be recorded. */
 const SETTLE_MS = 50;
+/** How often a busy worker reports its in-flight limits. */
+const REPORT_MS = 1000;
 
 /** Backoff before attempt n+1: 1 s, 2 s, 4 s ... capped at 1 hour, ±20% jitter; a provider's Retry-After wins. */
 export function retryDelay(attempts: number, afterMs?: number, random = Math.random): number {
@@ -50,6 +54,8 @@ export function outcomeOf(r: DeliveryResult, attempts: number, now = Date.now())
 }
 
 type Settled = { d: Leased; outcome: Outcome };
+/** Per platform: sends allowed in flight now, and the shortest round trip seen (ms; null before the first). */
+export type InFlightLimits = Record<string, { limit: number; shortestRoundTripMs: number | null }>;
 interface Prepared {
   payloads: Map<number, Record<string, unknown>>;
   providers: Map<PushPlatform, { provider: PushProvider | null; error?: string }>;
@@ -66,6 +72,9 @@ export class PushService {
   private readonly envs = new Map<EnvName, EnvPush>();
   /** Called after a send is queued (delivery on another thread is woken through it). */
   onQueued: ((env: EnvName) => void) | null = null;
+  /** Called with the providers' in-flight limits while delivering (at most every REPORT_MS) and when the queue runs dry. */
+  onLimits: ((env: EnvName, limits: InFlightLimits) => void) | null = null;
+  private readonly reportedLimits = new Map<EnvName, InFlightLimits>();
 
   constructor(
     dbs: Record<EnvName, Client>,
@@ -140,14 +149,24 @@ export class PushService {
     return made;
   }
 
-  /** Each provider's adaptive in-flight limit and shortest round trip (ms) now. */
-  inFlightLimits(env: EnvName): Record<string, { limit: number; noLoadMs: number }> {
-    const out: Record<string, { limit: number; noLoadMs: number }> = {};
+  /** Each provider's adaptive in-flight limit and shortest round trip (ms) in this thread now. */
+  inFlightLimits(env: EnvName): InFlightLimits {
+    const out: InFlightLimits = {};
     for (const [platform, { provider }] of this.envs.get(env)!.providers) {
       const l = (provider as LimitedProvider | null)?.limit;
-      if (l) out[platform] = { limit: Math.round(l.limit), noLoadMs: Number(l.noLoadMs.toFixed(2)) };
+      if (l) out[platform] = { limit: Math.round(l.limit), shortestRoundTripMs: Number.isFinite(l.noLoadMs) ? Number(l.noLoadMs.toFixed(2)) : null };
     }
     return out;
+  }
+
+  /** The limits where deliveries run: as the delivery thread last reported them, else this thread's own. */
+  deliveryLimits(env: EnvName): InFlightLimits {
+    return this.reportedLimits.get(env) ?? this.inFlightLimits(env);
+  }
+
+  /** The delivery thread's report of its limits (delivery-host.ts). */
+  reportLimits(env: EnvName, limits: InFlightLimits): void {
+    this.reportedLimits.set(env, limits);
   }
 
   /** Payloads and providers for a leased chunk (payloads cached by notification, providers once per platform). */
@@ -206,7 +225,7 @@ export class PushService {
   /**
    * The worker of one environment, a pipeline: it keeps up to 3 x `push.concurrency` deliveries leased, leasing
    * more in chunks as sends finish (a slow endpoint holds one slot, never a whole batch), records outcomes in
-   * chunks (every CHUNK outcomes or SETTLE_MS), and starts sends SLICE at a time with a turn of the event loop
+   * chunks (every SETTLE_CHUNK outcomes or SETTLE_MS), and starts sends SLICE at a time with a turn of the event loop
    * in between, so API requests are served while a broadcast is going out. When stopped it leases nothing
    * more, lets the sends in flight finish and records them.
    */
@@ -219,12 +238,13 @@ export class PushService {
     let nextLeaseAt = 0;
     let wakeLoop: (() => void) | null = null;
     let handled = 0;
+    let reportedAt = 0;
     await e.queue.releaseLeases();
     for (;;) {
       // Up to push.concurrency sends in flight to each of the three providers (their adaptive limits keep it lower
       // when round trips stretch); the rows past a provider's limit wait in its queue, unsent.
       const limit = 3 * Math.max(1, this.pushSettings(env).concurrency);
-      const settleAt = Math.min(CHUNK, limit);
+      const settleAt = Math.min(SETTLE_CHUNK, limit);
       if (done.length >= settleAt || (done.length > 0 && (inFlight === 0 || !running() || Date.now() - lastSettle >= SETTLE_MS))) {
         const outcomes = done;
         done = [];
@@ -253,6 +273,10 @@ export class PushService {
                 inFlight--;
                 handled++;
                 done.push(r);
+                if (this.onLimits && Date.now() - reportedAt >= REPORT_MS) {
+                  reportedAt = Date.now();
+                  this.onLimits(env, this.inFlightLimits(env));
+                }
                 wakeLoop?.();
               });
               if ((i + 1) % SLICE === 0) await new Promise<void>((resolve) => setImmediate(resolve));
@@ -268,7 +292,9 @@ export class PushService {
       if (!running() && inFlight === 0) return;
       if (handled > 0 && inFlight === 0 && done.length === 0) {
         // The queue ran dry: say how much went out and where each provider's in-flight limit settled.
-        this.log.info("push deliveries drained", { env, handled, inFlightLimits: this.inFlightLimits(env) });
+        const limits = this.inFlightLimits(env);
+        this.log.info("push deliveries drained", { env, handled, inFlightLimits: limits });
+        this.onLimits?.(env, limits);
         handled = 0;
       }
       await new Promise<void>((resolve) => {

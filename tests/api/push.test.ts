@@ -153,7 +153,7 @@ describe("admin views and settings", () => {
     const recent = await t.admin("GET", "/push/notifications?env=development&limit=1");
     expect(recent.body).toEqual([{ id: expect.any(Number), created: expect.any(Number), target: { users: ["ann"], count: 1 }, queued: 1, sent: 0, failed: 0, expired: 0, retries: 0, pending: 1, errors: [] }]);
     const q = await t.admin("GET", "/push/queue?env=development");
-    expect(q.body).toEqual({ env: "development", depth: 1, oldestAgeMs: expect.any(Number), retrying: 0, leased: 0, tokens: expect.any(Number) });
+    expect(q.body).toEqual({ env: "development", depth: 1, oldestAgeMs: expect.any(Number), retrying: 0, leased: 0, tokens: expect.any(Number), inFlight: {} });
     expect((await t.admin("GET", "/push/queue?env=staging")).status).toBe(404);
     await clearQueue();
   });

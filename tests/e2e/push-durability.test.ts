@@ -58,6 +58,11 @@ test("kill -9 mid-delivery: after a restart nothing is lost, and resends keep th
     const login2 = (await (await fetch(`${server.url}/_admin/api/login`, { method: "POST", body: JSON.stringify({ email: env.BURROW_ADMIN_EMAIL, password: env.BURROW_ADMIN_PASSWORD }) })).json()) as { token: string };
     const [n] = (await (await fetch(`${server.url}/_admin/api/push/notifications?env=development&limit=1`, { headers: { authorization: `Bearer ${login2.token}` } })).json()) as { queued: number; sent: number; pending: number }[];
     expect([n!.queued, n!.sent, n!.pending]).toEqual([N, N, 0]);
+    // The delivery thread reported where FCM's in-flight limit ended, within push.concurrency (20).
+    const q = (await (await fetch(`${server.url}/_admin/api/push/queue?env=development`, { headers: { authorization: `Bearer ${login2.token}` } })).json()) as { inFlight: Record<string, { limit: number; shortestRoundTripMs: number }> };
+    expect(q.inFlight.android!.limit).toBeGreaterThanOrEqual(8);
+    expect(q.inFlight.android!.limit).toBeLessThanOrEqual(20);
+    expect(q.inFlight.android!.shortestRoundTripMs).toBeGreaterThan(0);
     console.error(`push kill -9: ${beforeRestart} delivered before the kill, ${resent.length} resent after the restart (same collapse key), ${N} devices reached`);
   } finally {
     fcm.stop();

@@ -231,8 +231,8 @@ function mainRoutes(services: Services, info: RequestInfo, parsers: BodyParsers)
     }, { detail: admin("Recent push notifications", "Newest first: target, queued, sent, failed, expired, retries, still pending, and the first errors. ?env=development|production (default production), ?limit=1..200.") })
     .get("/push/queue", async ({ request }) => {
       const env = environmentOf(new URL(request.url).searchParams.get("env") ?? "production");
-      return json({ env, ...(await services.push.queue(env).stats()), tokens: await services.push.tokens(env).count() });
-    }, { detail: admin("The push queue", "Deliveries waiting (depth), the age of the oldest, those waiting for a retry, leased ones, and registered tokens. ?env=development|production.") })
+      return json({ env, ...(await services.push.queue(env).stats()), tokens: await services.push.tokens(env).count(), inFlight: services.push.deliveryLimits(env) });
+    }, { detail: admin("The push queue", "Deliveries waiting (depth), the age of the oldest, those waiting for a retry, leased ones, registered tokens, and per platform the sends allowed in flight now with the shortest round trip seen (they adapt to each provider). ?env=development|production.") })
     .get("/settings/:env", ({ params }) => {
       return json(redactSettings(services.settings.get(environmentOf(params.env))));
     }, { params: t.Object({ env: t.String({ description: "development or production" }) }), detail: admin("An environment's settings, secrets shown as {set: true|false} (owners only)"), response: { 200: S.AnyObject, ...S.errors(401, 403, 404) } })
