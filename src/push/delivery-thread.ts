@@ -1,10 +1,9 @@
 // The push delivery thread (a Worker started by delivery-host.ts for `burrow serve`): it opens the store's
 // system and environment databases on connections of its own, like a second node would, runs the
 // push workers of both environments there (they pick up settings changes through the configuration epoch before
-// every lease), and lowers its own scheduling priority (Linux: SCHED_IDLE with two or more CPUs, else nice 19),
-// so a broadcast going out does not delay the API requests the main thread answers.
+// every lease), and lowers its own scheduling priority (Linux: SCHED_IDLE, else nice 19), so a broadcast going
+// out does not delay the API requests the main thread answers.
 
-import { availableParallelism } from "node:os";
 import { type StoreLocation, openStore } from "../db/open-store.ts";
 import { type Level, type LogFormat, createLogger } from "../log.ts";
 import { idleThreadPolicy, niceThread } from "../os/thread-priority.ts";
@@ -23,9 +22,11 @@ let close: (() => void) | null = null;
 let stopping = false;
 
 async function start(location: StoreLocation, logLevel: Level, logFormat: LogFormat): Promise<void> {
-  // With two or more CPUs the main thread (one JS thread) cannot keep them all busy, so an idle-class thread
-  // still gets a CPU under full API load; with one CPU nice 19 keeps a small share, so delivery never stops.
-  if (!(availableParallelism() > 1 && idleThreadPolicy())) niceThread(19);
+  // SCHED_IDLE even with one CPU: an idle-class thread never preempts the main thread when it wakes (a nice 19
+  // one does, and on one CPU that doubled GET p99 during a broadcast), yet it is not starved: the scheduler still
+  // gives it a small weight (3 against 1024), so delivery goes on under full API load, slowly. Threads it starts
+  // inherit the class, Bun's shared HTTP client thread among them when delivery is the first to fetch.
+  if (!idleThreadPolicy()) niceThread(19);
   const log = createLogger(logLevel, undefined, logFormat);
   const store = await openStore(location);
   const system = store.system;
