@@ -3,7 +3,8 @@
 // deliveries a second and the limit grows; once round trips stretch (sends queue at the provider, on the
 // connection or in our own thread) more in flight only adds waiting, and the limit shrinks back. A provider
 // 100 ms away thus ends up with hundreds in flight, one on loopback with a few dozen. 429s, 5xx and timeouts
-// shrink it too. `push.concurrency` is the ceiling. Pure: time comes in with the samples.
+// in more than 5% of a window's answers shrink it too. `push.concurrency` is the ceiling. Pure: time comes in
+// with the samples.
 
 export interface InFlightLimitOptions {
   /** The ceiling (push.concurrency). */
@@ -21,6 +22,9 @@ export const SHRINK_ABOVE = 2.5;
 /** How fast the remembered shortest round trip is allowed to rise (per second), so a lasting change of route is
  * taken in rather than shrinking the limit for ever. */
 const NO_LOAD_RISE_PER_S = 0.01;
+/** More than this share of a window answered 429/5xx/timeout shrinks the limit (a few bad endpoints among many
+ * Web Push services, or one device's 5xx, do not). */
+const SLOW_DOWN_SHARE = 0.05;
 /** Round trips shorter than this count as this long (timer resolution). */
 const NO_LOAD_FLOOR_MS = 0.05;
 /** Fewest samples that close a window. */
@@ -62,13 +66,14 @@ export class InFlightLimit {
     const rtt = this.sum / this.count;
     const used = this.peak >= this.limit * 0.5;
     const retries = this.retries;
+    const count = this.count;
     this.sum = this.count = this.peak = this.retries = 0;
     if (Number.isFinite(this.noLoadMs)) {
       this.noLoadMs *= 1 + (NO_LOAD_RISE_PER_S * Math.max(0, nowMs - this.noLoadAt)) / 1000;
     }
     this.noLoadAt = nowMs;
     if (rtt < this.noLoadMs) this.noLoadMs = rtt;
-    if (retries > 0) {
+    if (retries > count * SLOW_DOWN_SHARE) {
       this.limit = Math.max(this.min, this.limit * 0.75);
       return;
     }

@@ -59,10 +59,12 @@ describe("InFlightLimit", () => {
     expect(perSecond).toBeGreaterThan(12_000);
   });
 
-  test("429s, 5xx and timeouts shrink it by a quarter per window, never under the floor", () => {
+  test("429s, 5xx and timeouts in over 5% of a window shrink it by a quarter, never under the floor; a few do not", () => {
     const l = new InFlightLimit({ max: 500, initial: 400 });
-    for (let i = 0; i < 400; i++) l.sample(50, 400, i === 7, i);
+    for (let i = 0; i < 400; i++) l.sample(50, 400, i % 10 === 0, i);
     expect(l.limit).toBe(300);
+    for (let i = 0; i < 300; i++) l.sample(50, 300, i === 7, 400 + i);
+    expect(l.limit).toBeGreaterThan(300);
     simulate(l, 5, () => 50, () => true);
     expect(l.limit).toBe(8);
   });
