@@ -1,5 +1,6 @@
 // A push provider behind its adaptive in-flight limit (in-flight-limit.ts): sends beyond the limit wait their
-// turn in order; every finished send is a round-trip sample. The provider's own bounds (APNs streams, the
+// turn in order (one whose turn comes after its `notAfter` is answered `not-sent`, unsent); every finished send is
+// a round-trip sample. The provider's own bounds (APNs streams, the
 // fetch providers' semaphores) stay as they are, at push.concurrency, above this limit.
 
 import { InFlightLimit } from "./in-flight-limit.ts";
@@ -11,7 +12,7 @@ export interface LimitedProvider extends PushProvider {
   readonly inFlight: number;
 }
 
-export function withInFlightLimit(provider: PushProvider, max: number, now: () => number = () => performance.now()): LimitedProvider {
+export function withInFlightLimit(provider: PushProvider, max: number, now: () => number = () => performance.now(), wallClock: () => number = Date.now): LimitedProvider {
   const limit = new InFlightLimit({ max });
   let inFlight = 0;
   let waiting: (() => void)[] = [];
@@ -29,18 +30,22 @@ export function withInFlightLimit(provider: PushProvider, max: number, now: () =
     inFlight--;
     const finished = now();
     limit.sample(finished - started, depth, result.kind === "retry", finished);
-    // Start as many waiting sends as the (possibly moved) limit leaves room for.
+    pump();
+    return result;
+  };
+
+  /** Start as many waiting sends as the (possibly moved) limit leaves room for. */
+  const pump = () => {
     while (head < waiting.length && inFlight < limit.limit) {
       const next = waiting[head]!;
       waiting[head++] = undefined as never;
-      inFlight++; // held for the waiter, which takes it over in run()
+      inFlight++; // held for the waiter, which takes it over (or gives it back)
       next();
     }
     if (head > 1024 && head * 2 > waiting.length) {
       waiting = waiting.slice(head);
       head = 0;
     }
-    return result;
   };
 
   return {
@@ -53,6 +58,10 @@ export function withInFlightLimit(provider: PushProvider, max: number, now: () =
       if (inFlight < limit.limit && head === waiting.length) return run(message);
       await new Promise<void>((resolve) => waiting.push(resolve));
       inFlight--; // the slot held for us; run() takes it again
+      if (message.notAfter !== undefined && wallClock() > message.notAfter) {
+        pump(); // our turn came too late: pass the slot on, unsent
+        return { kind: "not-sent" };
+      }
       return run(message);
     },
     close(): void {

@@ -17,6 +17,9 @@ export interface PushMessage {
    * map of strings (FCM `data`); for the web the JSON object the service worker receives.
    */
   payload: Record<string, unknown>;
+  /** Do not start the send after this time (ms since the epoch; the row's lease is about to run out): answer
+   * `not-sent` instead. */
+  notAfter?: number;
 }
 
 export type DeliveryResult =
@@ -28,7 +31,9 @@ export type DeliveryResult =
    * registration token, Web Push 404/410): the queue removes it and lists it as expired. */
   | { kind: "invalid-token"; reason: string }
   /** A permanent failure that is not the token's fault (payload rejected, credentials refused): not retried. */
-  | { kind: "failed"; reason: string };
+  | { kind: "failed"; reason: string }
+  /** The send was never made (it waited its turn past `notAfter`): the queue puts it back as it was. */
+  | { kind: "not-sent" };
 
 export interface PushProvider {
   readonly platform: PushPlatform;

@@ -29,6 +29,12 @@ const SETTLE_CHUNK = 25;
 const SLICE = 8;
 /** Longest an outcome waits to be recorded. */
 const SETTLE_MS = 50;
+/**
+ * A send waiting for its provider's in-flight limit is not started later than this before its row's lease runs
+ * out (it goes back to the queue instead), so it is over before another worker may take the row: longer than a
+ * provider's connect plus answer timeouts (10 s each at most in practice; a shared store's lease is 15 s).
+ */
+const SEND_MARGIN_MS = 12_000;
 /** How often a busy worker reports its in-flight limits. */
 const REPORT_MS = 1000;
 
@@ -48,6 +54,8 @@ export function outcomeOf(r: DeliveryResult, attempts: number, now = Date.now())
       return { kind: "expired", reason: r.reason };
     case "failed":
       return { kind: "failed", reason: r.reason };
+    case "not-sent":
+      return { kind: "requeue" };
     case "retry":
       return attempts >= MAX_ATTEMPTS ? { kind: "failed", reason: `gave up after ${attempts} attempts: ${r.reason}` } : { kind: "retry", reason: r.reason, due: now + retryDelay(attempts, r.afterMs) };
   }
@@ -188,7 +196,7 @@ export class PushService {
     if (!provider || !payload) return { d, outcome: { kind: "failed", reason: provider ? "the notification is gone" : (error ?? NOT_CONFIGURED[d.platform]) } };
     const id = `${d.notification.toString(16).padStart(16, "0")}${d.id.toString(16).padStart(16, "0")}`;
     try {
-      const result = await provider.send({ id, token: d.token, payload: shapeFor(PLATFORM_OF[d.type], payload) });
+      const result = await provider.send({ id, token: d.token, payload: shapeFor(PLATFORM_OF[d.type], payload), notAfter: d.leaseUntil - SEND_MARGIN_MS });
       return { d, outcome: outcomeOf(result, d.attempts) };
     } catch (err) {
       return { d, outcome: outcomeOf({ kind: "retry", reason: `push: ${(err as Error).message}` }, d.attempts) };

@@ -30,13 +30,17 @@ export interface Leased {
   platform: PushPlatform;
   token: string;
   attempts: number;
+  /** When the lease runs out (ms since the epoch): after it another worker may take the row. */
+  leaseUntil: number;
 }
 
 export type Outcome =
   | { kind: "sent" }
   | { kind: "expired"; reason: string }
   | { kind: "failed"; reason: string }
-  | { kind: "retry"; reason: string; due: number };
+  | { kind: "retry"; reason: string; due: number }
+  /** Not sent (it waited for its provider past its lease): back to the queue as it was, the attempt not counted. */
+  | { kind: "requeue" };
 
 /** How long a leased row is reserved for the worker that took it before another may take it again. */
 export const LEASE_MS = 60_000;
@@ -93,13 +97,15 @@ export class PushQueue {
 
   /** Lease up to `limit` due deliveries (not leased by anyone else), oldest due first. */
   async lease(limit: number, now = Date.now()): Promise<Leased[]> {
+    const leaseUntilOf = (t: number) => t + (this.shared ? SHARED_LEASE_MS : LEASE_MS);
     const rs = await this.db.execute({
       sql: `UPDATE _burrow_push_deliveries SET lease = ?, attempts = attempts + 1
             WHERE id IN (SELECT id FROM _burrow_push_deliveries WHERE due <= ? AND lease <= ? ORDER BY due LIMIT ?)
             RETURNING id, notification, type, token, attempts`,
-      args: [now + (this.shared ? SHARED_LEASE_MS : LEASE_MS), now, now, limit],
+      args: [leaseUntilOf(now), now, now, limit],
     });
-    return rs.rows.map((r) => ({ id: Number(r.id), notification: Number(r.notification), type: r.type as TokenType, platform: PLATFORM_OF[r.type as TokenType], token: r.token as string, attempts: Number(r.attempts) }));
+    const leaseUntil = leaseUntilOf(now);
+    return rs.rows.map((r) => ({ id: Number(r.id), notification: Number(r.notification), type: r.type as TokenType, platform: PLATFORM_OF[r.type as TokenType], token: r.token as string, attempts: Number(r.attempts), leaseUntil }));
   }
 
   /**
@@ -126,6 +132,10 @@ export class PushQueue {
     for (const { d, outcome } of results) {
       let c = counts.get(d.notification);
       if (!c) counts.set(d.notification, (c = { sent: 0, failed: 0, expired: 0, retries: 0, errors: [] }));
+      if (outcome.kind === "requeue") {
+        stmts.push({ sql: `UPDATE _burrow_push_deliveries SET lease = 0, attempts = max(attempts - 1, 0) WHERE id = ?`, args: [d.id] });
+        continue;
+      }
       if (outcome.kind === "retry") {
         c.retries++;
         stmts.push({ sql: `UPDATE _burrow_push_deliveries SET due = ?, lease = 0 WHERE id = ?`, args: [outcome.due, d.id] });

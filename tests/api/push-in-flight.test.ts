@@ -57,3 +57,20 @@ test("a provider next door (loopback, answering at once): round trips stretch lo
   console.log(`3000 deliveries on loopback: in-flight limit ${limit}, shortest round trip ${shortestRoundTripMs} ms`);
   expect(limit).toBeLessThan(150);
 }, 30_000);
+
+test("a delivery that waited past its lease goes back to the queue unsent, its attempt not counted", async () => {
+  const queue = t.services.push.queue("development");
+  const tokens = [1, 2].map((i) => ({ type: "ios", token: `${"f".repeat(63)}${i}` }));
+  expect((await t.request("POST", "/_push/notifications", { body: { payload: { message: "later" }, tokens } })).body).toEqual({ queued: 2 });
+  const now = Date.now();
+  const leased = await queue.lease(10, now);
+  expect(leased.map((d) => d.attempts)).toEqual([1, 1]);
+  expect(leased[0]!.leaseUntil).toBeGreaterThan(now + 14_000);
+  expect(await queue.lease(10, now)).toEqual([]); // leased: nobody else takes them
+  await queue.settle(leased.map((d) => ({ d, outcome: { kind: "requeue" as const } })));
+  const again = await queue.lease(10, now);
+  expect(again.map((d) => [d.id, d.attempts])).toEqual(leased.map((d) => [d.id, 1]));
+  const [n] = (await t.admin("GET", "/push/notifications?env=development&limit=1")).body;
+  expect([n.queued, n.sent, n.failed, n.retries, n.pending]).toEqual([2, 0, 0, 0, 2]);
+  await queue.settle(again.map((d) => ({ d, outcome: { kind: "sent" as const } })));
+});

@@ -150,3 +150,30 @@ describe("withInFlightLimit", () => {
     expect(throwing.inFlight).toBe(0);
   });
 });
+
+describe("withInFlightLimit and leases", () => {
+  test("a send whose turn comes after its notAfter is answered not-sent, unsent, and passes its turn on", async () => {
+    const m = manualProvider();
+    let wall = 1_000;
+    const p = withInFlightLimit(m.provider, 500, () => performance.now(), () => wall);
+    const first = Array.from({ length: 20 }, (_, i) => p.send({ ...msg(i), notAfter: 5_000 }));
+    const late = p.send({ ...msg(20), notAfter: 1_500 });
+    const onTime = p.send({ ...msg(21), notAfter: 5_000 });
+    await turns();
+    expect(m.pending.length).toBe(20);
+    wall = 2_000; // the 21st waited past its notAfter
+    m.pending.shift()!.answer({ kind: "sent" });
+    expect(await late).toEqual({ kind: "not-sent" });
+    await turns();
+    // Its turn went to the next one in line; it was never handed to the provider.
+    expect(m.pending.map((x) => x.id)).not.toContain("20");
+    expect(m.pending.map((x) => x.id)).toContain("21");
+    while (m.pending.length) {
+      m.pending.shift()!.answer({ kind: "sent" });
+      await turns();
+    }
+    expect(await onTime).toEqual({ kind: "sent" });
+    await Promise.all(first);
+    expect(p.inFlight).toBe(0);
+  });
+});
