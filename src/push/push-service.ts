@@ -8,7 +8,8 @@ import type { Logger } from "../log.ts";
 import type { EnvName } from "../system/environments.ts";
 import { ENVIRONMENTS } from "../system/environments.ts";
 import type { Settings } from "../system/settings.ts";
-import { type LimitedProvider, withInFlightLimit } from "./limited-provider.ts";
+import type { InFlightLimit } from "./in-flight-limit.ts";
+import { type LimitedProvider, webPushDestination, withInFlightLimit } from "./limited-provider.ts";
 import { checkPayload, platformsFor, shapeFor } from "./payload.ts";
 import type { DeliveryResult, PushPlatform, PushProvider } from "./provider.ts";
 import { type PushSettings, checkPushSettings, providerFor } from "./providers/from-settings.ts";
@@ -63,7 +64,9 @@ export function outcomeOf(r: DeliveryResult, attempts: number, now = Date.now())
 
 type Settled = { d: Leased; outcome: Outcome };
 /** Per platform: sends allowed in flight now, and the shortest round trip seen (ms; null before the first). */
-export type InFlightLimits = Record<string, { limit: number; shortestRoundTripMs: number | null }>;
+export type InFlightLimits = Record<string, { limit: number; shortestRoundTripMs: number | null; destinations?: { destination: string; limit: number; shortestRoundTripMs: number | null }[] }>;
+/** Web Push services listed one by one in the limits' report. */
+const REPORTED_DESTINATIONS = 10;
 interface Prepared {
   payloads: Map<number, Record<string, unknown>>;
   providers: Map<PushPlatform, { provider: PushProvider | null; error?: string }>;
@@ -148,7 +151,7 @@ export class PushService {
     let made: { key: string; provider: PushProvider | null; error?: string };
     try {
       const provider = providerFor(platform, p);
-      made = { key, provider: provider && withInFlightLimit(provider, p.concurrency) };
+      made = { key, provider: provider && withInFlightLimit(provider, p.concurrency, platform === "web" ? { destinationOf: (m) => webPushDestination(m.token) } : {}) };
     } catch (err) {
       // Settings saved before a check existed, or changed underneath: fail the deliveries with the reason.
       made = { key, provider: null, error: `the ${platform} push settings do not work: ${(err as Error).message}` };
@@ -157,12 +160,27 @@ export class PushService {
     return made;
   }
 
-  /** Each provider's adaptive in-flight limit and shortest round trip (ms) in this thread now. */
+  /**
+   * Each provider's adaptive in-flight limit and shortest round trip (ms) in this thread now; for Web Push the
+   * sum and the shortest over its push services, each also listed (up to REPORTED_DESTINATIONS).
+   */
   inFlightLimits(env: EnvName): InFlightLimits {
     const out: InFlightLimits = {};
+    const view = (l: InFlightLimit) => ({ limit: Math.round(l.limit), shortestRoundTripMs: Number.isFinite(l.noLoadMs) ? Number(l.noLoadMs.toFixed(2)) : null });
     for (const [platform, { provider }] of this.envs.get(env)!.providers) {
-      const l = (provider as LimitedProvider | null)?.limit;
-      if (l) out[platform] = { limit: Math.round(l.limit), shortestRoundTripMs: Number.isFinite(l.noLoadMs) ? Number(l.noLoadMs.toFixed(2)) : null };
+      const limits = (provider as LimitedProvider | null)?.limits;
+      if (!limits || limits.size === 0) continue;
+      if (limits.size === 1 && limits.has("")) {
+        out[platform] = view(limits.get("")!);
+        continue;
+      }
+      const each = [...limits].map(([destination, l]) => ({ destination, ...view(l) }));
+      const rtts = each.map((d) => d.shortestRoundTripMs).filter((x): x is number => x !== null);
+      out[platform] = {
+        limit: each.reduce((a, d) => a + d.limit, 0),
+        shortestRoundTripMs: rtts.length ? Math.min(...rtts) : null,
+        destinations: each.slice(0, REPORTED_DESTINATIONS),
+      };
     }
     return out;
   }

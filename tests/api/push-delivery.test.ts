@@ -57,6 +57,10 @@ describe("delivery", () => {
     expect(web.rejections).toEqual([]);
     const [n] = (await t.admin("GET", "/push/notifications?env=development&limit=1")).body;
     expect([n.queued, n.sent, n.failed, n.expired, n.pending]).toEqual([2, 2, 0, 0, 0]);
+    // Each provider's in-flight limit; Web Push has one per push service (the endpoint's origin).
+    const { inFlight } = (await t.admin("GET", "/push/queue?env=development")).body;
+    expect(inFlight.android).toEqual({ limit: 20, shortestRoundTripMs: null });
+    expect(inFlight.web.destinations).toEqual([{ destination: new URL(sub.endpoint).origin, limit: 20, shortestRoundTripMs: null }]);
   });
 
   test("refused tokens are removed and listed as expired; a 503 is retried after Retry-After and then delivered", async () => {

@@ -5,7 +5,7 @@
 
 import { describe, expect, test } from "bun:test";
 import { InFlightLimit } from "../../src/push/in-flight-limit.ts";
-import { withInFlightLimit } from "../../src/push/limited-provider.ts";
+import { MAX_DESTINATIONS, webPushDestination, withInFlightLimit } from "../../src/push/limited-provider.ts";
 import type { DeliveryResult, PushMessage, PushProvider } from "../../src/push/provider.ts";
 
 /**
@@ -130,7 +130,7 @@ describe("withInFlightLimit", () => {
     expect(await Promise.all(results)).toEqual(Array.from({ length: 50 }, () => ({ kind: "sent" })));
     // Answers as fast as these grew the limit past its start of 20, never past the limit in force.
     expect(m.peak).toBeGreaterThan(20);
-    expect(m.peak).toBeLessThanOrEqual(Math.ceil(p.limit.limit));
+    expect(m.peak).toBeLessThanOrEqual(Math.ceil(p.limits.get("")!.limit));
     expect(p.inFlight).toBe(0);
   });
 
@@ -155,7 +155,7 @@ describe("withInFlightLimit and leases", () => {
   test("a send whose turn comes after its notAfter is answered not-sent, unsent, and passes its turn on", async () => {
     const m = manualProvider();
     let wall = 1_000;
-    const p = withInFlightLimit(m.provider, 500, () => performance.now(), () => wall);
+    const p = withInFlightLimit(m.provider, 500, { wallClock: () => wall });
     const first = Array.from({ length: 20 }, (_, i) => p.send({ ...msg(i), notAfter: 5_000 }));
     const late = p.send({ ...msg(20), notAfter: 1_500 });
     const onTime = p.send({ ...msg(21), notAfter: 5_000 });
@@ -175,5 +175,52 @@ describe("withInFlightLimit and leases", () => {
     expect(await onTime).toEqual({ kind: "sent" });
     await Promise.all(first);
     expect(p.inFlight).toBe(0);
+  });
+});
+
+describe("one limit per destination (Web Push: per push service)", () => {
+  test("a destination at its limit does not hold back another", async () => {
+    const m = manualProvider();
+    const byToken = (x: PushMessage) => x.token.split(":")[0]!;
+    const p = withInFlightLimit(m.provider, 500, { destinationOf: byToken });
+    const slow = Array.from({ length: 30 }, (_, i) => p.send({ ...msg(i), token: `slow:${i}` }));
+    await turns();
+    expect(m.pending.length).toBe(20); // the slow service's 20; 10 wait
+    const fast = p.send({ ...msg(100), token: "fast:1" });
+    await turns();
+    expect(m.pending.map((x) => x.id)).toContain("100");
+    expect([...p.limits.keys()].sort()).toEqual(["fast", "slow"]);
+    m.pending.splice(m.pending.findIndex((x) => x.id === "100"), 1)[0]!.answer({ kind: "sent" });
+    expect(await fast).toEqual({ kind: "sent" });
+    while (m.pending.length) {
+      m.pending.shift()!.answer({ kind: "sent" });
+      await turns();
+    }
+    await Promise.all(slow);
+    expect(p.inFlight).toBe(0);
+  });
+
+  test("idle destinations past the cap are forgotten; busy ones are kept", async () => {
+    const m = manualProvider();
+    const p = withInFlightLimit(m.provider, 500, { destinationOf: (x) => x.token });
+    const busy = p.send({ ...msg(0), token: "busy" });
+    for (let i = 1; i <= MAX_DESTINATIONS + 5; i++) {
+      const r = p.send({ ...msg(i), token: `d${i}` });
+      m.pending.at(-1)!.answer({ kind: "sent" });
+      m.pending.pop();
+      await r;
+    }
+    expect(p.limits.size).toBeLessThanOrEqual(MAX_DESTINATIONS);
+    expect(p.limits.has("busy")).toBe(true);
+    m.pending.shift()!.answer({ kind: "sent" });
+    await busy;
+  });
+
+  test("a Web Push subscription's destination is its endpoint's origin", () => {
+    expect(webPushDestination(JSON.stringify({ endpoint: "https://fcm.googleapis.com/fcm/send/abc", keys: {} }))).toBe("https://fcm.googleapis.com");
+    expect(webPushDestination(JSON.stringify({ endpoint: "https://updates.push.services.mozilla.com:443/wpush/v2/x" }))).toBe("https://updates.push.services.mozilla.com");
+    expect(webPushDestination("not json")).toBe("");
+    expect(webPushDestination(JSON.stringify({ endpoint: "no url" }))).toBe("");
+    expect(webPushDestination(JSON.stringify({ endpoint: 7 }))).toBe("");
   });
 });
