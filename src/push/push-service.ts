@@ -33,7 +33,8 @@ const SETTLE_MS = 50;
 /**
  * A send waiting for its provider's in-flight limit is not started later than this before its row's lease runs
  * out (it goes back to the queue instead), so it is over before another worker may take the row: longer than a
- * provider's connect plus answer timeouts (10 s each at most in practice; a shared store's lease is 15 s).
+ * provider's 10 s timeout for one send (FCM looks again after fetching an access token); a shared store's lease is
+ * 15 s.
  */
 const SEND_MARGIN_MS = 12_000;
 /** How often a busy worker reports its in-flight limits. */

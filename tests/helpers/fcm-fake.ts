@@ -65,6 +65,8 @@ export interface FcmFake {
   respond(token: string, behaviour: FcmBehaviour | undefined): void;
   /** Every send waits this long before answering (to make concurrency observable). */
   delayMs: number;
+  /** The token endpoint waits this long before answering. */
+  tokenDelayMs: number;
   /** Lifetime of issued access tokens in seconds. */
   expiresIn: number;
   /** Forget all issued access tokens (the next sends get 401). */
@@ -105,6 +107,7 @@ export async function startFcmFake(opts: { projectId?: string; clock?: () => num
     rejections: [],
     peak: 0,
     delayMs: 0,
+    tokenDelayMs: 0,
     expiresIn: 3600,
     respond: (token, b) => void (b === undefined ? behaviours.delete(token) : behaviours.set(token, b)),
     revokeTokens: () => issued.clear(),
@@ -118,6 +121,7 @@ export async function startFcmFake(opts: { projectId?: string; clock?: () => num
 
   async function token(req: Request): Promise<Response> {
     const form = new URLSearchParams(await req.text());
+    if (fake.tokenDelayMs > 0) await Bun.sleep(fake.tokenDelayMs);
     if (form.get("grant_type") !== "urn:ietf:params:oauth:grant-type:jwt-bearer") return reject("unsupported grant_type");
     const parts = (form.get("assertion") ?? "").split(".");
     if (parts.length !== 3) return reject("assertion is not a JWT");

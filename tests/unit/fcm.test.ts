@@ -140,6 +140,22 @@ describe("FCM provider", () => {
     q.close();
   });
 
+  test("a send whose notAfter passed while the access token was fetched is not made", async () => {
+    const p = provider();
+    fake.tokenDelayMs = 300;
+    try {
+      const before = fake.deliveries.length;
+      const late = p.send({ id: "a".repeat(32), token: "late-device", payload: { m: "x" }, notAfter: Date.now() + 100 });
+      const onTime = p.send({ id: "b".repeat(32), token: "on-time-device", payload: { m: "x" }, notAfter: Date.now() + 5_000 });
+      expect(await late).toEqual({ kind: "not-sent" });
+      expect(await onTime).toEqual({ kind: "sent" });
+      expect(fake.deliveries.slice(before).map((d) => d.token)).toEqual(["on-time-device"]);
+    } finally {
+      fake.tokenDelayMs = 0;
+      p.close();
+    }
+  });
+
   test("a closed provider answers retry", async () => {
     const p = provider();
     p.close();

@@ -227,6 +227,8 @@ export function createFcmProvider(config: FcmConfig): PushProvider {
     } catch (e) {
       return e instanceof TokenError ? e.result : { kind: "retry", reason: `FCM token: ${describeFailure(e)}` };
     }
+    // Fetching a token took the time the row's lease had left for a send: give it back unsent.
+    if (message.notAfter !== undefined && Date.now() > message.notAfter) return { kind: "not-sent" };
     const body = JSON.stringify({ message: { token: message.token, data, android: { collapse_key: message.id, priority: "high" } } });
     const request = signals.start(timeoutMs);
     try {
