@@ -11,7 +11,7 @@ import { batchThreadPolicy, idleThreadPolicy, niceThread } from "../os/thread-pr
 import { type BundleSpec, type ErrorData, InlineRunner, errorData } from "./code-runner.ts";
 import { RawJson } from "./raw-json.ts";
 import { batchedPoster, unbatch } from "./message-batch.ts";
-import type { Answered, MethodInfo, MethodResponse } from "./sandbox.ts";
+import { type Answered, type MethodInfo, type MethodResponse, bodyText } from "./sandbox.ts";
 import { LocalReads, type LocalReadFiles, type ReadPlan } from "./local-reads.ts";
 
 declare const self: Worker;
@@ -125,9 +125,4 @@ function receive(m: ToCodeThread): void {
       runner.drop(m.key);
       break;
   }
-}
-
-/** A method's body as the text it travels as. */
-function bodyText(b: MethodResponse["body"]): string {
-  return b.kind === "json" ? b.text : b.kind === "text" ? b.value : b.base64;
 }

@@ -4,3 +4,8 @@
 export class RawJson {
   constructor(readonly text: string) {}
 }
+
+/** A service value as the JSON text the guest receives (undefined stays undefined: no value). */
+export function jsonText(v: unknown): string | undefined {
+  return v === undefined ? undefined : v instanceof RawJson ? v.text : JSON.stringify(v);
+}

@@ -8,7 +8,7 @@
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
 import bootstrap from "../../sandbox/bootstrap.js" with { type: "text" };
 import { newEngine } from "./quickjs-engine.ts";
-import { RawJson } from "./raw-json.ts";
+import { jsonText } from "./raw-json.ts";
 
 export interface SandboxLimits {
   /** Wall time of one call, ms. */
@@ -138,9 +138,10 @@ export class Sandbox {
         deferred.reject(err);
         err.dispose();
       } else {
-        const h = value === undefined ? ctx.undefined : ctx.newString(value instanceof RawJson ? value.text : JSON.stringify(value));
+        const text = jsonText(value);
+        const h = text === undefined ? ctx.undefined : ctx.newString(text);
         deferred.resolve(h);
-        if (value !== undefined) h.dispose();
+        if (text !== undefined) h.dispose();
       }
     };
     // The guest's service call: its JSON answer at once (a string, or undefined) when the dispatcher answered on
@@ -153,8 +154,8 @@ export class Sandbox {
         if (!sandbox?.dispatch) throw new Error("services are only available during a call");
         const out = sandbox.dispatch(ctx.getString(svc), ctx.getString(op), JSON.parse(ctx.getString(args)) as unknown[]);
         if (out instanceof Answered) {
-          const v = out.value;
-          return v === undefined ? ctx.undefined : ctx.newString(v instanceof RawJson ? v.text : JSON.stringify(v));
+          const text = jsonText(out.value);
+          return text === undefined ? ctx.undefined : ctx.newString(text);
         }
         pending = out;
       } catch (e) {
@@ -376,6 +377,15 @@ export class Sandbox {
 
 /** The answer the bootstrap checked (status 200-599, headers of strings as JSON or "" for none, kind 0 json / 1 text / 2 bytes). */
 function responseOf(status: number, headers: string, kind: number, payload: string): MethodResponse {
-  const body: MethodResponse["body"] = kind === 1 ? { kind: "text", value: payload } : kind === 2 ? { kind: "bytes", base64: payload } : { kind: "json", text: payload };
-  return { status, headers: headers === "" ? {} : (JSON.parse(headers) as Record<string, string>), body };
+  return { status, headers: headers === "" ? {} : (JSON.parse(headers) as Record<string, string>), body: bodyOf(kind === 1 ? "text" : kind === 2 ? "bytes" : "json", payload) };
+}
+
+/** A method's body from its kind and the text it is carried as (JSON text, the text, or base64 bytes). */
+export function bodyOf(kind: MethodResponse["body"]["kind"], text: string): MethodResponse["body"] {
+  return kind === "json" ? { kind, text } : kind === "text" ? { kind, value: text } : { kind, base64: text };
+}
+
+/** The text a method's body is carried as (the inverse of bodyOf). */
+export function bodyText(b: MethodResponse["body"]): string {
+  return b.kind === "json" ? b.text : b.kind === "text" ? b.value : b.base64;
 }

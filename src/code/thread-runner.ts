@@ -7,9 +7,9 @@
 
 import { type BundleSpec, type CodeRunner, errorFromData } from "./code-runner.ts";
 import type { FromCodeThread, ThreadSetup, ToCodeThread } from "./code-thread.ts";
-import { RawJson } from "./raw-json.ts";
+import { jsonText } from "./raw-json.ts";
 import { batchedPoster, unbatch } from "./message-batch.ts";
-import { Answered, CodeError, type Dispatch, type MethodInfo, type MethodResponse } from "./sandbox.ts";
+import { Answered, CodeError, type Dispatch, type MethodInfo, type MethodResponse, bodyOf } from "./sandbox.ts";
 import type { LocalReadFiles, ReadPlanner } from "./local-reads.ts";
 
 /** In the compiled binary every module sits in one bundle at the root and the thread at code/ (scripts/build.ts). */
@@ -100,7 +100,7 @@ class CodeThread {
         const plan = m.service === "data" && m.op === "read" && call.reads ? call.reads.plan(m.args) : null;
         const out = call.dispatch(m.service, m.op, m.args);
         (out instanceof Answered ? Promise.resolve(out.value) : out).then(
-          (v) => answer({ type: "service-result", sid: m.sid, ok: true, payload: v === undefined ? undefined : v instanceof RawJson ? v.text : JSON.stringify(v), ...(plan ? { plan } : {}) }),
+          (v) => answer({ type: "service-result", sid: m.sid, ok: true, payload: jsonText(v), ...(plan ? { plan } : {}) }),
           (e) => answer({ type: "service-result", sid: m.sid, ok: false, message: String((e as Error)?.message ?? e) }),
         );
         return;
@@ -264,9 +264,4 @@ export class ThreadRunner implements CodeRunner {
     const live = this.threads.filter((t) => !t.dead);
     return { threads: live.length, demoted: live.filter((t) => t.demoted).length, inFlight: live.reduce((n, t) => n + t.calls.size, 0) };
   }
-}
-
-/** A method's body from the kind and text it travelled as. */
-function bodyOf(kind: MethodResponse["body"]["kind"], text: string): MethodResponse["body"] {
-  return kind === "json" ? { kind, text } : kind === "text" ? { kind, value: text } : { kind, base64: text };
 }
