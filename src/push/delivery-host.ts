@@ -61,8 +61,10 @@ async function launch(push: PushService, opts: Options): Promise<() => Promise<v
     return push.start();
   }
   log.info("push delivery thread started");
+  let onStopped = () => {};
   worker.onmessage = (e: MessageEvent<FromDeliveryThread>) => {
     if (e.data.type === "limits") push.reportLimits(e.data.env, e.data.limits);
+    else if (e.data.type === "stopped") onStopped();
   };
   push.onQueued = (env) => post({ type: "wake", env });
   // Sends queued while the thread started (its first lease may have run before them).
@@ -71,12 +73,9 @@ async function launch(push: PushService, opts: Options): Promise<() => Promise<v
     push.onQueued = null;
     const stopped = new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, STOP_WAIT_MS);
-      worker.onmessage = (e: MessageEvent<FromDeliveryThread>) => {
-        if (e.data.type === "limits") push.reportLimits(e.data.env, e.data.limits);
-        else if (e.data.type === "stopped") {
-          clearTimeout(timer);
-          resolve();
-        }
+      onStopped = () => {
+        clearTimeout(timer);
+        resolve();
       };
     });
     post({ type: "stop" });

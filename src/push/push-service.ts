@@ -76,7 +76,7 @@ interface Prepared {
 interface EnvPush {
   tokens: TokenStore;
   queue: PushQueue;
-  providers: Map<PushPlatform, { key: string; provider: PushProvider | null; error?: string }>;
+  providers: Map<PushPlatform, { key: string; provider: LimitedProvider | null; error?: string }>;
   wake?: () => void;
 }
 
@@ -149,7 +149,7 @@ export class PushService {
     const cached = e.providers.get(platform);
     if (cached && cached.key === key) return cached;
     cached?.provider?.close();
-    let made: { key: string; provider: PushProvider | null; error?: string };
+    let made: { key: string; provider: LimitedProvider | null; error?: string };
     try {
       const provider = providerFor(platform, p);
       made = { key, provider: provider && withInFlightLimit(provider, p.concurrency, platform === "web" ? { destinationOf: (m) => webPushDestination(m.token) } : {}) };
@@ -169,7 +169,7 @@ export class PushService {
     const out: InFlightLimits = {};
     const view = (l: InFlightLimit) => ({ limit: Math.round(l.limit), shortestRoundTripMs: Number.isFinite(l.noLoadMs) ? Number(l.noLoadMs.toFixed(2)) : null });
     for (const [platform, { provider }] of this.envs.get(env)!.providers) {
-      const limits = (provider as LimitedProvider | null)?.limits;
+      const limits = provider?.limits;
       if (!limits || limits.size === 0) continue;
       if (limits.size === 1 && limits.has("")) {
         out[platform] = view(limits.get("")!);
