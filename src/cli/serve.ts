@@ -7,6 +7,7 @@ import { DirectoryInUse, lockDataDir } from "../db/dir-lock.ts";
 import { storeRequestsSettled } from "../db/open-store.ts";
 import { createApp } from "../http/app.ts";
 import { serveOptions } from "../http/serve-options.ts";
+import { keepCodePagesReleased } from "../os/code-pages.ts";
 import { startDeliveryThread } from "../push/delivery-host.ts";
 import { openServices, type Services } from "../services.ts";
 import { mkdirSync } from "node:fs";
@@ -65,6 +66,9 @@ async function startServer(config: Config): Promise<RunningServer> {
     const stopPush = await startDeliveryThread(services.push, { store: config.store, logLevel: config.logLevel, logFormat: config.logFormat });
     // Load custom code into its threads before the first call needs it.
     services.code.prewarm();
+    // The runtime's code pages that only start-up (or a burst of requests) touched go back to the page cache.
+    const requestTotals = services.requestStats.totals;
+    const stopReleasing = keepCodePagesReleased(() => requestTotals.reduce((a, b) => a + b, 0));
     const hostOf = (h: string) => (h.includes(":") ? `[${h}]` : h);
     const opened = services;
     return {
@@ -74,6 +78,7 @@ async function startServer(config: Config): Promise<RunningServer> {
       pending: () => server.pendingRequests + (pushServer?.pendingRequests ?? 0),
       async stop() {
         stopMaintenance();
+        stopReleasing();
         // Not forced: stop accepting, let requests in flight finish, then close the stores and the lock.
         await Promise.all([server.stop(false), pushServer?.stop(false)]);
         await stopPush();

@@ -21,6 +21,7 @@ const emulated = [QEMU, "-L", SYSROOT, exe];
 const env = { BURROW_DIR: join(dir, "data"), BURROW_DEV_PUBLIC_KEY: "arm64-dev-public", BURROW_PROD_PUBLIC_KEY: "arm64-prod-public" };
 const headers = { accept: "application/vnd.service+json; version=0", "x-service-api-key": "arm64-dev-public", "content-type": "application/json" };
 let server: ServerProcess | undefined;
+let startedAt = 0;
 
 beforeAll(async () => {
   if (!supported) return;
@@ -29,6 +30,7 @@ beforeAll(async () => {
   const build = Bun.spawnSync([process.execPath, "run", "scripts/build.ts", "--arm64", "--outfile", exe], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
   if (build.exitCode !== 0) throw new Error(`arm64 build failed: ${build.stderr}`);
   server = await startServerProcess(emulated, env);
+  startedAt = Date.now();
   console.log(`arm64 binary: ${(Bun.file(exe).size / 1024 / 1024).toFixed(1)} MB, healthy ${(server.readyMs / 1000).toFixed(1)} s after exec under qemu-aarch64-static`);
 }, 90_000);
 
@@ -53,6 +55,9 @@ smoke("it answers /_health, also to its own `health` command", async () => {
 }, 30_000);
 
 smoke("create, read, update, delete over HTTP", async () => {
+  // After start-up's code pages were given back (2 s after listening, src/os/code-pages.ts), so the round trip
+  // also shows that releasing them under the emulator leaves a working server.
+  await Bun.sleep(Math.max(0, startedAt + 3000 - Date.now()));
   const c = await fetch(`${server!.url}/note`, { method: "POST", headers, body: JSON.stringify({ title: "from arm64", n: 1 }) });
   expect(c.status).toBe(201);
   const created = (await c.json()) as { note_id: string };

@@ -22,11 +22,15 @@ const env = {
   BURROW_ADMIN_PASSWORD: "e2e-password",
 };
 let server: ServerProcess;
+/** The server's resident file-backed pages (the executable's, mostly), kB. */
+const rssFile = () => Number(/RssFile:\s+(\d+)/.exec(readFileSync(`/proc/${server.proc.pid}/status`, "utf8"))![1]);
+let fileBackedAtStart = 0;
 
 beforeAll(async () => {
   const build = Bun.spawnSync([process.execPath, "run", "scripts/build.ts", "--outfile", exe], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
   if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr}`);
   server = await startServerProcess([exe], env);
+  fileBackedAtStart = rssFile();
 }, 120_000);
 
 afterAll(async () => {
@@ -52,6 +56,17 @@ test("health answers", async () => {
   expect(r.status).toBe(200);
   expect(((await r.json()) as any).status).toBe("ok");
 });
+
+test.skipIf(process.platform !== "linux")("the code pages only start-up touched are given back about 2 s after start (src/os/code-pages.ts)", async () => {
+  // At start most of the executable's code is resident (JavaScriptCore's compilers, module loading, route set-up).
+  expect(fileBackedAtStart).toBeGreaterThan(30_000);
+  const deadline = Date.now() + 8000;
+  while (rssFile() > fileBackedAtStart - 15_000 && Date.now() < deadline) await Bun.sleep(100);
+  expect(rssFile()).toBeLessThan(fileBackedAtStart - 15_000);
+  // What runs afterwards faults its pages back in: the tests below run against this server.
+  const r = await fetch(`${server.url}/_health`);
+  expect(r.status).toBe(200);
+}, 15_000);
 
 test("create, read, update, delete over HTTP", async () => {
   const c = await fetch(`${server.url}/todo`, { method: "POST", headers, body: JSON.stringify({ title: "ship it", n: 1 }) });
