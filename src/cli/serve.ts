@@ -67,8 +67,8 @@ async function startServer(config: Config): Promise<RunningServer> {
     // Load custom code into its threads before the first call needs it.
     services.code.prewarm();
     // The runtime's code pages that only start-up (or a burst of requests) touched go back to the page cache.
-    const requestTotals = services.requestStats.totals;
-    const stopReleasing = keepCodePagesReleased(() => requestTotals.reduce((a, b) => a + b, 0));
+    const answered = services.requestStats.answered;
+    const stopReleasing = keepCodePagesReleased(() => Atomics.load(answered, 0));
     const hostOf = (h: string) => (h.includes(":") ? `[${h}]` : h);
     const opened = services;
     return {

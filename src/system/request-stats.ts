@@ -68,8 +68,10 @@ export class RequestStats {
     this.since = now();
   }
 
+  /** The slot of a minute, emptied when it held an older one; -1 when it holds a newer one (the clock went back). */
   private slot(minute: number): number {
     const s = minute % MINUTES;
+    if (this.slotMinute[s]! > minute) return -1;
     if (this.slotMinute[s] !== minute) {
       this.slotMinute[s] = minute;
       this.counts.fill(0, s * A * 3, (s + 1) * A * 3);
@@ -82,11 +84,13 @@ export class RequestStats {
     Atomics.add(this.answered, 0, 1);
     const a = AREA_INDEX[area];
     const s = this.slot(Math.floor(this.now() / 60_000));
-    const c = (s * A + a) * 3;
-    this.counts[c]!++;
-    if (status >= 500) this.counts[c + 1]!++;
-    else if (status >= 400) this.counts[c + 2]!++;
-    this.fine[(s * A + a) * (FINE_COUNT + 1) + fineIndex(ms)]!++;
+    if (s >= 0) {
+      const c = (s * A + a) * 3;
+      this.counts[c]!++;
+      if (status >= 500) this.counts[c + 1]!++;
+      else if (status >= 400) this.counts[c + 2]!++;
+      this.fine[(s * A + a) * (FINE_COUNT + 1) + fineIndex(ms)]!++;
+    }
     const cls = Math.min(4, Math.max(0, Math.floor(status / 100) - 1));
     this.totals[a * 5 + cls]!++;
     const seconds = ms / 1000;

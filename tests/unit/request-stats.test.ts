@@ -63,6 +63,24 @@ describe("RequestStats", () => {
     s.record("push", 200, 5);
     expect(s.summary(60).push.requests).toBe(1);
   });
+
+  test("after the clock went back, a record never empties a newer minute", () => {
+    const c = clock();
+    const s = new RequestStats(c.now);
+    s.record("files", 200, 1);
+    c.advance(2 * 60 * 60_000); // same slot two hours later
+    s.record("files", 200, 1);
+    expect(s.summary(60).files.requests).toBe(1);
+    // The clock steps back an hour (NTP on a board without a real-time clock) onto the slot a newer minute holds:
+    // that record counts since start, not in the minute.
+    c.advance(5 * 60_000);
+    s.record("files", 200, 1);
+    c.advance(-60 * 60_000);
+    s.record("files", 200, 1);
+    c.advance(60 * 60_000);
+    expect(s.summary(60).files.requests).toBe(2);
+    expect(s.totals[AREAS.indexOf("files") * 5 + 1]).toBe(4);
+  });
 });
 
 describe("Prometheus text", () => {
