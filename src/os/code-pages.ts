@@ -7,8 +7,12 @@
 // Elsewhere it does nothing.
 
 import { readFileSync, readlinkSync } from "node:fs";
+import { libc } from "./libc.ts";
 
 const MADV_DONTNEED = 4;
+
+/** A mapping's first line in /proc/<pid>/maps and smaps: range, permissions, offset, device, inode, path. */
+const MAPPING = /^([0-9a-f]+)-([0-9a-f]+) (\S{4}) \S+ \S+ \d+\s*(.*)$/;
 
 export interface CodeMapping {
   start: bigint;
@@ -24,7 +28,7 @@ export function parseSmaps(text: string): CodeMapping[] {
   const out: CodeMapping[] = [];
   let cur: CodeMapping | null = null;
   for (const line of text.split("\n")) {
-    const head = /^([0-9a-f]+)-([0-9a-f]+) (\S{4}) \S+ \S+ \d+\s*(.*)$/.exec(line);
+    const head = MAPPING.exec(line);
     if (head) {
       cur = { start: BigInt(`0x${head[1]}`), end: BigInt(`0x${head[2]}`), perms: head[3]!, path: head[4]!.trim(), rssKb: 0, anonymousKb: 0 };
       out.push(cur);
@@ -49,8 +53,8 @@ export function parseSmaps(text: string): CodeMapping[] {
 export function releasable(mappings: CodeMapping[], path: string, mapsText: string): CodeMapping[] {
   const ranges = new Set<string>();
   for (const line of mapsText.split("\n")) {
-    const m = /^([0-9a-f]+)-([0-9a-f]+) \S{4} \S+ \S+ \d+\s*(.*)$/.exec(line);
-    if (m && m[3]!.trim() === path) ranges.add(`${BigInt(`0x${m[1]}`)}-${BigInt(`0x${m[2]}`)}`);
+    const m = MAPPING.exec(line);
+    if (m && m[4]!.trim() === path) ranges.add(`${BigInt(`0x${m[1]}`)}-${BigInt(`0x${m[2]}`)}`);
   }
   return mappings.filter(
     (m) => m.path === path && (m.perms === "r-xp" || m.perms === "r--p") && m.anonymousKb === 0 && m.rssKb > 0 && ranges.has(`${m.start}-${m.end}`),
@@ -59,16 +63,13 @@ export function releasable(mappings: CodeMapping[], path: string, mapsText: stri
 
 /** Release the program's start-up code pages; answers the kB that were resident in what was released (0 elsewhere). */
 export function releaseCodePages(): number {
-  if (process.platform !== "linux") return 0;
+  const c = libc();
+  if (!c) return 0;
   try {
     const exe = readlinkSync("/proc/self/exe");
     const targets = releasable(parseSmaps(readFileSync("/proc/self/smaps", "utf8")), exe, readFileSync("/proc/self/maps", "utf8"));
-    if (targets.length === 0) return 0;
-    const { dlopen } = require("bun:ffi") as typeof import("bun:ffi");
-    const libc = dlopen("libc.so.6", { madvise: { args: ["u64", "u64", "i32"], returns: "i32" } });
     let kb = 0;
-    for (const m of targets) if (libc.symbols.madvise(m.start, m.end - m.start, MADV_DONTNEED) === 0) kb += m.rssKb;
-    libc.close();
+    for (const m of targets) if (c.madvise(m.start, m.end - m.start, MADV_DONTNEED) === 0) kb += m.rssKb;
     return kb;
   } catch {
     return 0;

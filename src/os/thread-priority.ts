@@ -5,6 +5,7 @@
 
 import { readlinkSync } from "node:fs";
 import { setPriority } from "node:os";
+import { libc } from "./libc.ts";
 
 /** SCHED_IDLE for the calling thread only; true when applied. */
 export function idleThreadPolicy(): boolean {
@@ -20,15 +21,8 @@ export function batchThreadPolicy(): boolean {
 }
 
 function threadPolicy(policy: number): boolean {
-  if (process.platform !== "linux") return false;
-  try {
-    const { dlopen } = require("bun:ffi") as typeof import("bun:ffi");
-    const libc = dlopen("libc.so.6", { sched_setscheduler: { args: ["i32", "i32", "ptr"], returns: "i32" } });
-    // pid 0 is the calling thread; the priority in sched_param must be 0 for SCHED_BATCH and SCHED_IDLE.
-    return libc.symbols.sched_setscheduler(0, policy, new Int32Array(1)) === 0;
-  } catch {
-    return false;
-  }
+  // pid 0 is the calling thread; the priority in sched_param must be 0 for SCHED_BATCH and SCHED_IDLE.
+  return libc()?.sched_setscheduler(0, policy, new Int32Array(1)) === 0;
 }
 
 /** A nice value for the calling thread only (setpriority on a thread id affects only that thread on Linux). */

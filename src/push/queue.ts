@@ -97,14 +97,13 @@ export class PushQueue {
 
   /** Lease up to `limit` due deliveries (not leased by anyone else), oldest due first. */
   async lease(limit: number, now = Date.now()): Promise<Leased[]> {
-    const leaseUntilOf = (t: number) => t + (this.shared ? SHARED_LEASE_MS : LEASE_MS);
+    const leaseUntil = now + (this.shared ? SHARED_LEASE_MS : LEASE_MS);
     const rs = await this.db.execute({
       sql: `UPDATE _burrow_push_deliveries SET lease = ?, attempts = attempts + 1
             WHERE id IN (SELECT id FROM _burrow_push_deliveries WHERE due <= ? AND lease <= ? ORDER BY due LIMIT ?)
             RETURNING id, notification, type, token, attempts`,
-      args: [leaseUntilOf(now), now, now, limit],
+      args: [leaseUntil, now, now, limit],
     });
-    const leaseUntil = leaseUntilOf(now);
     return rs.rows.map((r) => ({ id: Number(r.id), notification: Number(r.notification), type: r.type as TokenType, platform: PLATFORM_OF[r.type as TokenType], token: r.token as string, attempts: Number(r.attempts), leaseUntil }));
   }
 

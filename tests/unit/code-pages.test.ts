@@ -7,32 +7,18 @@ import { join } from "node:path";
 import { keepCodePagesReleased, parseSmaps, releasable } from "../../src/os/code-pages.ts";
 
 const EXE = "/usr/local/bin/burrow";
+/** One mapping as smaps shows it: its first line, then the resident and the privately copied kB. */
+const mapping = (range: string, perms: string, offset: string, path: string, rssKb: number, anonymousKb: number) =>
+  [`${range} ${perms} ${offset} 08:01 131 ${path}`, `Rss: ${String(rssKb).padStart(18)} kB`, `Anonymous: ${String(anonymousKb).padStart(12)} kB`].join("\n");
 const SAMPLE = [
-  `55d0c0000000-55d0c2000000 r--p 00000000 08:01 131 ${EXE}`,
-  "Size:              32768 kB",
-  "Rss:                9000 kB",
-  "Anonymous:            0 kB",
-  `55d0c2000000-55d0c6000000 r-xp 02000000 08:01 131 ${EXE}`,
-  "Rss:               33000 kB",
-  "Anonymous:            0 kB",
-  `55d0c6000000-55d0c6100000 r--p 06000000 08:01 131 ${EXE}`,
-  "Rss:                1024 kB",
-  "Anonymous:         1024 kB",
-  `55d0c6100000-55d0c6200000 rw-p 06100000 08:01 131 ${EXE}`,
-  "Rss:                 512 kB",
-  "Anonymous:          100 kB",
-  `55d0c6200000-55d0c6300000 r--p 06200000 08:01 131 ${EXE}`,
-  "Rss:                   0 kB",
-  "Anonymous:            0 kB",
-  "7f0000000000-7f0000200000 r-xp 00000000 08:01 77 /usr/lib/x86_64-linux-gnu/libc.so.6",
-  "Rss:                1200 kB",
-  "Anonymous:            0 kB",
-  "7f0000400000-7f0000500000 rw-p 00000000 00:00 0 ",
-  "Rss:                 900 kB",
-  "Anonymous:          900 kB",
-  "7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0                          [stack]",
-  "Rss:                  40 kB",
-  "Anonymous:           40 kB",
+  mapping("55d0c0000000-55d0c2000000", "r--p", "00000000", EXE, 9000, 0),
+  mapping("55d0c2000000-55d0c6000000", "r-xp", "02000000", EXE, 33000, 0),
+  mapping("55d0c6000000-55d0c6100000", "r--p", "06000000", EXE, 1024, 1024),
+  mapping("55d0c6100000-55d0c6200000", "rw-p", "06100000", EXE, 512, 100),
+  mapping("55d0c6200000-55d0c6300000", "r--p", "06200000", EXE, 0, 0),
+  mapping("7f0000000000-7f0000200000", "r-xp", "00000000", "/usr/lib/x86_64-linux-gnu/libc.so.6", 1200, 0),
+  mapping("7f0000400000-7f0000500000", "rw-p", "00000000", "", 900, 900),
+  mapping("7ffd00000000-7ffd00021000", "rw-p", "00000000", "                         [stack]", 40, 40),
   "",
 ].join("\n");
 
