@@ -103,8 +103,8 @@ try {
   const poolStart = median(starts.map((s) => s.upload + s.firstCall));
   const verdict = (ok: boolean) => (ok ? "met" : "MISSED");
   const checks = [
-    ["constant method >= 60% of native GET by key req/s (c=50, median of paired runs)", `${(constRatio * 100).toFixed(0)}%`, verdict(constRatio >= 0.6)],
-    ["one-read method >= 40% of native GET by key req/s", `${(readRatio * 100).toFixed(0)}%`, verdict(readRatio >= 0.4)],
+    ["constant method >= 60% of native GET by key req/s (c=50, median of paired runs)", `${(constRatio * 100).toFixed(1)}%`, verdict(constRatio >= 0.6)],
+    ["one-read method >= 40% of native GET by key req/s", `${(readRatio * 100).toFixed(1)}%`, verdict(readRatio >= 0.4)],
     ["server CPU per warm call within 50 us of a native route (constant vs GET by key)", `${cpuGap.toFixed(0)} us`, verdict(cpuGap <= 50)],
     ["pool start <= 50 ms (upload answered + first call, median of 5)", `${poolStart.toFixed(0)} ms`, verdict(poolStart <= 50)],
     ["GET by key p99 during a runaway method < 1.5x idle (c=10)", `${idle.p99.toFixed(2)} -> ${busy.p99.toFixed(2)} ms (${(busy.p99 / idle.p99).toFixed(2)}x)`, verdict(busy.p99 < 1.5 * idle.p99)],
