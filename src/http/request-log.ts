@@ -2,8 +2,9 @@
 // always), and at `info` one log line (text or JSON: method, area, path with the query's names but not its
 // values, status, milliseconds, environment) that the in-memory ring also keeps for the admin API; at `debug`
 // also why a 4xx was refused. Secrets, tokens, passwords and bodies never appear. app.ts installs the hooks (an
-// onRequest and an onAfterResponse); per-request state is kept by Request object, and the hooks destructure
-// Elysia's context (Elysia parses headers, query and cookies for every route when a hook takes the whole context).
+// onRequest, an onAfterHandle and the error rendering); the arrival time is kept on Elysia's per-request `set`,
+// and the hooks destructure Elysia's context (Elysia parses headers, query and cookies for every route when a hook
+// takes the whole context).
 
 import type { ApiError } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -44,6 +45,13 @@ export function answeredStatus(value: unknown, set: { status?: number | string }
   return typeof set.status === "number" ? set.status : 200;
 }
 
+/** Where a request's arrival time is kept: on Elysia's per-request `set` (cheaper than a WeakMap by Request). */
+const STARTED = Symbol("burrow.started");
+export interface RequestSet {
+  status?: number | string;
+  [STARTED]?: number;
+}
+
 interface ObserverOptions {
   log: Logger;
   stats: RequestStats;
@@ -56,33 +64,41 @@ export function requestObserver({ log, stats, ring, environment }: ObserverOptio
   const info = log.enabled("info");
   const debug = log.enabled("debug");
   const json = log.format === "json";
-  const starts = new WeakMap<Request, number>();
+  const finish = (request: Request, set: RequestSet, status: number, route?: string): void => {
+    const started = set[STARTED];
+    if (started === undefined) return;
+    set[STARTED] = undefined;
+    const ms = performance.now() - started;
+    const area = areaOf(route, request);
+    stats.record(area, status, ms);
+    if (!info) return;
+    const path = loggedTarget(request.url);
+    const env = environment(request);
+    const reason = debug && status >= 400 && status < 500 ? refusals.get(request) : undefined;
+    const rounded = Math.round(ms * 10) / 10;
+    ring.add({ time: Date.now(), method: request.method, area, path, status, ms: rounded, env, ...(reason ? { reason } : {}) });
+    if (json) log.info("request", { method: request.method, area, path, status, ms: rounded, env, ...(reason ? { reason } : {}) });
+    else {
+      const line = `${request.method} ${path} ${status} ${ms.toFixed(1)}ms ${env}`;
+      log.info(reason ? `${line}: ${reason}` : line);
+    }
+  };
   return {
-    start(request: Request): void {
-      starts.set(request, performance.now());
+    start(set: RequestSet): void {
+      set[STARTED] = performance.now();
     },
     /** No figures for this request (it was re-dispatched, and the new request is observed itself). */
-    forget(request: Request): void {
-      starts.delete(request);
+    forget(set: RequestSet): void {
+      set[STARTED] = undefined;
     },
-    finish(request: Request, status: number, route?: string): void {
-      const started = starts.get(request);
-      if (started === undefined) return;
-      starts.delete(request);
-      const ms = performance.now() - started;
-      const area = areaOf(route, request);
-      stats.record(area, status, ms);
-      if (!info) return;
-      const path = loggedTarget(request.url);
-      const env = environment(request);
-      const reason = debug && status >= 400 && status < 500 ? refusals.get(request) : undefined;
-      const rounded = Math.round(ms * 10) / 10;
-      ring.add({ time: Date.now(), method: request.method, area, path, status, ms: rounded, env, ...(reason ? { reason } : {}) });
-      if (json) log.info("request", { method: request.method, area, path, status, ms: rounded, env, ...(reason ? { reason } : {}) });
-      else {
-        const line = `${request.method} ${path} ${status} ${ms.toFixed(1)}ms ${env}`;
-        log.info(reason ? `${line}: ${reason}` : line);
-      }
+    /**
+     * A route answered `value`: finished now, or when a promised answer resolves (a rejected one is finished
+     * by the error rendering, which sees the status it gets).
+     */
+    answered(request: Request, set: RequestSet, value: unknown, route?: string): void {
+      if (value instanceof Promise) value.then((v) => finish(request, set, answeredStatus(v, set), route), () => {});
+      else finish(request, set, answeredStatus(value, set), route);
     },
+    finish,
   };
 }

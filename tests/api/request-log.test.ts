@@ -58,7 +58,7 @@ describe("at debug", () => {
       await t.request("GET", "/todo/missing", { headers: { "x-http-method-override": "DELETE" } });
       await t.request("OPTIONS", "/todo", { headers: { origin: "http://app.example", "access-control-request-method": "GET" } });
     });
-    // Refusals before routing (the bad override, the preflight) are written at once, the others a turn later.
+    // Refusals before routing (the bad override, the preflight) are written at once, the others when the answer is ready.
     const seen = lines.map((l) => `${l.method} ${l.target} ${l.status}: ${l.reason ?? "-"}`).sort();
     expect(seen).toHaveLength(6);
     expect(seen[0]).toBe("DELETE /todo/missing 404: This object does not exist");

@@ -7,7 +7,7 @@ import { makeTestApp, type TestApp } from "../helpers/app.ts";
 import { upload } from "../helpers/code.ts";
 
 let t: TestApp;
-/** Figures are recorded after a response is sent (Elysia's afterResponse): let that run before reading them. */
+/** Figures are recorded when an answer is ready, a promised one when it settles: let those run before reading. */
 const settle = () => Bun.sleep(20);
 beforeAll(async () => {
   t = await makeTestApp({ logLevel: "info" });
