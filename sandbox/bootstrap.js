@@ -1,5 +1,5 @@
 // Runs inside QuickJS before a bundle is installed (Burrow's custom code sandbox, guest side). It takes the two
-// host functions off the global object - `__host(service, op, argsJson) -> Promise<json> | json` and
+// host functions off the global object - `__host(operation number, argsJson) -> Promise<json> | json` and
 // `__done(status or 0 when failed, headers JSON or "" (the error's JSON when failed), kind 0 json | 1 text |
 // 2 bytes, payload)` - builds the frozen `services` object on the first, and exposes
 // `__burrow.install(exports)` (checks the bundle's methods, answers them as JSON) and
@@ -19,10 +19,10 @@
   }
 
   // A service call answers a promise; the host gives back a promise, or the JSON answer itself when it had it at once.
-  function op(service, name) {
-    return function () {
-      var args = Array.prototype.slice.call(arguments);
-      var out = host(service, name, JSON.stringify(args));
+  // The operation crosses as its number in the order of `ops` (a number is cheaper to hand over than two strings).
+  function op(index) {
+    return function (...args) {
+      var out = host(index, JSON.stringify(args));
       if (out !== null && typeof out === "object") return out.then(parse);
       try {
         return Promise.resolve(parse(out));
@@ -32,10 +32,11 @@
     };
   }
   var services = {};
+  var count = 0;
   Object.keys(ops).forEach(function (service) {
     var s = {};
     ops[service].forEach(function (name) {
-      s[name] = op(service, name);
+      s[name] = op(count++);
     });
     services[service] = Object.freeze(s);
   });

@@ -147,12 +147,16 @@ export class Sandbox {
     // The guest's service call: its JSON answer at once (a string, or undefined) when the dispatcher answered on
     // the spot - the bootstrap wraps it in a settled promise, so its continuation runs in this same turn - else a
     // promise the host settles later.
-    const host = ctx.newFunction("__host", (svc, op, args) => {
+    // Operations by number, in the order the bootstrap numbers them (the order of `ops`).
+    const table = Object.entries(ops).flatMap(([service, names]) => names.map((name) => [service, name] as const));
+    const host = ctx.newFunction("__host", (index, args) => {
       const sandbox = holder;
       let pending: Promise<unknown>;
       try {
         if (!sandbox?.dispatch) throw new Error("services are only available during a call");
-        const out = sandbox.dispatch(ctx.getString(svc), ctx.getString(op), JSON.parse(ctx.getString(args)) as unknown[]);
+        const operation = table[ctx.getNumber(index)];
+        if (!operation) throw new Error("there is no such service operation");
+        const out = sandbox.dispatch(operation[0], operation[1], JSON.parse(ctx.getString(args)) as unknown[]);
         if (out instanceof Answered) {
           const text = jsonText(out.value);
           return text === undefined ? ctx.undefined : ctx.newString(text);
