@@ -60,8 +60,8 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     })
     // Finished when the route's answer is ready (or its promise settles), or when a failure is rendered. Not
     // onAfterResponse: Elysia runs that hook from a setImmediate task per request; with the start kept on `set`
-    // rather than in a WeakMap, GET by key's server CPU per request went from 9% over a build without recording
-    // to 1% (scripts/bench/cpu-per-request.ts).
+    // rather than in a WeakMap, GET by key's server CPU per request went from 7-9% over a build without recording
+    // to 1-2% (scripts/bench/cpu-per-request.ts).
     .onAfterHandle(({ request, set, responseValue, route }) => {
       observer.answered(request, set, responseValue, route);
     });
