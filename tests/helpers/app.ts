@@ -53,8 +53,8 @@ export function tempDir(prefix = "burrow-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-export async function makeTestApp(opts: { flags?: Record<string, string | boolean>; env?: Record<string, string>; dir?: string; peer?: (req: Request) => string | null; logLevel?: Level; open?: Omit<Parameters<typeof openServices>[1], "log"> } = {}): Promise<TestApp> {
-  const dir = opts.dir ?? tempDir();
+/** The configuration and opened services of a test app in `dir` (STORE=sqld: on the shared libSQL server). */
+async function openTestServices(dir: string, opts: { flags?: Record<string, string | boolean>; env?: Record<string, string>; logLevel?: Level; open?: Omit<Parameters<typeof openServices>[1], "log"> }, logs: string[]) {
   // STORE=sqld: every test app keeps its databases on one libSQL server, under namespaces of its own.
   const store = REMOTE_STORE && !opts.flags?.["--store"] ? await remoteStoreFlags(dir) : {};
   const config = loadConfig(
@@ -69,8 +69,20 @@ export async function makeTestApp(opts: { flags?: Record<string, string | boolea
       ...opts.env,
     },
   );
+  return openServices(config, { ...opts.open, log: createLogger(opts.logLevel ?? "warn", (l) => logs.push(l)) });
+}
+
+export async function makeTestApp(opts: { flags?: Record<string, string | boolean>; env?: Record<string, string>; dir?: string; peer?: (req: Request) => string | null; logLevel?: Level; open?: Omit<Parameters<typeof openServices>[1], "log"> } = {}): Promise<TestApp> {
+  const dir = opts.dir ?? tempDir();
+  let services: Services;
   const logs: string[] = [];
-  const services = await openServices(config, { ...opts.open, log: createLogger(opts.logLevel ?? "warn", (l) => logs.push(l)) });
+  try {
+    services = await openTestServices(dir, opts, logs);
+  } catch (e) {
+    // A configuration a test expects to be refused still made a directory: it goes with the failure.
+    if (!opts.dir) rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
   const app = createApp(services, { peer: opts.peer });
   let token: string | null = null;
 
