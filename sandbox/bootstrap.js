@@ -1,7 +1,7 @@
 // Runs inside QuickJS before a bundle is installed (Burrow's custom code sandbox, guest side). It takes the two
 // host functions off the global object - `__host(operation number, argsJson) -> Promise<json> | json` and
 // `__done(status or 0 when failed, headers JSON or "" (the error's JSON when failed), kind 0 json | 1 text |
-// 2 bytes, payload)` - builds the frozen `services` object on the first, and exposes
+// 2 bytes | 3 text as its JSON, payload)` - builds the frozen `services` object on the first, and exposes
 // `__burrow.install(exports)` (checks the bundle's methods, answers them as JSON) and
 // `__burrow.run(name, requestJson)` (one call: the request in as JSON, the answer out through `__done`).
 (function () {
@@ -92,8 +92,9 @@
     var kind = 0;
     var payload;
     if (typeof body === "string") {
-      kind = 1;
-      payload = body;
+      // The host reads a string up to its first NUL character: a text holding one crosses as its JSON (kind 3).
+      kind = body.indexOf("\u0000") < 0 ? 1 : 3;
+      payload = kind === 1 ? body : JSON.stringify(body);
     } else {
       if (body instanceof ArrayBuffer) body = new Uint8Array(body);
       if (ArrayBuffer.isView(body)) {

@@ -8,6 +8,7 @@
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
 import bootstrap from "../../sandbox/bootstrap.js" with { type: "text" };
 import { newEngine } from "./quickjs-engine.ts";
+import { QuickJSBridge } from "./quickjs-bridge.ts";
 import { jsonText } from "./raw-json.ts";
 
 export interface SandboxLimits {
@@ -112,6 +113,7 @@ export class Sandbox {
   private constructor(
     private readonly rt: QuickJSRuntime,
     private readonly ctx: QuickJSContext,
+    private readonly bridge: QuickJSBridge,
     private readonly run: QuickJSHandle,
     readonly methods: MethodInfo[],
     private readonly limits: SandboxLimits,
@@ -131,6 +133,7 @@ export class Sandbox {
     rt.setMemoryLimit(limits.memoryBytes);
     rt.setMaxStackSize(limits.stackBytes);
     const ctx = rt.newContext();
+    const bridge = new QuickJSBridge(engine, rt, ctx);
     let holder: Sandbox | null = null;
     const settle = (deferred: QuickJSDeferredPromise, failure: string | null, value: unknown) => {
       if (failure !== null) {
@@ -149,23 +152,29 @@ export class Sandbox {
     // promise the host settles later.
     // Operations by number, in the order the bootstrap numbers them (the order of `ops`).
     const table = Object.entries(ops).flatMap(([service, names]) => names.map((name) => [service, name] as const));
-    const host = ctx.newFunction("__host", (index, args) => {
+    // A library handle handed to the guest as an owned pointer (the bridge's host functions answer pointers).
+    const give = (h: QuickJSHandle) => {
+      const p = bridge.dup(h.value);
+      h.dispose();
+      return p;
+    };
+    const host = bridge.newFunction("__host", (b, argc, argv) => {
       const sandbox = holder;
       let pending: Promise<unknown>;
       try {
         if (!sandbox?.dispatch) throw new Error("services are only available during a call");
-        const operation = table[ctx.getNumber(index)];
+        const operation = table[b.getNumber(b.arg(argc, argv, 0))];
         if (!operation) throw new Error("there is no such service operation");
-        const out = sandbox.dispatch(operation[0], operation[1], JSON.parse(ctx.getString(args)) as unknown[]);
+        const out = sandbox.dispatch(operation[0], operation[1], JSON.parse(b.getString(b.arg(argc, argv, 1))) as unknown[]);
         if (out instanceof Answered) {
           const text = jsonText(out.value);
-          return text === undefined ? ctx.undefined : ctx.newString(text);
+          return text === undefined ? 0 : b.newString(text);
         }
         pending = out;
       } catch (e) {
         const deferred = ctx.newPromise();
         settle(deferred, String((e as Error)?.message ?? e), undefined);
-        return deferred.handle;
+        return give(deferred.handle);
       }
       const deferred = ctx.newPromise();
       sandbox.hostCalls++;
@@ -182,19 +191,21 @@ export class Sandbox {
         settle(deferred, failure, value);
         sandbox.pump();
       })();
-      return deferred.handle;
-    });
+      return give(deferred.handle);
+    }, ctx);
     ctx.setProp(ctx.global, "__host", host);
     host.dispose();
     // One permanent function for every call's answer (a host promise per call would cost two new functions).
-    const done = ctx.newFunction("__done", (status, headers, kind, payload) => {
+    const done = bridge.newFunction("__done", (b, argc, argv) => {
       const sandbox = holder;
-      if (!sandbox || sandbox.outcome) return;
-      const code = ctx.getNumber(status);
+      if (!sandbox || sandbox.outcome) return 0;
+      const code = b.getNumber(b.arg(argc, argv, 0));
+      const headers = b.getString(b.arg(argc, argv, 1));
       sandbox.outcome =
-        code > 0 ? { ok: true, response: responseOf(code, ctx.getString(headers), ctx.getNumber(kind), ctx.getString(payload)) } : { ok: false, error: JSON.parse(ctx.getString(headers)) as GuestError };
+        code > 0 ? { ok: true, response: responseOf(code, headers, b.getNumber(b.arg(argc, argv, 2)), b.getString(b.arg(argc, argv, 3))) } : { ok: false, error: JSON.parse(headers) as GuestError };
       sandbox.wake?.();
-    });
+      return 0;
+    }, ctx);
     ctx.setProp(ctx.global, "__done", done);
     done.dispose();
     const opsHandle = ctx.newString(JSON.stringify(ops));
@@ -241,7 +252,7 @@ export class Sandbox {
     installed.value.dispose();
     const run = ctx.getProp(burrow, "run");
     burrow.dispose();
-    const sandbox = new Sandbox(rt, ctx, run, methods, limits, memory, hooks);
+    const sandbox = new Sandbox(rt, ctx, bridge, run, methods, limits, memory, hooks);
     holder = sandbox;
     rt.setInterruptHandler(() => sandbox.interrupt());
     return sandbox;
@@ -268,10 +279,11 @@ export class Sandbox {
   private pump(): void {
     if (!this.usable) return;
     this.syncSince = Date.now();
-    const r = this.rt.executePendingJobs();
-    if (!r.error) return;
-    const e = this.ctx.dump(r.error) as GuestError;
-    r.error.dispose();
+    const error = this.bridge.executePendingJobs();
+    if (!error) return;
+    const handle = this.bridge.handle(error, this.ctx);
+    const e = this.ctx.dump(handle) as GuestError;
+    handle.dispose();
     if (this.inCall && !this.outcome) {
       this.outcome = { ok: false, limit: this.fail(classify(e, this.limits.timeoutMs)) };
       this.wake?.();
@@ -294,24 +306,25 @@ export class Sandbox {
     if (this.inCall) throw new Error("a sandbox runs one call at a time");
     this.inCall = true;
     this.dispatch = dispatch;
-    const { ctx, limits } = this;
+    const { ctx, limits, bridge } = this;
     this.deadline = Date.now() + limits.timeoutMs;
     this.syncSince = Date.now();
     this.longRunTold = false;
     this.outcome = null;
     let waiting = false;
     try {
-      const nameHandle = ctx.newString(name);
-      const reqHandle = ctx.newString(requestJson);
-      const started = ctx.callFunction(this.run, ctx.undefined, nameHandle, reqHandle);
-      nameHandle.dispose();
-      reqHandle.dispose();
+      const namePtr = bridge.newString(name);
+      const reqPtr = bridge.newString(requestJson);
+      const started = bridge.call2(this.run.value, namePtr, reqPtr);
+      bridge.free(namePtr);
+      bridge.free(reqPtr);
       if (started.error) {
-        const e = ctx.dump(started.error) as GuestError;
-        started.error.dispose();
+        const handle = bridge.handle(started.error, ctx);
+        const e = ctx.dump(handle) as GuestError;
+        handle.dispose();
         throw this.fail(classify(e, limits.timeoutMs));
       }
-      started.value.dispose();
+      bridge.free(started.value);
       this.pump();
       // A synchronous method (or one whose awaits were already settled) has answered by now: no timer needed.
       if (this.outcome) return this.answer();
@@ -374,14 +387,20 @@ export class Sandbox {
     this.usable = false;
     if (this.hostCalls > 0) return;
     this.run.dispose();
+    this.bridge.dispose();
     this.ctx.dispose();
     this.rt.dispose();
   }
 }
 
-/** The answer the bootstrap checked (status 200-599, headers of strings as JSON or "" for none, kind 0 json / 1 text / 2 bytes). */
+/**
+ * The answer the bootstrap checked (status 200-599, headers of strings as JSON or "" for none, kind 0 json / 1 text
+ * / 2 bytes / 3 text carried as its JSON, for a text with a NUL character).
+ */
 function responseOf(status: number, headers: string, kind: number, payload: string): MethodResponse {
-  return { status, headers: headers === "" ? {} : (JSON.parse(headers) as Record<string, string>), body: bodyOf(kind === 1 ? "text" : kind === 2 ? "bytes" : "json", payload) };
+  const h = headers === "" ? {} : (JSON.parse(headers) as Record<string, string>);
+  if (kind === 3) return { status, headers: h, body: { kind: "text", value: JSON.parse(payload) as string } };
+  return { status, headers: h, body: bodyOf(kind === 1 ? "text" : kind === 2 ? "bytes" : "json", payload) };
 }
 
 /** A method's body from its kind and the text it is carried as (JSON text, the text, or base64 bytes). */

@@ -114,6 +114,17 @@ describe("calls", () => {
     expect([del.body.verb, del.body.params]).toEqual(["DELETE", { a: "x" }]);
   });
 
+  test("bodies of any size and script cross whole: a 3 MB JSON body, multi-byte text, NUL characters", async () => {
+    const big = { items: Array.from({ length: 80_000 }, (_, i) => ({ i, s: `é ü 中文 😀 ${i}` })) };
+    const r = await t.request("POST", "/echo", { body: big });
+    expect(r.status).toBe(200);
+    expect(Buffer.byteLength(r.body.body)).toBeGreaterThan(3_000_000);
+    expect(JSON.parse(r.body.body)).toEqual(big);
+    const text = "zero\u0000byte é 😀";
+    const put = await t.request("PUT", "/echo", { raw: text, headers: { "content-type": "text/plain" } });
+    expect(put.body.body).toBe(text);
+  });
+
   test("method override: POST as PUT, GET as DELETE", async () => {
     const put = await t.request("POST", "/echo", { raw: "b", headers: { "x-http-method-override": "PUT" } });
     expect([put.body.verb, put.body.body]).toEqual(["PUT", "b"]);

@@ -42,6 +42,20 @@ describe("bundles", () => {
     sb.dispose();
   });
 
+  test("a text body with NUL characters and any Unicode arrives whole", async () => {
+    const sb = await Sandbox.load(
+      `export const methods = [
+        { name: "nul", execute() { return { body: "a\\u0000b\\u0000 é 😀" }; } },
+        { name: "uni", execute() { return { body: "é ü 中文 😀", headers: { "x-a": "ü" } }; } },
+      ];`,
+      OPS,
+      LIMITS,
+    );
+    expect((await sb.call("nul", "{}", noServices)).body).toEqual({ kind: "text", value: "a\u0000b\u0000 é 😀" });
+    expect(await sb.call("uni", "{}", noServices)).toEqual({ status: 200, headers: { "x-a": "ü" }, body: { kind: "text", value: "é ü 中文 😀" } });
+    sb.dispose();
+  });
+
   test("compile errors say what and where; bad module shapes are refused", async () => {
     const syntax = await failure(Sandbox.load("export const methods = [\n  { name: 'a', execute() { return 1 +; } },\n];", OPS, LIMITS));
     expect(syntax.kind).toBe("compile");
