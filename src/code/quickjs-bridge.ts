@@ -39,6 +39,7 @@ interface EmModule {
 /** Bytes kept for strings going in (longer ones are allocated for the occasion). */
 const SCRATCH = 64 * 1024;
 const encoder = new TextEncoder();
+const BRIDGED = Symbol("burrow.bridged");
 const decoder = new TextDecoder();
 
 function internal<T>(owner: object, key: string, check: (v: unknown) => boolean): T {
@@ -77,8 +78,10 @@ export class QuickJSBridge {
     this.argv = this.scratch + SCRATCH;
     this.jobCtx = this.argv + 16;
     const callbacks = this.em.callbacks;
+    // A module instance serves one runtime and context (quickjs-engine.ts): every host call of it passes here.
+    if (BRIDGED in callbacks) throw new Error("this QuickJS module instance already has a bridge (one sandbox per instance)");
+    Object.defineProperty(callbacks, BRIDGED, { value: true });
     const library = callbacks.callFunction;
-    // This module instance serves one runtime and context: every host call of it passes here.
     callbacks.callFunction = (asyncify, ctxPtr, thisPtr, argc, argv, id) => {
       let fn = this.rawById.get(id);
       if (!fn) {

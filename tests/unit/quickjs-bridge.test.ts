@@ -128,6 +128,11 @@ describe("host functions", () => {
     bridge.free(out);
   });
 
+  test("one bridge per module instance (a second would answer the first one's host calls)", async () => {
+    const { engine, rt, ctx } = await setup();
+    expect(() => new QuickJSBridge(engine, rt, ctx)).toThrow(/already has a bridge/);
+  });
+
   test("a library whose internals moved is refused at once, with what moved", async () => {
     const { engine, rt, ctx } = await setup();
     const moved = Object.create(engine) as QuickJSWASMModule;
