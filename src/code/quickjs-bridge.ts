@@ -26,6 +26,7 @@ interface Ffi {
   QTS_IsJobPending(rt: number): number;
   QTS_Typeof(ctx: number, value: number): number;
   QTS_GetUndefined(): number;
+  QTS_Throw(ctx: number, error: number): number;
 }
 
 interface EmModule {
@@ -89,7 +90,15 @@ export class QuickJSBridge {
         if (!fn) return library(asyncify, ctxPtr, thisPtr, argc, argv, id);
         this.rawById.set(id, fn);
       }
-      return fn(this, argc, argv);
+      // An exception must not unwind through the WebAssembly frames: it becomes the guest's (as the library does).
+      try {
+        return fn(this, argc, argv);
+      } catch (e) {
+        const error = ctx.newError(String((e as Error)?.message ?? e));
+        const thrown = this.ffi.QTS_Throw(this.ctxPtr, error.value);
+        error.dispose();
+        return thrown;
+      }
     };
   }
 

@@ -128,6 +128,22 @@ describe("host functions", () => {
     bridge.free(out);
   });
 
+  test("a host function that throws raises the error in the guest, which catches it and goes on", async () => {
+    const { bridge, ctx } = await setup();
+    const raw = bridge.newFunction(
+      "raw",
+      () => {
+        throw new RangeError("host side failed");
+      },
+      ctx,
+    );
+    ctx.setProp(ctx.global, "raw", raw);
+    raw.dispose();
+    const out = evalPtr(ctx, bridge, "let m; try { raw(); } catch (e) { m = e.message; } m + ' / still running'");
+    expect(bridge.getString(out)).toBe("host side failed / still running");
+    bridge.free(out);
+  });
+
   test("one bridge per module instance (a second would answer the first one's host calls)", async () => {
     const { engine, rt, ctx } = await setup();
     expect(() => new QuickJSBridge(engine, rt, ctx)).toThrow(/already has a bridge/);
