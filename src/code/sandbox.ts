@@ -2,8 +2,9 @@
 // the guest bootstrap (sandbox/bootstrap.js) and one bundle loaded. It runs one call at a time under hard
 // limits - a wall-clock deadline enforced by the interrupt handler and by a host timer (a guest awaiting
 // forever), a memory cap, a stack cap - and bridges the guest's `services` to a host dispatcher through
-// promises resolved by the host. A sandbox that hit a limit is marked unusable and dropped whole (its wasm
-// memory with it), never reused.
+// promises resolved by the host. A call's crossings into QuickJS (request and name in, the call, pending jobs,
+// the two host functions) go through quickjs-bridge.ts on the library's FFI. A sandbox that hit a limit is
+// marked unusable and dropped whole (its wasm memory with it), never reused.
 
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
 import bootstrap from "../../sandbox/bootstrap.js" with { type: "text" };
