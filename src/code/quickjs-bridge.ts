@@ -67,7 +67,11 @@ export class QuickJSBridge {
   private readonly jobCtx: number;
   private words: Int32Array<ArrayBufferLike> = new Int32Array(0);
 
-  constructor(engine: QuickJSWASMModule, rt: QuickJSRuntime, ctx: QuickJSContext) {
+  constructor(
+    engine: QuickJSWASMModule,
+    rt: QuickJSRuntime,
+    private readonly ctx: QuickJSContext,
+  ) {
     this.em = internal<EmModule>(engine, "module", (m) => isObject(m) && typeof (m as EmModule)._malloc === "function" && (m as EmModule).HEAPU8 instanceof Uint8Array && isObject((m as EmModule).callbacks));
     this.ffi = internal<Ffi>(engine, "ffi", (f) => isObject(f) && typeof (f as Ffi).QTS_ExecutePendingJob === "function");
     this.hostRefs = internal(rt, "hostRefs", (h) => isObject(h) && typeof (h as { get: unknown }).get === "function");
@@ -103,10 +107,10 @@ export class QuickJSBridge {
   }
 
   /** A host function the guest calls through this bridge (not the library's handles); the handle is the library's. */
-  newFunction(name: string, fn: RawHostFunction, ctx: QuickJSContext): QuickJSHandle {
+  newFunction(name: string, fn: RawHostFunction): QuickJSHandle {
     const marker = () => undefined;
     this.raw.set(marker, fn);
-    return ctx.newFunction(name, marker);
+    return this.ctx.newFunction(name, marker);
   }
 
   /** The borrowed argument `i` of a host call (undefined past the arguments given). */
@@ -147,8 +151,15 @@ export class QuickJSBridge {
   }
 
   /** The library's handle for an owned value (for the library's API: dump, errors). */
-  handle(value: number, ctx: QuickJSContext): QuickJSHandle {
-    return ctx.getMemory(this.rtPtr as never).heapValueHandle(value as never);
+  handle(value: number): QuickJSHandle {
+    return this.ctx.getMemory(this.rtPtr as never).heapValueHandle(value as never);
+  }
+
+  /** An owned value for a library handle, which is disposed (what a host function answers). */
+  own(handle: QuickJSHandle): number {
+    const p = this.dup(handle.value);
+    handle.dispose();
+    return p;
   }
 
   /** A new reference to a value (owned). */

@@ -153,12 +153,6 @@ export class Sandbox {
     // promise the host settles later.
     // Operations by number, in the order the bootstrap numbers them (the order of `ops`).
     const table = Object.entries(ops).flatMap(([service, names]) => names.map((name) => [service, name] as const));
-    // A library handle handed to the guest as an owned pointer (the bridge's host functions answer pointers).
-    const give = (h: QuickJSHandle) => {
-      const p = bridge.dup(h.value);
-      h.dispose();
-      return p;
-    };
     const host = bridge.newFunction("__host", (b, argc, argv) => {
       const sandbox = holder;
       let pending: Promise<unknown>;
@@ -175,7 +169,7 @@ export class Sandbox {
       } catch (e) {
         const deferred = ctx.newPromise();
         settle(deferred, String((e as Error)?.message ?? e), undefined);
-        return give(deferred.handle);
+        return b.own(deferred.handle);
       }
       const deferred = ctx.newPromise();
       sandbox.hostCalls++;
@@ -192,8 +186,8 @@ export class Sandbox {
         settle(deferred, failure, value);
         sandbox.pump();
       })();
-      return give(deferred.handle);
-    }, ctx);
+      return b.own(deferred.handle);
+    });
     ctx.setProp(ctx.global, "__host", host);
     host.dispose();
     // One permanent function for every call's answer (a host promise per call would cost two new functions).
@@ -206,7 +200,7 @@ export class Sandbox {
         code > 0 ? { ok: true, response: responseOf(code, headers, b.getNumber(b.arg(argc, argv, 2)), b.getString(b.arg(argc, argv, 3))) } : { ok: false, error: JSON.parse(headers) as GuestError };
       sandbox.wake?.();
       return 0;
-    }, ctx);
+    });
     ctx.setProp(ctx.global, "__done", done);
     done.dispose();
     const opsHandle = ctx.newString(JSON.stringify(ops));
@@ -282,7 +276,7 @@ export class Sandbox {
     this.syncSince = Date.now();
     const error = this.bridge.executePendingJobs();
     if (!error) return;
-    const handle = this.bridge.handle(error, this.ctx);
+    const handle = this.bridge.handle(error);
     const e = this.ctx.dump(handle) as GuestError;
     handle.dispose();
     if (this.inCall && !this.outcome) {
@@ -320,7 +314,7 @@ export class Sandbox {
       bridge.free(namePtr);
       bridge.free(reqPtr);
       if (started.error) {
-        const handle = bridge.handle(started.error, ctx);
+        const handle = bridge.handle(started.error);
         const e = ctx.dump(handle) as GuestError;
         handle.dispose();
         throw this.fail(classify(e, limits.timeoutMs));

@@ -74,7 +74,7 @@ describe("calls and jobs", () => {
     expect(bridge.getString(ok.value)).toBe("ab");
     const failed = bridge.call2(f, bridge.newString("boom"), bridge.newString("input"));
     expect(failed.value).toBe(0);
-    const h = bridge.handle(failed.error, ctx);
+    const h = bridge.handle(failed.error);
     expect(ctx.dump(h)).toMatchObject({ name: "TypeError", message: "bad input" });
     h.dispose();
   });
@@ -111,7 +111,6 @@ describe("host functions", () => {
         seen.push([argc, b.getNumber(b.arg(argc, argv, 0)), b.getString(b.arg(argc, argv, 1)), b.getString(b.arg(argc, argv, 2))]);
         return argc === 0 ? 0 : b.newString(`got ${argc}`);
       },
-      ctx,
     );
     const lib = ctx.newFunction("lib", (x) => ctx.newString(`lib ${ctx.getString(x)}`));
     ctx.setProp(ctx.global, "raw", raw);
@@ -135,7 +134,6 @@ describe("host functions", () => {
       () => {
         throw new RangeError("host side failed");
       },
-      ctx,
     );
     ctx.setProp(ctx.global, "raw", raw);
     raw.dispose();
