@@ -1,7 +1,8 @@
 // Build dist/burrow: one executable holding the server, the CLI, the admin console and every asset
-// (bun build --compile). The console and the status page are bundled first (Bun's HTML bundler,
-// src/console/console-build.ts) into temporary console/ and status/ folders that --asset embeds; the server finds
-// them in Bun.embeddedFiles. With --arm64 (or --all) it also cross-compiles dist/burrow-linux-arm64 from the pinned
+// (bun build --compile). The server's pages (the console, the status page, the API reference with its pinned
+// renderer) are bundled first (Bun's HTML bundler, src/console/console-build.ts) into temporary console/, status/
+// and docs/ folders that --asset embeds; the server finds them in Bun.embeddedFiles, so nothing it serves comes
+// from elsewhere. With --arm64 (or --all) it also cross-compiles dist/burrow-linux-arm64 from the pinned
 // @oven/bun-linux-aarch64 runtime fetched by npm pack (scripts/bun-runtime.ts), so no download by Bun itself.
 // Usage: bun run scripts/build.ts [--outfile path]          the x64 binary only (dist/burrow); tests use this
 //        bun run scripts/build.ts --arm64 [--outfile path]  the arm64 binary only (dist/burrow-linux-arm64)
@@ -37,14 +38,14 @@ if (values.all) {
 }
 
 const staging = mkdtempSync(join(tmpdir(), "burrow-pages-"));
-let consoleBytes = 0;
+let pageBytes = 0;
 const assets: string[] = [];
 for (const site of Object.keys(SITES) as Site[]) {
   const dir = join(staging, site);
   mkdirSync(dir);
   for (const f of await buildSite(site)) {
     writeFileSync(join(dir, f.name), f.body);
-    consoleBytes += f.body.length;
+    pageBytes += f.body.length;
   }
   assets.push(`--asset=${relative(root, dir)}`);
 }
@@ -64,4 +65,4 @@ try {
   rmSync(staging, { recursive: true, force: true });
 }
 for (const l of lines) console.log(l);
-console.log(`console and status page ${(consoleBytes / 1024).toFixed(0)} KiB embedded; ${((performance.now() - started) / 1000).toFixed(1)} s in all`);
+console.log(`pages (${Object.keys(SITES).join(", ")}) ${(pageBytes / 1024).toFixed(0)} KiB embedded; ${((performance.now() - started) / 1000).toFixed(1)} s in all`);

@@ -1,6 +1,7 @@
-// The files of the server's pages (the admin console, the status page) as the server sends them: each kept with
-// gzip and brotli encodings and a strong ETag computed once. From the compiled binary they come from its embedded
-// console/ and status/ folders; from source they are built on first use (console-build.ts).
+// The files of the server's pages (the admin console, the status page, the API reference) as the server sends
+// them: each kept with a strong ETag and gzip and brotli encodings, made once and off this thread. From the
+// compiled binary they come from its embedded console/, status/ and docs/ folders; from source they are built on
+// first use (console-build.ts).
 
 import type Zlib from "node:zlib";
 import { onFirstUse } from "../on-first-use.ts";
@@ -12,11 +13,9 @@ export interface ConsoleAsset {
   name: string;
   type: string;
   body: Uint8Array<ArrayBuffer>;
-  gzip: Uint8Array;
-  br: Uint8Array;
   etag: string;
-  /** Hashed chunk names never change content: cached for a year; index.html is revalidated each time. */
-  immutable: boolean;
+  /** The body in gzip and brotli, made in the background from the moment the file is loaded. */
+  encoded: Promise<{ gzip: Uint8Array; br: Uint8Array }>;
 }
 
 /** A site's files embedded in a compiled binary (`--asset <staging>/<site>`), or null when running from source. */
@@ -29,21 +28,28 @@ async function embeddedFiles(site: Site): Promise<ConsoleFile[] | null> {
   );
 }
 
-function brotli(body: Uint8Array): Buffer {
-  const { brotliCompressSync, constants } = nodeZlib();
-  return brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
+/** Best brotli and gzip, made on zlib's worker threads: the API reference's bundle takes about a second at
+ * brotli 11, which must hold up neither the requests this thread answers meanwhile nor the index page. */
+function encode(body: Uint8Array): Promise<{ gzip: Uint8Array; br: Uint8Array }> {
+  const { brotliCompress, gzip, constants } = nodeZlib();
+  const br = new Promise<Uint8Array>((resolve, reject) =>
+    brotliCompress(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } }, (e, out) => (e ? reject(e) : resolve(new Uint8Array(out)))),
+  );
+  const gz = new Promise<Uint8Array>((resolve, reject) => gzip(body, { level: 9 }, (e, out) => (e ? reject(e) : resolve(new Uint8Array(out)))));
+  return Promise.all([gz, br]).then(([g, b]) => ({ gzip: g, br: b }));
 }
 
 export function toAsset(f: ConsoleFile): ConsoleAsset {
   const hash = new Bun.CryptoHasher("sha256").update(f.body).digest("base64url").slice(0, 22);
+  const encoded = encode(f.body);
+  // Awaited by whoever sends an encoding; a failure reaches that request, not the process.
+  encoded.catch(() => {});
   return {
     name: f.name,
     type: f.type.includes("charset") || !/^text\/|javascript|json|svg/.test(f.type) ? f.type : `${f.type};charset=utf-8`,
     body: f.body,
-    gzip: Bun.gzipSync(f.body, { level: 9 }),
-    br: new Uint8Array(brotli(f.body)),
     etag: `"${hash}"`,
-    immutable: f.name !== "index.html",
+    encoded,
   };
 }
 

@@ -14,6 +14,7 @@ import { loggedEnvironment } from "./api-context.ts";
 import { targetOf } from "./origin.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { consoleRoutes } from "./routes/console.ts";
+import { docsRoutes } from "./routes/docs.ts";
 import { statusRoutes } from "./routes/status.ts";
 import { adminDataRoutes } from "./routes/admin-data.ts";
 import { adminMetaRoutes } from "./routes/admin-meta.ts";
@@ -82,6 +83,7 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     .use(adminCodeRoutes(services, parsers))
     .use(adminBackupRoutes(services, parsers))
     .use(consoleRoutes(services))
+    .use(docsRoutes())
     .use(statusRoutes(services))
     .use(fileRoutes(services))
     .use(pushRoutes(services, info, parsers))

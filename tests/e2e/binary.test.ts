@@ -1,6 +1,7 @@
 // The one executable: build it once, start it on a free port with a temp data dir, and do a full
 // create/read/update/delete round trip over real HTTP. Also the modules loaded on first use (mail, APNs with a
-// .p12, Web Push: src/on-first-use.ts) work from the binary's bundle.
+// .p12, Web Push: src/on-first-use.ts) work from the binary's bundle, and the API reference's page and renderer
+// come from the binary's own files.
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync, rmSync } from "node:fs";
@@ -84,6 +85,24 @@ test("create, read, update, delete over HTTP", async () => {
   expect(d.status).toBe(200);
   expect((await d.json()) as any).toEqual({});
   expect((await fetch(`${server.url}/todo/${created.todo_id}`, { headers })).status).toBe(404);
+});
+
+test("the API reference comes from the binary: its page under a nonce policy, the pinned renderer compressed and cached", async () => {
+  const bare = await fetch(`${server.url}/_admin/docs`, { redirect: "manual" });
+  expect([bare.status, bare.headers.get("location")]).toEqual([308, "/_admin/docs/"]);
+  const page = await fetch(`${server.url}/_admin/docs/`);
+  expect(page.status).toBe(200);
+  const nonce = /script-src 'nonce-([^']+)'/.exec(page.headers.get("content-security-policy") ?? "")?.[1];
+  expect(nonce).toBeString();
+  const html = await page.text();
+  expect(html).toContain('<openapi-explorer spec-url="/_admin/api/openapi.json">');
+  const script = /<script nonce="([^"]+)"[^>]* src="(\/_admin\/docs\/[^"]+\.js)"/.exec(html);
+  expect(script?.[1]).toBe(nonce!);
+  const pinned: string = (await Bun.file(join(ROOT, "package.json")).json()).dependencies["openapi-explorer"];
+  const js = await fetch(`${server.url}${script![2]}`, { headers: { "accept-encoding": "br" } });
+  expect([js.status, js.headers.get("content-encoding"), js.headers.get("cache-control")]).toEqual([200, "br", "public, max-age=31536000, immutable"]);
+  expect(await js.text()).toContain(`OpenAPI Explorer ${pinned}`);
+  expect((await fetch(`${server.url}/_admin/api/openapi.json`)).status).toBe(200);
 });
 
 test("admin login works against the binary", async () => {

@@ -1,18 +1,26 @@
 // The admin console in real Chromium (issue 15), driven by playwright-core against the built binary: sign in,
 // create a schema through the form (with its migration plan), add objects, filter, edit in place (a refused value
-// keeps what was typed), deploy, change a setting, add a viewer and check what a viewer cannot do, in the browser
-// and at the API. Screenshots of every screen, light and dark, and a phone-width view go to test-results/console/.
+// keeps what was typed), see a script uploaded under /_files/ refused by the page's policy, deploy, change a
+// setting, add a viewer and check what a viewer cannot do, in the browser and at the API. Screenshots of every
+// screen, light and dark, and a phone-width view go to test-results/console/.
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, type Page, chromium } from "playwright-core";
+import { formatUpload } from "../../src/files/upload.ts";
 import { tempDir } from "../helpers/app.ts";
 import { ROOT, type ServerProcess, startServerProcess } from "../helpers/spawn.ts";
 import { chromiumPath } from "../helpers/chromium.ts";
 
 /** The page's globals the checks below read (the tests compile without the DOM library). */
 type Win = { document: { body: unknown; querySelector(selector: string): { naturalWidth?: number } | null }; getComputedStyle(element: unknown): { backgroundColor: string } };
+/** What adding a script element to the page needs. */
+type ScriptDoc = {
+  addEventListener(type: "securitypolicyviolation", f: (e: { violatedDirective: string; blockedURI: string }) => void): void;
+  createElement(tag: "script"): { src: string; onload: () => void; onerror: () => void };
+  head: { append(element: unknown): void };
+};
 
 const dir = tempDir("burrow-console-e2e-");
 const exe = join(dir, "burrow");
@@ -164,9 +172,47 @@ describe("an owner", () => {
     expect(await thumb.getAttribute("src")).toMatch(/\/_files\/development\/.+\/dot\.png$/);
     // The image itself loads (the file route serves it to the page).
     // Functions, not strings: Playwright polls a string predicate with `new Function` in the page, which the
-    // console's Content-Security-Policy (script-src 'self') refuses and reports as a page error.
+    // console's Content-Security-Policy (a script nonce, no 'unsafe-eval') refuses and reports as a page error.
     await page.waitForFunction(() => (globalThis as unknown as Win).document.querySelector('td[data-cell="0-4"] img.thumb')?.naturalWidth === 1, undefined, { timeout: 5000 });
   }, 60_000);
+
+  test("a script uploaded under /_files/ and added to the page is refused by its policy; the console's own runs on", async () => {
+    expect((await apiFromPage("PUT", "/schemas/asset", { fields: { file: { type: "binary" } } })).status).toBe(201);
+    const source = "globalThis.__uploadRan = true;";
+    const created = await apiFromPage("POST", "/data/development/asset", { file: formatUpload("text/javascript", "run.js", new TextEncoder().encode(source)) });
+    expect(created.status).toBe(201);
+    const url: string = created.body.file;
+    expect(new URL(url).origin).toBe(server.url);
+    expect(new URL(url).pathname).toStartWith("/_files/");
+    // Same origin, served as JavaScript: a policy that trusted 'self' would run it.
+    const served = await page.evaluate(async (u) => {
+      const r = await fetch(u);
+      return [r.headers.get("content-type"), await r.text()];
+    }, url);
+    expect(served).toEqual(["text/javascript", source]);
+    await go("data/todo");
+    const outcome = await page.evaluate(async (src) => {
+      const d = (globalThis as unknown as { document: ScriptDoc }).document;
+      const violations: string[] = [];
+      d.addEventListener("securitypolicyviolation", (e) => violations.push(`${e.violatedDirective} ${e.blockedURI}`));
+      const script = d.createElement("script");
+      script.src = src;
+      const result = await new Promise<string>((resolve) => {
+        script.onload = () => resolve("loaded");
+        script.onerror = () => resolve("refused");
+        d.head.append(script);
+      });
+      await new Promise((r) => setTimeout(r, 50));
+      return { result, ran: (globalThis as unknown as { __uploadRan?: boolean }).__uploadRan === true, violations };
+    }, url);
+    expect(outcome).toEqual({ result: "refused", ran: false, violations: [`script-src-elem ${url}`] });
+    // The console itself still works on that page.
+    await page.getByRole("button", { name: "+ New object" }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.waitFor();
+    await dialog.getByRole("button", { name: "Close" }).click();
+    await dialog.waitFor({ state: "detached" });
+  }, 30_000);
 
   test("uploads custom code, sees its methods and tests a call", async () => {
     await go("code");

@@ -30,3 +30,10 @@ test("the status page (static/status) type-checks", () => {
   expect(out.split("\n").filter((l) => l.includes("error TS"))).toEqual([]);
   expect(p.exitCode).toBe(0);
 }, 60_000);
+
+test("the API reference page (static/docs) type-checks", () => {
+  const p = Bun.spawnSync([process.execPath, "check"], { cwd: `${ROOT}/static/docs`, stdout: "pipe", stderr: "pipe" });
+  const out = p.stdout.toString() + p.stderr.toString();
+  expect(out.split("\n").filter((l) => l.includes("error TS"))).toEqual([]);
+  expect(p.exitCode).toBe(0);
+}, 60_000);
