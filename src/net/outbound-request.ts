@@ -1,12 +1,21 @@
-// One outbound HTTP(S) request to a URL a user supplied (a Web Push endpoint, later custom code's fetch):
-// node:http(s) with a DNS lookup that admits only public addresses (checked at connect time, so a name cannot
-// resolve to a public address for the check and a private one for the connection), a deadline, an abort
-// signal, no redirects followed, and at most `maxBody` bytes of the answer read.
+// One outbound HTTP(S) request to a URL someone supplied: node:http(s), a deadline, an abort signal, no redirects
+// followed, and at most `maxBody` bytes of the answer read. Callers are guarded (custom code's http service, Web
+// Push endpoints: only public addresses) or unguarded (social providers, whose base URLs are the administrator's
+// settings, and the guarded callers when a setting allows private addresses).
+// Guarded and unguarded requests never share a connection: each has its own keep-alive agents, and a guarded
+// agent opens every connection through a public-only lookup (checked at connect time, so a name cannot resolve
+// to a public address for the check and a private one for the connection). A pooled connection is reused only
+// by requests of the same guard and lookup, so one opened for an unguarded caller to a name that resolves to a
+// private address never carries a guarded request. IP literals are judged before any connection (they are not
+// looked up).
 
 import type Http from "node:http";
 import type Https from "node:https";
 import { onFirstUse } from "../on-first-use.ts";
-import { hostNotAllowed, publicOnlyLookup } from "./public-address.ts";
+import { hostNotAllowed, isPublicOnlyLookup, publicOnlyLookup } from "./public-address.ts";
+
+/** A DNS lookup as node:net calls it. */
+export type Lookup = ReturnType<typeof publicOnlyLookup>;
 
 export interface OutboundInit {
   method: string;
@@ -16,10 +25,16 @@ export interface OutboundInit {
   signal?: AbortSignal;
   /** Bytes of the answer kept; the rest is discarded. */
   maxBody: number;
-  /** Reach loopback and private addresses too (tests and trusted setups). */
+  /** Reach loopback and private addresses too (administrator-set URLs, trusted setups). */
   allowPrivate?: boolean;
-  /** The lookup used when private addresses are refused (tests pass one with a fixed resolver). */
-  lookup?: ReturnType<typeof publicOnlyLookup>;
+  /**
+   * The lookup guarded requests resolve through instead of the public-only one on the system resolver (tests: a
+   * fixed resolver). Only one made by publicOnlyLookup is accepted, so every address is still checked. Ignored
+   * with allowPrivate.
+   */
+  lookup?: Lookup;
+  /** The lookup unguarded requests (allowPrivate) resolve through instead of the system's (tests: names to loopback). */
+  unguardedLookup?: Lookup;
 }
 
 export interface OutboundResponse {
@@ -28,35 +43,57 @@ export interface OutboundResponse {
   body: string;
 }
 
-const guarded = publicOnlyLookup();
-/** node:http and node:https with one keep-alive agent each, loaded with the first request. */
-const agents = onFirstUse(() => {
-  const http = require("node:http") as typeof Http;
-  const https = require("node:https") as typeof Https;
-  return {
-    http,
-    https,
-    "http:": new http.Agent({ keepAlive: true, maxSockets: 256 }),
-    "https:": new https.Agent({ keepAlive: true, maxSockets: 256 }),
-  };
-});
+/** Keep-alive agents of one guard and lookup, one per protocol. */
+interface Pool {
+  "http:": Http.Agent;
+  "https:": Https.Agent;
+}
+
+const modules = onFirstUse(() => ({ http: require("node:http") as typeof Http, https: require("node:https") as typeof Https }));
+const publicOnly = publicOnlyLookup();
+/** The key of the unguarded pool that resolves through the system resolver. */
+const SYSTEM = {};
+/** Pools by lookup, guarded and unguarded apart: a connection never moves from one guard or lookup to another. */
+const pools = { guarded: new WeakMap<object, Pool>(), unguarded: new WeakMap<object, Pool>() };
+
+/** The agents for a guard and lookup (none: the system's), made with the first request that needs them. */
+function poolFor(guarded: boolean, lookup: Lookup | undefined): Pool {
+  const key = lookup ?? SYSTEM;
+  const byLookup = guarded ? pools.guarded : pools.unguarded;
+  let pool = byLookup.get(key);
+  if (!pool) {
+    const { http, https } = modules();
+    // The agent's own lookup wins over a request's, so every socket this pool opens goes through it.
+    const options = { keepAlive: true, maxSockets: 256, ...(key === SYSTEM ? {} : { lookup: key as Lookup }) };
+    pool = { "http:": new http.Agent(options), "https:": new https.Agent(options) };
+    byLookup.set(key, pool);
+  }
+  return pool;
+}
+
+const refused = (message: string) => Object.assign(new Error(message), { code: "EADDRNOTPUBLIC" });
 
 /** Send one request; rejects on refusal (code EADDRNOTPUBLIC), network failure, timeout (name TimeoutError) or abort. */
 export function outboundRequest(target: string | URL, init: OutboundInit): Promise<OutboundResponse> {
   const url = typeof target === "string" ? new URL(target) : target;
   return new Promise((resolve, reject) => {
     if (url.protocol !== "http:" && url.protocol !== "https:") return reject(new Error(`${url.protocol} URLs are not supported`));
-    if (!init.allowPrivate) {
+    const guarded = !init.allowPrivate;
+    if (guarded) {
+      // Literals never reach the lookup, so they are judged here; names are judged by the pool's lookup.
       const refusal = hostNotAllowed(url.hostname);
-      if (refusal) return reject(Object.assign(new Error(`${url.hostname} is not allowed (${refusal})`), { code: "EADDRNOTPUBLIC" }));
+      if (refusal) return reject(refused(`${url.hostname} is not allowed (${refusal})`));
+      if (init.lookup && !isPublicOnlyLookup(init.lookup)) return reject(new Error("a guarded request resolves names only through a lookup made by publicOnlyLookup"));
     }
     if (init.signal?.aborted) return reject(Object.assign(new Error("aborted"), { name: "AbortError" }));
-    const net = agents();
-    const req = (url.protocol === "https:" ? net.https : net.http).request(url, {
+    const { http, https } = modules();
+    const lookup = guarded ? (init.lookup ?? publicOnly) : init.unguardedLookup;
+    const pool = poolFor(guarded, lookup);
+    const req = (url.protocol === "https:" ? https : http).request(url, {
       method: init.method,
       headers: init.headers,
-      agent: net[url.protocol],
-      ...(init.allowPrivate ? {} : { lookup: init.lookup ?? guarded }),
+      agent: pool[url.protocol],
+      ...(lookup ? { lookup } : {}),
     });
     const fail = (e: Error) => {
       cleanup();

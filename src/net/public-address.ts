@@ -1,7 +1,8 @@
 // Which addresses outbound requests to user-supplied URLs may reach: public unicast only. Private, loopback,
 // link-local, CGNAT, documentation, multicast and reserved ranges are refused, IPv4 embedded in IPv6 included.
 // `publicOnlyLookup` is a DNS lookup for node:http(s) that resolves a name and refuses it when any address is not
-// public, so the address checked is the address connected to (no DNS-rebinding window).
+// public, so the address checked is the address connected to (no DNS-rebinding window); outbound requests that
+// must reach only public addresses accept no other lookup (isPublicOnlyLookup).
 
 import type Dns from "node:dns";
 import type { LookupAddress } from "node:dns";
@@ -65,12 +66,20 @@ export class NotPublicAddress extends Error {
 type Resolve = (host: string, cb: (err: Error | null, addresses: LookupAddress[]) => void) => void;
 const systemResolve: Resolve = (host, cb) => nodeDns().lookup(host, { all: true }, (err, addresses) => cb(err, addresses ?? []));
 
+/** Every lookup publicOnlyLookup made: guarded requests accept no other. */
+const publicOnlyLookups = new WeakSet<object>();
+
+/** Whether a lookup was made by publicOnlyLookup (so it checks every address it answers). */
+export function isPublicOnlyLookup(lookup: unknown): boolean {
+  return typeof lookup === "function" && publicOnlyLookups.has(lookup);
+}
+
 /**
  * A `lookup` for node:http(s) requests: resolves every address of the name and fails with NotPublicAddress
  * when any of them is not public unicast; otherwise answers as node's lookup would (one or all addresses).
  */
 export function publicOnlyLookup(resolve: Resolve = systemResolve, isPrivate: (bytes: Uint8Array) => boolean = isPrivateAddress) {
-  return (host: string, options: { all?: boolean } | number | undefined, cb: (...args: any[]) => void): void => {
+  const lookup = (host: string, options: { all?: boolean } | number | undefined, cb: (...args: any[]) => void): void => {
     const all = typeof options === "object" && options !== null && options.all === true;
     const literal = parseIp(bareHost(host));
     const answer = (err: Error | null, addresses: LookupAddress[]) => {
@@ -86,4 +95,6 @@ export function publicOnlyLookup(resolve: Resolve = systemResolve, isPrivate: (b
     if (literal) answer(null, [{ address: bareHost(host), family: literal.length === 4 ? 4 : 6 }]);
     else resolve(host, answer);
   };
+  publicOnlyLookups.add(lookup);
+  return lookup;
 }

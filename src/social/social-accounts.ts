@@ -1,7 +1,8 @@
 // Social sign-in over any user schema: create a user from a provider account, log in (a token response or the
 // pre-OAuth 2.0 cookie session), log in creating the user first, link, unlink, and the provider calls made as
-// the signed-in user (user info, message post). Credentials are checked with the provider every time (Graph /me,
-// verify_credentials, the aggregator's signature, an OpenID ID token); the provider's user id is the link key.
+// the signed-in user (user info, message post). Credentials are checked with the provider every time (Graph's
+// token inspection for this app and /me, verify_credentials, the aggregator's signature, an OpenID ID token); the
+// provider's user id is the link key.
 
 import type { Accounts, UserRows } from "../auth/accounts.ts";
 import type { NonceCache } from "../auth/nonces.ts";
@@ -14,7 +15,7 @@ import { AGGREGATOR_WINDOW_SECONDS, checkAggregatorSignature } from "./aggregato
 import { type Action, PARAM_NAMES, type ProviderKind, type SocialEndpoint, param } from "./endpoints.ts";
 import { OidcVerifier, oidcLabel } from "./oidc.ts";
 import { REFUSED, type Refused, type SocialProfile } from "./profile.ts";
-import { type GraphSettings, SOCIAL1_LABEL, graphPost, graphProfile } from "./social1-graph.ts";
+import { type GraphSettings, SOCIAL1_LABEL, graphPost, graphProfile, graphVerify } from "./social1-graph.ts";
 import { type Social2Settings, SOCIAL2_LABEL, social2Profile, social2StatusUpdate } from "./social2-oauth1.ts";
 import type { Credentials, SocialLinks } from "./social-links.ts";
 
@@ -120,9 +121,12 @@ export class SocialAccounts {
     const cfg = this.deps.settings(ctx.env);
     switch (p.kind) {
       case "social1": {
+        // Without the app secret a token cannot be checked as this app's: a setup error, not a refused token.
+        if (!cfg.social1.appSecret)
+          throw badRequest(`${SOCIAL1_LABEL} is not fully set up in ${ctx.env}: set social.social1.appSecret in the settings (tokens are checked with the provider as issued to this app)`);
         const token = param(params, PARAM_NAMES.social1Token);
         if (!token || token.length > 4096) return { ok: false, reason: "send the access token as social1_at (or fb_at)" };
-        return verified(await graphProfile(cfg.social1, token), { token });
+        return verified(await graphVerify(cfg.social1, token), { token });
       }
       case "social2": {
         const token = param(params, PARAM_NAMES.social2Token);

@@ -35,6 +35,8 @@ const SETTINGS_SPEC: Spec = {
     ipPerMinute: { type: "integer", min: 1, max: 1_000_000, default: both(300) },
     failedLoginsPerAccount: { type: "integer", min: 1, max: 1_000_000, default: both(10) },
     failedLoginWindowMinutes: { type: "integer", min: 1, max: 10_080, default: both(15) },
+    /** Accounts one client IP (an IPv6 client by its /64) may create in an hour with the public key. */
+    signupsPerIpPerHour: { type: "integer", min: 1, max: 1_000_000, default: { development: 1000, production: 100 } },
   },
   smtp: {
     host: { type: "string", default: both("") },
@@ -259,6 +261,17 @@ function checkOidcMap(v: unknown, p: string): Record<string, OidcProviderSetting
   return out;
 }
 
+/**
+ * A patch that touches social.social1 may not leave it with an app id and no app secret: sign-in checks each token
+ * with the provider as issued to this app, which takes the secret.
+ */
+function checkSocial1(patch: unknown, resolved: SettingsDoc): void {
+  if (!isObj(patch) || !isObj(patch.social) || !Object.hasOwn(patch.social, "social1")) return;
+  const s1 = isObj(resolved.social) && isObj(resolved.social.social1) ? resolved.social.social1 : {};
+  if (s1.appId && !s1.appSecret)
+    throw badRequest(`setting "social.social1.appSecret" is required with social.social1.appId: sign-in checks each token with the provider as issued to this app, using the app secret`);
+}
+
 function isHttpUrl(s: string): boolean {
   if (s.length > 2048) return false;
   try {
@@ -311,6 +324,7 @@ export class Settings {
     const [misplaced] = otherEnvSettings(env, patch);
     if (misplaced) throw badRequest(`setting "${misplaced.path}" is server-wide: set it in ${misplaced.only}'s settings (PUT /_admin/api/settings/${misplaced.only})`);
     const next = mergeSettings(await this.stored(env), patch);
+    checkSocial1(patch, resolveSettings(env, next));
     validate?.(env, resolveSettings(env, next));
     await this.db.batch(
       [

@@ -1,12 +1,14 @@
 // Custom code services through real method calls: the example bundle (examples/custom-code, bundled as
 // `burrow code deploy` bundles it) exercising data, push, log, cache, config and http, then each service's
 // edges: cache limits and TTLs, config names, log levels and environments, push operations, and the http
-// service's SSRF guard (loopback, IPv6 loopback, metadata address, a name resolving to loopback, a redirect).
+// service's SSRF guard (loopback, IPv6 loopback, metadata address, a name resolving to loopback, a redirect, a
+// keep-alive connection an unguarded caller opened to the same host and port).
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { bundleCode } from "../../src/cli/code-deploy.ts";
+import { type Lookup, outboundRequest } from "../../src/net/outbound-request.ts";
 import { isPrivateAddress, publicOnlyLookup } from "../../src/net/public-address.ts";
 import { makeTestApp, type TestApp } from "../helpers/app.ts";
 import { macAuth } from "../helpers/sign.ts";
@@ -36,7 +38,7 @@ beforeAll(async () => {
   // "redirector.test" resolves to 127.0.0.2, which this test's guard treats as public; everything else on
   // loopback stays private, so a redirect from it to 127.0.0.1 must be refused.
   const lookup = publicOnlyLookup(
-    (host, cb) => (host === "redirector.test" ? cb(null, [{ address: "127.0.0.2", family: 4 }]) : host === "localhost" ? cb(null, [{ address: "127.0.0.1", family: 4 }]) : cb(Object.assign(new Error("no such name"), { code: "ENOTFOUND" }), [])),
+    (host, cb) => (host === "redirector.test" ? cb(null, [{ address: "127.0.0.2", family: 4 }]) : host === "localhost" || host === "idp.test" ? cb(null, [{ address: "127.0.0.1", family: 4 }]) : cb(Object.assign(new Error("no such name"), { code: "ENOTFOUND" }), [])),
     (bytes) => !(bytes.length === 4 && bytes[0] === 127 && bytes[3] === 2) && isPrivateAddress(bytes),
   );
   t = await makeTestApp({ open: { httpLookup: lookup } });
@@ -152,6 +154,21 @@ describe("services one by one", () => {
       expect(r.body.error).toMatch(/not allowed|only http and https/);
     }
     expect(hits.filter((h) => h.includes("/secret"))).toEqual([]);
+  });
+
+  test("http: a connection kept open by an unguarded caller to a private name does not carry custom code's request", async () => {
+    // A social provider call (unguarded: the administrator's base URL) to a name resolving to loopback...
+    const url = `http://idp.test:${upstream.port}/admin`;
+    const toLoopback: Lookup = (_host, options, cb) =>
+      typeof options === "object" && options?.all ? cb(null, [{ address: "127.0.0.1", family: 4 }]) : cb(null, "127.0.0.1", 4);
+    const provider = await outboundRequest(url, { method: "GET", headers: {}, timeoutMs: 2000, maxBody: 1024, allowPrivate: true, unguardedLookup: toLoopback });
+    expect(provider.status).toBe(200);
+    const seen = hits.length;
+    // ...then custom code asks for the same host and port: its own connection, looked up and refused.
+    const r = await t.request("GET", `/fetch_url?url=${encodeURIComponent(url)}`);
+    expect(r.status).toBe(502);
+    expect(r.body.error).toContain("idp.test resolves to a private address (127.0.0.1)");
+    expect(hits.length).toBe(seen);
   });
 
   test("http: with allowPrivate, redirects are followed, bodies and headers sent, answers capped", async () => {

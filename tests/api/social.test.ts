@@ -9,14 +9,18 @@ import { makeTestApp, type TestApp } from "../helpers/app.ts";
 import { type MacCredentials, macAuth } from "../helpers/sign.ts";
 import { type GraphFake, type OidcIssuer, type Social2Fake, startGraphFake, startOidcIssuer, startSocial2Fake } from "../helpers/social-fakes.ts";
 import { aggregatorSignature } from "../../src/social/aggregator-signature.ts";
+import { SOCIAL_ENDPOINTS, type SocialEndpoint } from "../../src/social/endpoints.ts";
 import { OIDC_KEY_REFETCH_COOLDOWN_MS } from "../../src/social/oidc.ts";
 
+const APP_ID = "1234";
 const APP_SECRET = "graph-app-secret-1";
+/** Another app on Social network 1: tokens issued to it must not sign anyone in here. */
+const OTHER_APP = { id: "5678", secret: "other-graph-app-secret" };
 const CONSUMER = { key: "consumer-key-1", secret: "consumer-secret-1" };
 const AGGREGATOR_SECRET = Buffer.from("aggregator partner secret").toString("base64");
 const CLIENT_ID = "com.example.app";
 /** Every provider credential used below: none may appear in a response or a log line. */
-const SECRETS: string[] = [APP_SECRET, CONSUMER.secret, AGGREGATOR_SECRET];
+const SECRETS: string[] = [APP_SECRET, OTHER_APP.secret, CONSUMER.secret, AGGREGATOR_SECRET];
 
 let t: TestApp;
 let graph: GraphFake;
@@ -26,9 +30,9 @@ let issuer: OidcIssuer;
 const form = (fields: Record<string, string>) => ({ raw: new URLSearchParams(fields).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } });
 const signed = (c: MacCredentials, method: string, path: string, extra: { body?: unknown } = {}) => ({ ...extra, headers: { authorization: macAuth(c, method, path) } });
 
-function graphToken(id: string, name = `User ${id}`, email?: string): string {
+function graphToken(id: string, name = `User ${id}`, email?: string, appId?: string): string {
   const token = `fb-token-${id}-${Math.random().toString(36).slice(2)}`;
-  graph.tokens.set(token, { id, name, email });
+  graph.tokens.set(token, { id, name, email, appId });
   SECRETS.push(token);
   return token;
 }
@@ -58,7 +62,8 @@ function expectNoSecrets(text: string) {
 }
 
 beforeAll(async () => {
-  graph = startGraphFake(APP_SECRET);
+  graph = startGraphFake(APP_SECRET, APP_ID);
+  graph.apps.set(OTHER_APP.id, OTHER_APP.secret);
   social2 = startSocial2Fake();
   social2.consumers.set(CONSUMER.key, CONSUMER.secret);
   issuer = await startOidcIssuer();
@@ -67,7 +72,7 @@ beforeAll(async () => {
   await t.admin("PUT", "/schemas/user", { ...user, fields: { ...user.fields, email: { type: "string" } } });
   const set = await t.admin("PUT", "/settings/development", {
     social: {
-      social1: { appId: "1234", appSecret: APP_SECRET, baseUrl: graph.url },
+      social1: { appId: APP_ID, appSecret: APP_SECRET, baseUrl: graph.url },
       social2: { consumerKey: CONSUMER.key, consumerSecret: CONSUMER.secret, baseUrl: social2.url },
       aggregator: { secret: AGGREGATOR_SECRET },
       oidc: { acme: { issuer: issuer.issuer, clientIds: [CLIENT_ID, "web-client"] } },
@@ -124,7 +129,7 @@ describe("settings", () => {
 });
 
 describe("Social network 1 (Graph)", () => {
-  test("createUserWithSocial1 verifies the token at /me with appsecret_proof and links the provider id", async () => {
+  test("createUserWithSocial1 inspects the token for this app, reads /me with appsecret_proof, and links the provider id", async () => {
     const token = graphToken("10001", "Bea Graph", "bea@example.com");
     const r = await t.request("POST", "/user/createUserWithSocial1", { body: { social1_at: token } });
     expect(r.status).toBe(201);
@@ -135,6 +140,8 @@ describe("Social network 1 (Graph)", () => {
     const q = graph.queries.at(-1)!;
     expect(q.get("fields")).toContain("id");
     expect(q.get("appsecret_proof")).toMatch(/^[0-9a-f]{64}$/);
+    const inspected = graph.inspections.at(-1)!;
+    expect([inspected.get("input_token"), inspected.get("access_token")]).toEqual([token, `${APP_ID}|${APP_SECRET}`]);
     // The account is linked: creating again is refused, and the token logs in.
     const again = await t.request("POST", "/user/createUserWithFacebook", { body: { fb_at: token, username: "other" } });
     expect(again.status).toBe(400);
@@ -264,7 +271,7 @@ describe("Social network 1 (Graph)", () => {
     await t.admin("PUT", "/settings/development", { social: { social1: { baseUrl: graph.url } } });
   });
 
-  test("a wrong app secret fails the appsecret_proof check at the provider", async () => {
+  test("a wrong app secret fails at the provider (token inspection and appsecret_proof)", async () => {
     await t.admin("PUT", "/settings/development", { social: { social1: { appSecret: "not-the-app-secret" } } });
     const r = await t.request("POST", "/user/facebookAccessTokenWithCreate", form({ fb_at: graphToken("10011") }));
     expect(r.status).toBe(401);
@@ -288,6 +295,113 @@ describe("Social network 1 (Graph)", () => {
     expect((await t.request("POST", "/user/facebookAccessToken", form({ fb_at: stale }))).status).toBe(401);
     const recreated = await t.request("POST", "/user/createUserWithFacebook", { body: { fb_at: stale, username: "stale-again" } });
     expect(recreated.status).toBe(201);
+  });
+});
+
+describe("Social network 1 accepts only tokens issued to this app", () => {
+  /** Every Social network 1 endpoint that signs in, creates a user or links an account. */
+  const SIGN_IN = SOCIAL_ENDPOINTS.filter((e) => e.provider === "social1" && ["create", "login", "loginWithCreate", "sessionLogin", "link"].includes(e.action));
+  /** What each answers for a token the provider refuses (README): create and link 400, the logins 401. */
+  const refusedStatus = (e: SocialEndpoint) => (e.action === "create" || e.action === "link" ? 400 : 401);
+
+  /** Call an endpoint with a token, by its first verb; link as `as`. */
+  function call(e: SocialEndpoint, token: string, as?: MacCredentials) {
+    if (e.verbs[0] === "GET") {
+      const path = `/user/${e.name}?fb_at=${encodeURIComponent(token)}`;
+      return t.request("GET", path, as ? signed(as, "GET", path) : {});
+    }
+    const path = `/user/${e.name}`;
+    const body = form({ social1_at: token, token_type: "mac" });
+    return t.request("POST", path, { ...body, headers: { ...body.headers, ...(as ? { authorization: macAuth(as, "POST", path) } : {}) } });
+  }
+
+  test("a token another app was issued is refused on every endpoint that signs in, creates or links, as an invalid one is", async () => {
+    expect(SIGN_IN.map((e) => e.name).sort()).toEqual(
+      ["createUserWithFacebook", "createUserWithSocial1", "facebookAccessToken", "facebookAccessTokenWithCreate", "facebookLogin", "linkUserWithFacebook", "linkUserWithSocial1", "social1AccessToken", "social1AccessTokenWithCreate"],
+    );
+    // The victim signed up through this app; someone holds a token of theirs that another app was issued.
+    expect((await t.request("POST", "/user/createUserWithSocial1", { body: { social1_at: graphToken("40001"), username: "victim" } })).status).toBe(201);
+    await t.request("POST", "/user", { body: { username: "linker", password: "linker-password" } });
+    const linker = await passwordLogin("linker", "linker-password");
+    const tokens: [string, string][] = [
+      ["the victim's, another app's", graphToken("40001", "Victim", undefined, OTHER_APP.id)],
+      ["a new account's, another app's", graphToken("40002", "Newcomer", undefined, OTHER_APP.id)],
+      ["invalid", "not-a-token"],
+    ];
+    for (const e of SIGN_IN) {
+      for (const [what, token] of tokens) {
+        const r = await call(e, token, e.action === "link" ? linker : undefined);
+        expect([e.name, what, r.status]).toEqual([e.name, what, refusedStatus(e)]);
+        expect(r.body.error).toBe("Social network 1 refused the credentials: the token is invalid, expired, revoked or for another app");
+        expect(r.headers.get("set-cookie")).toBeNull();
+      }
+    }
+    expect((await t.request("GET", "/user/40002")).status).toBe(404);
+    expect((await t.admin("GET", "/users/development/user/linker/social")).body).toEqual([]);
+    expect((await t.admin("GET", "/users/development/user/victim/social")).body.map((l: { subject: string }) => l.subject)).toEqual(["40001"]);
+    // Every one was inspected for this app; the victim's own token still signs in.
+    expect(graph.inspections.at(-1)!.get("access_token")).toBe(`${APP_ID}|${APP_SECRET}`);
+    const own = await t.request("POST", "/user/facebookAccessToken", form({ fb_at: graphToken("40001"), token_type: "mac" }));
+    expect([own.status, own.body.service?.user?.username]).toEqual([200, "victim"]);
+  });
+
+  test("expired tokens, and inspections naming another user than /me, are refused", async () => {
+    const expired = graphToken("40003");
+    graph.tokens.get(expired)!.expiresAt = Math.floor(Date.now() / 1000) - 60;
+    expect((await t.request("POST", "/user/facebookAccessTokenWithCreate", form({ fb_at: expired }))).status).toBe(401);
+    const mismatched = graphToken("40004");
+    graph.tokens.get(mismatched)!.inspection = { user_id: "40001" };
+    expect((await t.request("POST", "/user/facebookAccessTokenWithCreate", form({ fb_at: mismatched }))).status).toBe(401);
+    expect((await t.request("GET", "/user/40003")).status).toBe(404);
+    expect((await t.request("GET", "/user/40004")).status).toBe(404);
+  });
+
+  test("a token inspection that fails is a 502 that names the provider only", async () => {
+    graph.inspectionDown = true;
+    try {
+      const r = await t.request("POST", "/user/facebookAccessTokenWithCreate", form({ fb_at: graphToken("40005") }));
+      expect(r.status).toBe(502);
+      expect(r.body.error).toBe("Social network 1 answered 503; try again later");
+      expectNoSecrets(r.text);
+      expect(r.text).not.toContain(`${APP_ID}|`);
+    } finally {
+      graph.inspectionDown = false;
+    }
+  });
+
+  test("settings may not leave an app id without its secret; an environment stored that way answers 400 naming it", async () => {
+    const message = 'setting "social.social1.appSecret" is required with social.social1.appId: sign-in checks each token with the provider as issued to this app, using the app secret';
+    const dropped = await t.admin("PUT", "/settings/development", { social: { social1: { appSecret: null } } });
+    expect([dropped.status, dropped.body.error]).toEqual([400, message]);
+    expect((await t.admin("GET", "/settings/development")).body.social.social1.appSecret).toEqual({ set: true });
+    const idOnly = await t.admin("PUT", "/settings/production", { social: { social1: { appId: "777" } } });
+    expect([idOnly.status, idOnly.body.error]).toEqual([400, message]);
+    const emptySecret = await t.admin("PUT", "/settings/production", { social: { social1: { appId: "777", appSecret: "" } } });
+    expect(emptySecret.status).toBe(400);
+    expect((await t.admin("PUT", "/settings/production", { social: { social1: { appId: "777", appSecret: "prod-secret" } } })).status).toBe(200);
+    expect((await t.admin("PUT", "/settings/production", { social: { social1: null } })).status).toBe(200);
+    expect((await t.admin("GET", "/settings/production")).body.social.social1.appId).toBe("");
+
+    // Settings stored before this rule: an app id and no secret.
+    const doc = await t.services.settings.stored("development");
+    delete (doc.social as { social1: Record<string, unknown> }).social1.appSecret;
+    await t.services.system.execute({ sql: "UPDATE settings SET doc = ? WHERE env = 'development'", args: [JSON.stringify(doc)] });
+    await t.services.settings.load();
+    try {
+      const calls = graph.calls;
+      const ann = await passwordLogin("ann", "ann-password");
+      const token = graphToken("40006");
+      for (const e of SIGN_IN) {
+        const r = await call(e, token, e.action === "link" ? ann : undefined);
+        expect([e.name, r.status]).toEqual([e.name, 400]);
+        expect(r.body.error).toBe("Social network 1 is not fully set up in development: set social.social1.appSecret in the settings (tokens are checked with the provider as issued to this app)");
+      }
+      expect(graph.calls).toBe(calls);
+      expect((await t.request("GET", "/user/40006")).status).toBe(404);
+    } finally {
+      expect((await t.admin("PUT", "/settings/development", { social: { social1: { appSecret: APP_SECRET } } })).status).toBe(200);
+    }
+    expect((await t.request("POST", "/user/createUserWithSocial1", { body: { social1_at: graphToken("40006") } })).status).toBe(201);
   });
 });
 

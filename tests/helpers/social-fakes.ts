@@ -1,7 +1,8 @@
-// Real HTTP fakes of the social providers on loopback: a Graph-style network (/me checks the access token and
-// appsecret_proof; /me/feed posts), an OAuth 1.0a network (verify_credentials and statuses/update check the
-// three-legged HMAC-SHA1 signature, timestamp and nonce) and an OpenID Connect issuer (discovery, JWKS, and real
-// RS256-signed ID tokens, with key rotation). Each counts its calls and can be switched to failing.
+// Real HTTP fakes of the social providers on loopback: a Graph-style network (tokens issued per app; debug_token
+// inspects them for an app, /me checks the access token and appsecret_proof; /me/feed posts), an OAuth 1.0a
+// network (verify_credentials and statuses/update check the three-legged HMAC-SHA1 signature, timestamp and
+// nonce) and an OpenID Connect issuer (discovery, JWKS, and real RS256-signed ID tokens, with key rotation). Each
+// counts its calls and can be switched to failing.
 
 import { createHmac } from "node:crypto";
 import { type JWK, type KeyObject, SignJWT, exportJWK, generateKeyPair } from "jose";
@@ -43,36 +44,92 @@ export interface GraphUser {
   id: string;
   name: string;
   email?: string;
+  /** The app the token was issued to (default: the fake's own app, `appId`). */
+  appId?: string;
+  /** When the token expires, Unix seconds (0: never; default: an hour from now). */
+  expiresAt?: number;
+  /** Members the token inspection answers instead of the true ones (a provider answering oddly). */
+  inspection?: Record<string, unknown>;
 }
 
 export interface GraphFake extends Fake {
-  /** access token -> the user it belongs to */
+  /** access token -> the user it belongs to (and the app it was issued to) */
   tokens: Map<string, GraphUser>;
   posts: { user: string; message: string }[];
-  /** When set, /me refuses a request without the right appsecret_proof. */
+  /** The app the tests set up (social.social1.appId): tokens are issued to it unless they name another. */
+  appId: string;
+  /** Its secret: debug_token wants the app access token <appId>|<appSecret>; when set, /me wants its appsecret_proof. */
   appSecret: string | null;
+  /** Other apps on the network, id -> secret. They do not require appsecret_proof, so /me takes their tokens with any. */
+  apps: Map<string, string>;
   /** The query strings /me was called with (to check what was sent). */
   queries: URLSearchParams[];
+  /** The query strings debug_token was called with. */
+  inspections: URLSearchParams[];
+  /** debug_token answers 503 while set (/me keeps working). */
+  inspectionDown: boolean;
 }
 
-export function startGraphFake(appSecret: string | null = null): GraphFake {
-  const fake: GraphFake = { url: "", calls: 0, mode: "up", tokens: new Map(), posts: [], appSecret, queries: [], stop: () => {} };
+/**
+ * The Graph-style network: /me (the token's user; appsecret_proof checked for the tests' app), /me/feed, and
+ * debug_token, which, given a valid app access token, says which app a token was issued to, for which user, and
+ * whether it is still valid; tokens of unknown or expired grants are inspected as invalid.
+ */
+export function startGraphFake(appSecret: string | null = null, appId = "1"): GraphFake {
+  const fake: GraphFake = { url: "", calls: 0, mode: "up", tokens: new Map(), posts: [], appId, appSecret, apps: new Map(), queries: [], inspections: [], inspectionDown: false, stop: () => {} };
   const oauthError = (message: string, code: number) => json({ error: { message, type: "OAuthException", code } }, 400);
+  const now = () => Math.floor(Date.now() / 1000);
+  const expiresAt = (user: GraphUser) => user.expiresAt ?? now() + 3600;
+  const expired = (user: GraphUser) => expiresAt(user) !== 0 && expiresAt(user) <= now();
   const userOf = (p: URLSearchParams): GraphUser | Response => {
     const token = p.get("access_token") ?? "";
     const user = fake.tokens.get(token);
     if (!user) return oauthError("Invalid OAuth access token.", 190);
-    if (fake.appSecret !== null && p.get("appsecret_proof") !== createHmac("sha256", fake.appSecret).update(token).digest("hex"))
+    if (expired(user)) return oauthError("Error validating access token: Session has expired.", 190);
+    if ((user.appId ?? fake.appId) === fake.appId && fake.appSecret !== null && p.get("appsecret_proof") !== createHmac("sha256", fake.appSecret).update(token).digest("hex"))
       return json({ error: { message: "Invalid appsecret_proof provided in the API argument", type: "GraphMethodException", code: 100 } }, 400);
     return user;
   };
+  /** The app an app access token (<id>|<secret>) authenticates, or null. */
+  const appOf = (appToken: string): string | null => {
+    const bar = appToken.indexOf("|");
+    if (bar < 0) return null;
+    const [id, secret] = [appToken.slice(0, bar), appToken.slice(bar + 1)];
+    const known = id === fake.appId ? (fake.appSecret ?? "") : fake.apps.get(id);
+    return known !== undefined && known === secret ? id : null;
+  };
+  const inspect = (p: URLSearchParams): Response => {
+    fake.inspections.push(p);
+    if (fake.inspectionDown) return new Response("inspection unavailable", { status: 503 });
+    if (appOf(p.get("access_token") ?? "") === null) return oauthError("Invalid OAuth access token signature.", 190);
+    const input = p.get("input_token");
+    if (!input) return oauthError("(#100) The parameter input_token is required", 100);
+    const user = fake.tokens.get(input);
+    if (!user) return json({ data: { error: { code: 190, message: "Invalid OAuth access token." }, is_valid: false, scopes: [] } });
+    const app = user.appId ?? fake.appId;
+    const data: Record<string, unknown> = {
+      app_id: app,
+      type: "USER",
+      application: `App ${app}`,
+      data_access_expires_at: now() + 90 * 86_400,
+      expires_at: expiresAt(user),
+      is_valid: !expired(user),
+      issued_at: now() - 60,
+      scopes: ["public_profile", "email"],
+      user_id: user.id,
+      ...(expired(user) ? { error: { code: 190, message: "Error validating access token: Session has expired.", subcode: 463 } } : {}),
+      ...user.inspection,
+    };
+    return json({ data });
+  };
   serve(fake, async (req, url) => {
+    if (req.method === "GET" && url.pathname === "/debug_token") return inspect(url.searchParams);
     if (req.method === "GET" && url.pathname === "/me") {
       fake.queries.push(url.searchParams);
       const user = userOf(url.searchParams);
       if (user instanceof Response) return user;
       const fields = (url.searchParams.get("fields") ?? "id,name").split(",");
-      const all: Record<string, unknown> = { ...user, first_name: user.name.split(" ")[0], last_name: user.name.split(" ").slice(1).join(" ") };
+      const all: Record<string, unknown> = { id: user.id, name: user.name, email: user.email, first_name: user.name.split(" ")[0], last_name: user.name.split(" ").slice(1).join(" ") };
       return json(Object.fromEntries(fields.filter((f) => all[f] !== undefined).map((f) => [f, all[f]])));
     }
     if (req.method === "POST" && url.pathname === "/me/feed") {

@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import type { LookupAddress } from "node:dns";
 import { parseIp } from "../../src/net/ip.ts";
-import { hostNotAllowed, isPrivateAddress, publicOnlyLookup } from "../../src/net/public-address.ts";
+import { hostNotAllowed, isPrivateAddress, isPublicOnlyLookup, publicOnlyLookup } from "../../src/net/public-address.ts";
 
 const ask = (lookup: ReturnType<typeof publicOnlyLookup>, host: string, all: boolean) =>
   new Promise<{ err: Error | null; args: unknown[] }>((resolve) => lookup(host, { all }, (err: Error | null, ...args: unknown[]) => resolve({ err, args })));
@@ -52,5 +52,13 @@ describe("public addresses", () => {
     expect((await ask(lookup, "127.0.0.1", false)).err!.message).toBe("127.0.0.1 resolves to a private address (127.0.0.1)");
     expect(await ask(lookup, "8.8.4.4", false)).toEqual({ err: null, args: ["8.8.4.4", 4] });
     expect(calls).toBe(before);
+  });
+
+  test("only lookups made by publicOnlyLookup count as public-only (what guarded requests accept)", () => {
+    expect(isPublicOnlyLookup(publicOnlyLookup())).toBe(true);
+    expect(isPublicOnlyLookup(publicOnlyLookup((_h, cb) => cb(null, []), () => false))).toBe(true);
+    const plain = (_h: string, _o: unknown, cb: (...args: unknown[]) => void) => cb(null, "127.0.0.1", 4);
+    expect(isPublicOnlyLookup(plain)).toBe(false);
+    expect(isPublicOnlyLookup(undefined)).toBe(false);
   });
 });

@@ -1,12 +1,17 @@
 // Vectors for the pure parts of social sign-in: the aggregator's signature and its window, the three-legged
 // OAuth 1.0a signature a Social network 2 call carries (the provider's published example, checked with openssl),
-// Graph's appsecret_proof, and the endpoint table (every name of seed.md and of behaviour.md §7 is served).
+// Graph's appsecret_proof, Graph token verification against the loopback Graph fake (only tokens issued to this
+// app, for the user /me names, still valid), and the endpoint table (every name of seed.md and of behaviour.md §7
+// is served).
 
-import { describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { baseStringUri, parseOAuthHeader, signOAuth1, verifyOAuth1 } from "../../src/auth/oauth1.ts";
 import { aggregatorSignature, checkAggregatorSignature } from "../../src/social/aggregator-signature.ts";
 import { PARAM_NAMES, SOCIAL_ENDPOINTS, param } from "../../src/social/endpoints.ts";
-import { appSecretProof } from "../../src/social/social1-graph.ts";
+import { ApiError } from "../../src/errors.ts";
+import { REFUSED } from "../../src/social/profile.ts";
+import { type GraphSettings, appSecretProof, graphVerify } from "../../src/social/social1-graph.ts";
+import { type GraphFake, type GraphUser, startGraphFake } from "../helpers/social-fakes.ts";
 
 const SECRET = "YWdncmVnYXRvciBwYXJ0bmVyIHNlY3JldA=="; // Base64 of "aggregator partner secret"
 
@@ -75,6 +80,74 @@ describe("OAuth 1.0a with a user token", () => {
 describe("Graph appsecret_proof", () => {
   test("hex HMAC-SHA256 of the token keyed by the app secret (openssl dgst -sha256 -hmac)", () => {
     expect(appSecretProof("app-secret-xyz", "token-abc")).toBe("8d09eaac5cdba7332dee102ce7c90209fa9a32b53f45ffd68fe0330b27e59bde");
+  });
+});
+
+describe("Graph token verification (debug_token for this app, then /me)", () => {
+  const APP_ID = "1234";
+  const APP_SECRET = "graph-unit-app-secret";
+  let graph: GraphFake;
+  let cfg: GraphSettings;
+  let n = 0;
+  beforeAll(() => {
+    graph = startGraphFake(APP_SECRET, APP_ID);
+    graph.apps.set("12345", "other-secret");
+    cfg = { appId: APP_ID, appSecret: APP_SECRET, baseUrl: graph.url };
+  });
+  afterAll(() => graph.stop());
+  const issue = (user: Partial<GraphUser> = {}) => {
+    const token = `unit-token-${++n}`;
+    graph.tokens.set(token, { id: `5000${n}`, name: "Uma Unit", email: "uma@example.com", ...user });
+    return token;
+  };
+  /** The ApiError a call throws (status and message), or what it answered. */
+  const outcome = (p: Promise<unknown>) => p.then((v) => ({ answered: v }), (e: ApiError) => ({ status: e.status, message: e.message }));
+
+  test("a token issued to this app answers the /me profile; both calls carry what the provider checks", async () => {
+    const token = issue();
+    const r = await graphVerify(cfg, token);
+    expect(r).toMatchObject({ id: `5000${n}`, name: "Uma Unit", email: "uma@example.com" });
+    expect(Object.fromEntries(graph.inspections.at(-1)!)).toEqual({ input_token: token, access_token: `${APP_ID}|${APP_SECRET}` });
+    expect(graph.queries.at(-1)!.get("appsecret_proof")).toBe(appSecretProof(APP_SECRET, token));
+    // The app id may come as a number; it is compared as a string.
+    expect(await graphVerify(cfg, issue({ inspection: { app_id: 1234 } }))).not.toBe(REFUSED);
+  });
+
+  test("another app's, unknown, expired and mismatched tokens are refused", async () => {
+    const past = Math.floor(Date.now() / 1000) - 1;
+    const cases: [string, string][] = [
+      ["another app's", issue({ appId: "12345" })],
+      ["an app id that only starts with ours", issue({ inspection: { app_id: "12340" } })],
+      ["unknown", "never-issued"],
+      ["expired", issue({ expiresAt: past })],
+      ["valid by its flag but past its expiry", issue({ inspection: { is_valid: true, expires_at: past } })],
+      ["not valid", issue({ inspection: { is_valid: false } })],
+      ["is_valid not exactly true", issue({ inspection: { is_valid: "true" } })],
+      ["without a user", issue({ inspection: { user_id: undefined } })],
+      ["for another user than /me names", issue({ inspection: { user_id: "99" } })],
+    ];
+    for (const [what, token] of cases) expect([what, await graphVerify(cfg, token)]).toEqual([what, REFUSED]);
+    // An app secret the provider does not know: the inspection is refused.
+    expect(await graphVerify({ ...cfg, appSecret: "not-the-secret" }, issue())).toBe(REFUSED);
+  });
+
+  test("without the app secret nothing is asked; a failed inspection is a 502 without the app access token", async () => {
+    const calls = graph.calls;
+    expect(await outcome(graphVerify({ ...cfg, appSecret: "" }, issue()))).toEqual({ status: 400, message: "Social network 1 needs social.social1.appId and appSecret to check tokens" });
+    expect(graph.calls).toBe(calls);
+    graph.inspectionDown = true;
+    try {
+      const down = await outcome(graphVerify(cfg, issue()));
+      expect(down).toEqual({ status: 502, message: "Social network 1 answered 503; try again later" });
+    } finally {
+      graph.inspectionDown = false;
+    }
+    graph.mode = "garbage";
+    try {
+      expect(await outcome(graphVerify(cfg, issue()))).toEqual({ status: 502, message: "Social network 1 answered something other than JSON; try again later" });
+    } finally {
+      graph.mode = "up";
+    }
   });
 });
 

@@ -1,8 +1,10 @@
 // The Web Push provider against a loopback push service fake that checks VAPID and decrypts the payload with the
 // subscription's private key: delivery, Topic/TTL, error classification, the SSRF guard, the concurrency bound,
-// timeouts, and the subscription and VAPID key validators.
+// timeouts, endpoint names looked up again for every new connection (no DNS rebinding through the keep-alive pool),
+// and the subscription and VAPID key validators.
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import https from "node:https";
 import type { PushMessage, PushProvider } from "../../src/push/provider.ts";
 import {
   createWebPushProvider,
@@ -11,7 +13,8 @@ import {
   parseSubscription,
   validateVapidKeys,
 } from "../../src/push/providers/web-push.ts";
-import { publicOnlyLookup } from "../../src/net/public-address.ts";
+import { isPrivateAddress, publicOnlyLookup } from "../../src/net/public-address.ts";
+import { makeApnsTestPki } from "../helpers/apns-fake.ts";
 import { startWebPushFake, type WebPushFake } from "../helpers/web-push-fake.ts";
 
 const vapid = generateVapidKeys();
@@ -168,6 +171,41 @@ describe("Web Push provider", () => {
     p.close();
   });
 
+  test("a name is looked up for every new connection: public at first, refused once it resolves privately", async () => {
+    // A push service over TLS at the same port on 127.0.0.2 (public for this test) and 127.0.0.1 (private).
+    const pki = makeApnsTestPki();
+    const { pub, priv } = await tlsPair(pki.server);
+    const asked: string[] = [];
+    const answers = ["127.0.0.2", "127.0.0.1"];
+    const lookup = publicOnlyLookup(
+      (host, cb) => cb(null, [{ address: answers[Math.min(asked.push(host), answers.length) - 1]!, family: 4 }]),
+      (bytes) => !(bytes.length === 4 && bytes.join(".") === "127.0.0.2") && isPrivateAddress(bytes),
+    );
+    const p = provider({ allowPrivateEndpoints: false, lookup });
+    const s = fake.subscribe(`https://push.rebind.test:${pub.port}`);
+    // The servers' certificate is for 127.0.0.1; what is tested here is where connections go, not the chain.
+    const rejectUnauthorized = process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+    process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
+    try {
+      expect(await p.send(msg(s.token))).toEqual({ kind: "sent" });
+      // Kept alive: the second message goes over the connection to the address checked, without a lookup; the
+      // service closes that connection after answering it.
+      pub.closeAfterNext = true;
+      expect(await p.send(msg(s.token))).toEqual({ kind: "sent" });
+      expect([asked.length, pub.connections, pub.requests]).toEqual([1, 1, 2]);
+      // A new connection is needed: looked up again, the name now resolves to loopback and is refused.
+      expect(await p.send(msg(s.token))).toEqual({ kind: "invalid-token", reason: "endpoint not allowed (push.rebind.test resolves to a private address (127.0.0.1))" });
+      expect(asked).toEqual(["push.rebind.test", "push.rebind.test"]);
+      expect([pub.connections, pub.requests, priv.connections, priv.requests]).toEqual([1, 2, 0, 0]);
+    } finally {
+      if (rejectUnauthorized === undefined) delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+      else process.env.NODE_TLS_REJECT_UNAUTHORIZED = rejectUnauthorized;
+      p.close();
+      pub.stop();
+      priv.stop();
+    }
+  });
+
   test("never has more than `concurrency` requests in flight", async () => {
     const p = provider({ concurrency: 6 });
     const subs = Array.from({ length: 10 }, () => fake.subscribe());
@@ -207,6 +245,54 @@ describe("Web Push provider", () => {
     p.close();
   });
 });
+
+/** A push service answering 201 over TLS on `host`, counting TCP connections and requests. */
+interface TlsPushService {
+  port: number;
+  connections: number;
+  requests: number;
+  /** Answer the next request with Connection: close. */
+  closeAfterNext: boolean;
+  stop(): void;
+}
+
+async function tlsPushService(cert: { certPem: string; keyPem: string }, host: string, port: number): Promise<TlsPushService> {
+  const service: TlsPushService = { port: 0, connections: 0, requests: 0, closeAfterNext: false, stop: () => {} };
+  const server = https.createServer({ key: cert.keyPem, cert: cert.certPem }, (req, res) => {
+    service.requests++;
+    req.resume();
+    req.on("end", () => {
+      if (service.closeAfterNext) res.setHeader("connection", "close");
+      service.closeAfterNext = false;
+      res.statusCode = 201;
+      res.end();
+    });
+  });
+  server.on("connection", () => service.connections++);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => resolve());
+  });
+  service.port = (server.address() as { port: number }).port;
+  service.stop = () => {
+    server.closeAllConnections();
+    server.close();
+  };
+  return service;
+}
+
+/** Services on 127.0.0.2 and 127.0.0.1 at the same port (a few tries: the port must be free on both). */
+async function tlsPair(cert: { certPem: string; keyPem: string }): Promise<{ pub: TlsPushService; priv: TlsPushService }> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const pub = await tlsPushService(cert, "127.0.0.2", 0);
+    try {
+      return { pub, priv: await tlsPushService(cert, "127.0.0.1", pub.port) };
+    } catch {
+      pub.stop();
+    }
+  }
+  throw new Error("no port free on both 127.0.0.1 and 127.0.0.2");
+}
 
 describe("parseSubscription", () => {
   /** A valid subscription (the fake keeps its keys; the endpoint is never contacted). */
