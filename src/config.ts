@@ -20,6 +20,11 @@ export interface Config {
   /** A second listener serving the push API at its root (--push-http), or null. */
   pushHttp: ListenAddress | null;
   publicUrl: string | null;
+  /**
+   * A separate origin for stored files (--files-url): file links use it, and requests addressed to its host are
+   * answered only under /_files/, so an uploaded file never runs on the API's or the console's origin.
+   */
+  filesUrl: string | null;
   trustedProxy: Cidr[];
   bodyLimit: number;
   infer: boolean;
@@ -56,7 +61,8 @@ const OPTIONS: readonly Option[] = [
   { key: "storeAuthToken", env: "BURROW_STORE_AUTH_TOKEN", default: "", help: "with --store: the libSQL server's auth token (JWT)" },
   { key: "http", flag: "--http", env: "BURROW_HTTP", default: "127.0.0.1:8080", help: "listen address host:port (port 0 picks a free port)" },
   { key: "pushHttp", flag: "--push-http", env: "BURROW_PUSH_HTTP", default: "", help: "also serve the push API (/_push/...) at the root of a second listener host:port (default off)" },
-  { key: "publicUrl", flag: "--public-url", env: "BURROW_PUBLIC_URL", default: "", help: "external base URL used in file links (default: from the request's Host)" },
+  { key: "publicUrl", flag: "--public-url", env: "BURROW_PUBLIC_URL", default: "", help: "external base URL of the API, used in file links (default: the origin each request addressed)" },
+  { key: "filesUrl", flag: "--files-url", env: "BURROW_FILES_URL", default: "", help: "a separate origin for file links, e.g. https://files.example.com pointing at this server; requests to its host are served only under /_files/ (the strongest isolation of uploads)" },
   { key: "trustedProxy", flag: "--trusted-proxy", env: "BURROW_TRUSTED_PROXY", default: "", help: "comma-separated IPs/CIDRs whose X-Forwarded-* headers are believed" },
   { key: "bodyLimit", flag: "--body-limit", env: "BURROW_BODY_LIMIT", default: "32mb", help: "largest accepted request body (e.g. 512kb, 32mb); larger bodies get 413" },
   { key: "noInfer", flag: "--no-infer", env: "BURROW_NO_INFER", default: "false", help: "turn off schema inference in development", boolean: true },
@@ -121,6 +127,14 @@ export function loadConfig(
       fail("publicUrl", "expected an http(s) URL such as https://api.example.com");
     publicUrl = raw.publicUrl.replace(/\/+$/, "");
   }
+  let filesUrl: string | null = null;
+  if (raw.filesUrl) {
+    const u = urlOf(raw.filesUrl) ?? fail("filesUrl", "expected an origin such as https://files.example.com");
+    if ( (u.protocol !== "http:" && u.protocol !== "https:") || u.search || u.hash || u.username || u.password || u.pathname !== "/")
+      fail("filesUrl", "expected an origin such as https://files.example.com (scheme, host and port only)");
+    filesUrl = u.origin;
+    if (publicUrl !== null && new URL(publicUrl).host === u.host) fail("filesUrl", "it must be another host than --public-url's");
+  }
   const trustedProxy: Cidr[] = [];
   for (const part of raw.trustedProxy!.split(",").map((s) => s.trim()).filter(Boolean)) {
     trustedProxy.push(parseCidr(part) ?? fail("trustedProxy", `"${part}" is not an IP address or CIDR`));
@@ -168,6 +182,7 @@ export function loadConfig(
     http,
     pushHttp,
     publicUrl,
+    filesUrl,
     trustedProxy,
     bodyLimit,
     infer: !noInfer,

@@ -28,8 +28,11 @@ export interface ApiContext {
   /** Development with inference on: unknown schemas and fields are created on write. */
   infer: boolean;
   principal: Principal;
-  /** The public base URL (scheme, host, port) for links such as file URLs: --public-url or the request's own. */
-  baseUrl(): string;
+  /**
+   * The base URL (scheme, host, port, optional path) put before file paths in answers: --files-url, --public-url,
+   * or the origin the request being answered addressed. Never stored: a forged Host changes only its own answer.
+   */
+  fileBase(): string;
 }
 
 /** `sm_owner` value of a user: "<userSchema>/<key>". */
@@ -38,6 +41,6 @@ export function ownerOf(p: Principal): string | null {
 }
 
 /** The context of the server itself on one environment (the admin API): every permission passes, nothing is inferred. */
-export function systemContext(env: EnvName, db: Client, schemas: SchemaSet, baseUrl: () => string): ApiContext {
-  return { env, version: schemas.version, db, schemas, infer: false, principal: { kind: "system" }, baseUrl };
+export function systemContext(env: EnvName, db: Client, schemas: SchemaSet, fileBase: () => string): ApiContext {
+  return { env, version: schemas.version, db, schemas, infer: false, principal: { kind: "system" }, fileBase };
 }

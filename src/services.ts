@@ -14,12 +14,12 @@ import { Mailer } from "./mail/mailer.ts";
 import { PushService } from "./push/push-service.ts";
 import { PUSH_QUEUE_DDL } from "./push/queue.ts";
 import { PUSH_TOKENS_DDL } from "./push/token-store.ts";
-import { FILES_DDL, Files } from "./files/files.ts";
+import { FILES_DDL, Files, storeFilePaths } from "./files/files.ts";
 import { type Logger, createLogger } from "./log.ts";
 import { RequestStats } from "./system/request-stats.ts";
 import { RequestLogRing } from "./system/request-log-ring.ts";
 import { Catalog } from "./schema/catalog.ts";
-import { LAYOUT_DDL } from "./schema/migrate.ts";
+import { LAYOUT_DDL, rebuildUserTriggers } from "./schema/migrate.ts";
 import { Admins } from "./system/admins.ts";
 import { ENVIRONMENTS } from "./system/environments.ts";
 import { type KeySet, ensureKeys, readKeys } from "./system/keys.ts";
@@ -81,7 +81,13 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
   const system = store.system;
   const envDbs = { development: store.development, production: store.production };
   await migrateSystemDb(system);
-  for (const env of ENVIRONMENTS) await envDbs[env].batch([LAYOUT_DDL, ...FILES_DDL, ...SESSIONS_DDL, TEMP_PASSWORDS_DDL, ...SOCIAL_LINKS_DDL, ...PUSH_TOKENS_DDL, ...PUSH_QUEUE_DDL], "write");
+  for (const env of ENVIRONMENTS) {
+    await envDbs[env].batch([LAYOUT_DDL, ...FILES_DDL, ...SESSIONS_DDL, TEMP_PASSWORDS_DDL, ...SOCIAL_LINKS_DDL, ...PUSH_TOKENS_DDL, ...PUSH_QUEUE_DDL], "write");
+    // Databases made before the user-deletion triggers existed get them (rebuilt at every start; cheap).
+    await rebuildUserTriggers(envDbs[env]);
+    const paths = await storeFilePaths(envDbs[env]);
+    if (paths > 0) log.info(`${env}: ${paths} file links now stored as paths (answers add each request's base)`);
+  }
   const keys = indexKeys(await ensureKeys(system, config.keys));
   const catalog = new Catalog(system, envDbs, BUMP_EPOCH);
   await catalog.load();
@@ -121,12 +127,11 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
   let closed = false;
 
   const push = new PushService(envDbs, settings, log, store.remote);
-  // A deleted user's device tokens go with it (the datastore only announces the deletion).
-  data.onUsersRemoved(async (ctx, _schema, keys) => void (await push.tokens(ctx.env).removeUsers(keys)));
+  // A deleted user's sessions, temporary password, links and device tokens end in the delete's own transaction
+  // (the database's user-deletion triggers); this node also forgets the sessions it holds in memory at once.
+  data.onSignedOut((ctx, schema, keys) => sessions[ctx.env].forgetUsers(schema, keys));
 
   const socialLinks = new SocialLinks();
-  // A deleted user's provider links go with it.
-  data.onUsersRemoved((ctx, schema, keys) => socialLinks.removeUsers(ctx, schema, keys));
   const social = new SocialAccounts({
     settings: (env) => settings.get(env).social as unknown as SocialSettings,
     accounts,

@@ -54,7 +54,7 @@ const VARIANTS: [string, string][] = [
   ["concat(), integers unquoted", `concat('{"${PK}":', json_quote(${c(PK)}), ${parts.slice(1).map(([k, test, , text]) => (k === "done" ? `CASE ${c("done")} WHEN 1 THEN ',"done":true' WHEN 0 THEN ',"done":false' END` : `CASE WHEN ${test} THEN NULL ELSE ',"${k}":' END, ${text}`)).join(", ")}, '}')`],
   ["replace() of each ,\"k\":null", parts.slice(1).reduce((acc, [k, test]) => `replace(${acc}, CASE WHEN ${test} THEN ',"${k}":null' ELSE '' END, '')`, plain)],
   ["json_patch only when a field is NULL", `CASE WHEN ${parts.slice(1).map(([, test]) => `(${test})`).join(" OR ")} THEN json_patch('{}', ${plain}) ELSE ${plain} END`],
-  ["objectJsonSql (src)", objectJsonSql(PK, FIELDS, "t")],
+  ["objectJsonSql (src)", objectJsonSql(PK, FIELDS, "t").sql],
 ];
 
 const db = new Database(":memory:");

@@ -12,6 +12,7 @@ import type { CompiledSchema } from "../schema/compiled.ts";
 import type { Sessions, Tokens } from "./sessions.ts";
 import { randomToken } from "./sessions.ts";
 import type { RateLimiter } from "./rate-limit.ts";
+import { rateKeyOfIp } from "../net/ip.ts";
 
 const TEMP_PASSWORD_TTL_MS = 24 * 3600 * 1000;
 const TEMP_REQUIRED = "Temporary password reset required.";
@@ -21,6 +22,7 @@ export interface RateLimits {
   ipPerMinute: number;
   failedLoginsPerAccount: number;
   failedLoginWindowMinutes: number;
+  signupsPerIpPerHour: number;
 }
 
 const INVALID_CREDENTIALS = "Invalid username or password";
@@ -60,8 +62,11 @@ export interface UserRows {
   passwordHash(ctx: ApiContext, s: CompiledSchema, username: string): Promise<string | null>;
   /** The user's email field; null when there is no such user. */
   email(ctx: ApiContext, s: CompiledSchema, username: string): Promise<{ email: string | null } | null>;
-  /** Store a new password hash and drop any temporary password; the updated user's JSON, null when there is no such user. */
-  setPasswordHash(ctx: ApiContext, s: CompiledSchema, username: string, hash: string): Promise<string | null>;
+  /**
+   * Store a new password hash, drop any temporary password and end every session of the user but `keepFamily`'s,
+   * in one transaction; the updated user's JSON, null when there is no such user.
+   */
+  setPasswordHash(ctx: ApiContext, s: CompiledSchema, username: string, hash: string, keepFamily: string | null): Promise<string | null>;
   /** The hash of the user's temporary password still valid at `now`, or null. */
   tempPasswordHash(ctx: ApiContext, s: CompiledSchema, username: string, now: number): Promise<string | null>;
   /** Store (or replace) the user's temporary password. */
@@ -92,9 +97,30 @@ export class Accounts {
     return s;
   }
 
-  /** Per-IP limit shared by every login, token, password and social endpoint. */
+  /** Per-IP limit shared by every login, token, password and social endpoint (an IPv6 client counts by its /64). */
   async limitIp(ctx: ApiContext, ip: string | null): Promise<void> {
-    const r = await this.deps.limiter.hit(`${ctx.env}|ip|${ip ?? "unknown"}`, this.deps.limits(ctx).ipPerMinute, 60_000);
+    const r = await this.deps.limiter.hit(`${ctx.env}|ip|${ip === null ? "unknown" : rateKeyOfIp(ip)}`, this.deps.limits(ctx).ipPerMinute, 60_000);
+    if (!r.ok) throw tooManyRequests(r.retryAfter);
+  }
+
+  /**
+   * Sign-ups per client IP and hour (setting rateLimits.signupsPerIpPerHour): `count` accounts at once (a batch).
+   * The private key creates accounts without this limit.
+   */
+  async limitSignups(ctx: ApiContext, ip: string | null, count: number): Promise<void> {
+    if (ctx.principal.kind === "app" || ctx.principal.kind === "system") return;
+    const r = await this.deps.limiter.hit(`${ctx.env}|signup|${ip === null ? "unknown" : rateKeyOfIp(ip)}`, this.deps.limits(ctx).signupsPerIpPerHour, 3600_000, count);
+    if (!r.ok) throw tooManyRequests(r.retryAfter);
+  }
+
+  /**
+   * Take one attempt from the account's failed-login budget before a password is checked, so that parallel
+   * guesses cannot all pass a check made before any of them failed: at most `failedLoginsPerAccount` checks
+   * run per window, the rest are 429. A correct password gives the budget back (the count starts again).
+   */
+  private async takeAttempt(ctx: ApiContext, key: string): Promise<void> {
+    const limits = this.deps.limits(ctx);
+    const r = await this.deps.limiter.hit(key, limits.failedLoginsPerAccount, limits.failedLoginWindowMinutes * 60_000);
     if (!r.ok) throw tooManyRequests(r.retryAfter);
   }
 
@@ -120,9 +146,14 @@ export class Accounts {
     return { token: tokens.access_token, expiresIn: tokens.expires_in };
   }
 
-  /** Set a new password (dropping any temporary one); the updated user's JSON, null when the user is gone. */
-  private async setPassword(ctx: ApiContext, s: CompiledSchema, username: string, password: string): Promise<string | null> {
-    return this.deps.users.setPasswordHash(ctx, s, username, await hashPassword(password));
+  /**
+   * Set a new password (dropping any temporary one) and end the user's other sessions: all of them, or all but the
+   * caller's `keepFamily`. The updated user's JSON, null when the user is gone.
+   */
+  private async setPassword(ctx: ApiContext, s: CompiledSchema, username: string, password: string, keepFamily: string | null): Promise<string | null> {
+    const user = await this.deps.users.setPasswordHash(ctx, s, username, await hashPassword(password), keepFamily);
+    this.deps.sessions(ctx).forgetUsers(s.name, [username], keepFamily);
+    return user;
   }
 
   /** POST (or GET) /<userSchema>/accessToken. */
@@ -155,9 +186,7 @@ export class Accounts {
     const password = params[s.passwordField!] ?? params.password;
     if (!username || !password || username.length > 256 || password.length > MAX_FIELD) throw refuse.denied();
     const key = this.accountKey(ctx, s, username);
-    const limits = this.deps.limits(ctx);
-    const blocked = await this.deps.limiter.blocked(key, limits.failedLoginsPerAccount);
-    if (!blocked.ok) throw tooManyRequests(blocked.retryAfter);
+    await this.takeAttempt(ctx, key);
 
     // The one read of the user row: its JSON for the answer and the hash to check.
     const row = await this.deps.users.forLogin(ctx, s, username);
@@ -169,14 +198,12 @@ export class Accounts {
         const next = params.new_password;
         if (!next) throw refuse.resetRequired();
         if (next.length > MAX_FIELD) throw refuse.invalid("new_password is too long");
-        user = await this.setPassword(ctx, s, username, next);
+        user = await this.setPassword(ctx, s, username, next, null);
         if (user === null) throw refuse.denied();
       }
     }
-    if (user === null) {
-      await this.deps.limiter.hit(key, limits.failedLoginsPerAccount, limits.failedLoginWindowMinutes * 60_000);
-      throw refuse.denied();
-    }
+    // A failure keeps the attempt it took; a success gives the budget back.
+    if (user === null) throw refuse.denied();
     await this.deps.limiter.reset(key);
     return { username, user };
   }
@@ -239,25 +266,21 @@ export class Accounts {
   /** POST /<userSchema>/resetPassword: {old: {password}, new: {password}} for the signed-in user. */
   async resetPassword(ctx: ApiContext, s: CompiledSchema, body: Record<string, unknown>, ip: string | null): Promise<void> {
     await this.limitIp(ctx, ip);
-    const { username } = this.signedIn(ctx, s);
+    const { username, family } = this.signedIn(ctx, s);
     const old = (body.old as Record<string, unknown> | undefined)?.password;
     const next = (body.new as Record<string, unknown> | undefined)?.password;
     if ((old !== undefined && typeof old !== "string") || typeof next !== "string" || next.length === 0 || next.length > MAX_FIELD || (old?.length ?? 0) > MAX_FIELD)
       throw unauthorized("send {\"old\": {\"password\": ...}, \"new\": {\"password\": ...}}");
     const key = this.accountKey(ctx, s, username);
-    const limits = this.deps.limits(ctx);
-    const blocked = await this.deps.limiter.blocked(key, limits.failedLoginsPerAccount);
-    if (!blocked.ok) throw tooManyRequests(blocked.retryAfter);
     const hash = await this.deps.users.passwordHash(ctx, s, username);
     // A user created by a social login has no password: its first one needs no old password.
     if (hash === null && !old) {
-      await this.setPassword(ctx, s, username, next);
+      await this.setPassword(ctx, s, username, next, family);
       return;
     }
-    if (!hash || typeof old !== "string" || !(await verifyPassword(old, hash))) {
-      await this.deps.limiter.hit(key, limits.failedLoginsPerAccount, limits.failedLoginWindowMinutes * 60_000);
-      throw unauthorized("the old password is wrong");
-    }
-    await this.setPassword(ctx, s, username, next);
+    await this.takeAttempt(ctx, key);
+    if (!hash || typeof old !== "string" || !(await verifyPassword(old, hash))) throw unauthorized("the old password is wrong");
+    await this.deps.limiter.reset(key);
+    await this.setPassword(ctx, s, username, next, family);
   }
 }

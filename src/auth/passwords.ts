@@ -1,6 +1,8 @@
 // Password hashing: argon2id on low-priority worker threads (hasher-worker.ts), so login storms do not slow the
 // requests the main thread serves; falls back to Bun.password's own thread pool when workers cannot start.
-// A dummy verify makes unknown accounts take as long to reject as wrong passwords.
+// Each worker takes one job at a time from two queues, verifications (logins) before new hashes (sign-ups,
+// password changes), so a flood of sign-ups never makes a login wait behind it. A dummy verify makes unknown
+// accounts take as long to reject as wrong passwords.
 
 import { availableParallelism } from "node:os";
 import type { HashRequest } from "./hasher-worker.ts";
@@ -19,9 +21,17 @@ interface Pending {
   reject(e: Error): void;
 }
 
+interface Slot {
+  worker: Worker;
+  /** The job it runs (one at a time), or null when idle. */
+  job: (Pending & { id: number }) | null;
+}
+
 class HasherPool {
-  private workers: { worker: Worker; busy: number }[] = [];
-  private pending = new Map<number, Pending>();
+  private workers: Slot[] = [];
+  /** Jobs waiting for a worker: verifications first, then hashes. */
+  private readonly verifies: Pending[] = [];
+  private readonly hashes: Pending[] = [];
   private nextId = 1;
   private failed = false;
 
@@ -29,39 +39,49 @@ class HasherPool {
     const size = Math.max(1, Math.min(4, availableParallelism() - 1));
     for (let i = 0; i < size; i++) {
       const worker = new Worker(WORKER_URL);
-      const slot = { worker, busy: 0 };
+      const slot: Slot = { worker, job: null };
       worker.onmessage = (e: MessageEvent<{ id: number; result?: string | boolean; error?: string }>) => {
-        const p = this.pending.get(e.data.id);
-        if (!p) return;
-        this.pending.delete(e.data.id);
-        if (--slot.busy === 0) worker.unref();
+        const p = slot.job;
+        if (!p || p.id !== e.data.id) return;
+        slot.job = null;
+        this.next(slot);
         if (e.data.error !== undefined) p.reject(new Error(e.data.error));
         else p.resolve(e.data.result!);
       };
       worker.onerror = () => {
         // A worker that cannot run: hash on Bun's own pool from now on, including what was waiting.
         this.failed = true;
-        for (const [id, p] of this.pending) {
-          this.pending.delete(id);
-          direct(p.req).then(p.resolve, p.reject);
-        }
+        const waiting = [...this.workers.flatMap((s) => (s.job ? [s.job] : [])), ...this.verifies.splice(0), ...this.hashes.splice(0)];
+        for (const s of this.workers) s.job = null;
+        for (const p of waiting) direct(p.req).then(p.resolve, p.reject);
       };
       worker.unref();
       this.workers.push(slot);
     }
   }
 
+  /** Give an idle worker the next job, verifications first. */
+  private next(slot: Slot): void {
+    const p = this.verifies.shift() ?? this.hashes.shift();
+    if (!p) {
+      // Referenced only while it has work: an idle worker never keeps the process alive, and a busy one must
+      // (Bun's event loop spins instead of sleeping while it awaits an unreferenced worker).
+      slot.worker.unref();
+      return;
+    }
+    const job = { ...p, id: this.nextId++ };
+    if (slot.job === null) slot.worker.ref();
+    slot.job = job;
+    slot.worker.postMessage({ ...p.req, id: job.id });
+  }
+
   run(req: Omit<HashRequest, "id">): Promise<string | boolean> {
     if (this.failed) return direct(req);
     if (this.workers.length === 0) this.start();
-    const slot = this.workers.reduce((a, b) => (b.busy < a.busy ? b : a));
-    const id = this.nextId++;
-    // Referenced only while it has work: an idle worker never keeps the process alive, and a busy one must
-    // (Bun's event loop spins instead of sleeping while it awaits an unreferenced worker).
-    if (slot.busy++ === 0) slot.worker.ref();
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { req, resolve, reject });
-      slot.worker.postMessage({ ...req, id });
+      (req.op === "verify" ? this.verifies : this.hashes).push({ req, resolve, reject });
+      const idle = this.workers.find((s) => s.job === null);
+      if (idle) this.next(idle);
     });
   }
 }

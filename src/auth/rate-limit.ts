@@ -5,10 +5,11 @@ export type RateResult = { ok: true } | { ok: false; retryAfter: number };
 
 /** In memory the answers are immediate; a store-backed limiter (store-rate-limit.ts) answers with promises. */
 export interface RateLimiter {
-  /** Count one event for `key`; refused (with seconds until the window ends) once `limit` were counted. */
-  hit(key: string, limit: number, windowMs: number): RateResult | Promise<RateResult>;
-  /** Whether `key` already reached `limit` in its current window, without counting. */
-  blocked(key: string, limit: number): RateResult | Promise<RateResult>;
+  /**
+   * Count `cost` events (default 1) for `key` in one step: taken when the window's count stays within `limit`,
+   * otherwise refused, counting nothing, with the seconds until the window ends.
+   */
+  hit(key: string, limit: number, windowMs: number, cost?: number): RateResult | Promise<RateResult>;
   reset(key: string): void | Promise<void>;
 }
 
@@ -28,20 +29,16 @@ export class MemoryRateLimiter implements RateLimiter {
     return w && w.ends > now ? w : undefined;
   }
 
-  hit(key: string, limit: number, windowMs: number): { ok: true } | { ok: false; retryAfter: number } {
+  hit(key: string, limit: number, windowMs: number, cost = 1): RateResult {
     const w = this.current(key);
     if (!w) {
-      this.windows.set(key, { count: 1, ends: this.now() + windowMs });
+      if (cost > limit) return { ok: false, retryAfter: Math.max(1, Math.ceil(windowMs / 1000)) };
+      this.windows.set(key, { count: cost, ends: this.now() + windowMs });
       return { ok: true };
     }
-    if (w.count >= limit) return { ok: false, retryAfter: Math.max(1, Math.ceil((w.ends - this.now()) / 1000)) };
-    w.count++;
+    if (w.count + cost > limit) return { ok: false, retryAfter: Math.max(1, Math.ceil((w.ends - this.now()) / 1000)) };
+    w.count += cost;
     return { ok: true };
-  }
-
-  blocked(key: string, limit: number): { ok: true } | { ok: false; retryAfter: number } {
-    const w = this.current(key);
-    return w && w.count >= limit ? { ok: false, retryAfter: Math.max(1, Math.ceil((w.ends - this.now()) / 1000)) } : { ok: true };
   }
 
   reset(key: string): void {

@@ -89,7 +89,19 @@ export class Sessions {
   ) {}
 
   private forgetUser(schema: string, username: string): void {
-    for (const [family, e] of this.cache) if (e.session.schema === schema && e.session.username === username) this.cache.delete(family);
+    this.forgetUsers(schema, [username]);
+  }
+
+  /** Drop the cached sessions of a user schema's users (the schema was dropped). */
+  forgetSchema(schema: string): void {
+    for (const [family, e] of this.cache) if (e.session.schema === schema) this.cache.delete(family);
+  }
+
+  /** Drop the cached sessions of these users but `keepFamily`'s (they were deleted, or their sessions ended in the database by another path). */
+  forgetUsers(schema: string, usernames: readonly string[], keepFamily: string | null = null): void {
+    if (this.cache.size === 0 || usernames.length === 0) return;
+    const gone = new Set(usernames);
+    for (const [family, e] of this.cache) if (family !== keepFamily && e.session.schema === schema && gone.has(e.session.username)) this.cache.delete(family);
   }
 
   private newTokens(family: string): Tokens {

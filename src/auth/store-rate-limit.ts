@@ -17,27 +17,25 @@ export class StoreRateLimiter implements RateLimiter {
   }
 
   /**
-   * Counts the event; a window that has ended starts again at 1. The count stops at limit + 1, which marks the
-   * refused: at most `limit` events pass per window, on every node together.
+   * Counts `cost` events in one statement: a window that has ended starts again at `cost`; a live one grows only
+   * while it stays within `limit` (the upsert's WHERE), so at most `limit` events pass per window, on every node
+   * together. A refusal updates nothing, and the window's end is then read for Retry-After.
    */
-  async hit(key: string, limit: number, windowMs: number): Promise<RateResult> {
+  async hit(key: string, limit: number, windowMs: number, cost = 1): Promise<RateResult> {
     const now = this.now();
+    if (cost > limit) return { ok: false, retryAfter: this.retryAfter(now + windowMs) };
     const rs = await this.db.execute({
-      sql: `INSERT INTO _burrow_rate_limits (key, count, ends) VALUES (?, 1, ?)
+      sql: `INSERT INTO _burrow_rate_limits (key, count, ends) VALUES (?, ?, ?)
             ON CONFLICT (key) DO UPDATE SET
-              count = CASE WHEN ends <= ? THEN 1 WHEN count > ? THEN count ELSE count + 1 END,
+              count = CASE WHEN ends <= ? THEN excluded.count ELSE count + excluded.count END,
               ends = CASE WHEN ends <= ? THEN excluded.ends ELSE ends END
-            RETURNING count, ends`,
-      args: [key, now + windowMs, now, limit, now],
+            WHERE ends <= ? OR count + excluded.count <= ?
+            RETURNING count`,
+      args: [key, cost, now + windowMs, now, now, now, limit],
     });
-    const r = rs.rows[0]!;
-    return Number(r.count) <= limit ? { ok: true } : { ok: false, retryAfter: this.retryAfter(Number(r.ends)) };
-  }
-
-  async blocked(key: string, limit: number): Promise<RateResult> {
-    const rs = await this.db.execute({ sql: `SELECT count, ends FROM _burrow_rate_limits WHERE key = ? AND ends > ?`, args: [key, this.now()] });
-    const r = rs.rows[0];
-    return r && Number(r.count) >= limit ? { ok: false, retryAfter: this.retryAfter(Number(r.ends)) } : { ok: true };
+    if (rs.rows.length > 0) return { ok: true };
+    const window = await this.db.execute({ sql: `SELECT ends FROM _burrow_rate_limits WHERE key = ?`, args: [key] });
+    return { ok: false, retryAfter: this.retryAfter(Number(window.rows[0]?.ends ?? now + 1000)) };
   }
 
   async reset(key: string): Promise<void> {

@@ -52,7 +52,8 @@ export function readPlanner(ctx: ApiContext): ReadPlanner | undefined {
     plan(args) {
       const a = readArgs(args);
       const s = a && set.schemas.get(a.schema);
-      return s ? { scope, env: ctx.env, schema: s.name, sql: s.sqlGet, generation } : null;
+      // Objects with file links (made per answer) or owner-only fields are read on the main thread.
+      return s?.sameForAll ? { scope, env: ctx.env, schema: s.name, sql: s.sqlGet, generation } : null;
     },
   };
 }

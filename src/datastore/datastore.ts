@@ -21,7 +21,7 @@ import { upsert } from "./upsert.ts";
 export type { FindResult } from "./find.ts";
 export type { JsonText } from "./objects.ts";
 export type { BulkResult, BulkRow } from "./bulk-insert.ts";
-export { MAX_BATCH } from "./objects.ts";
+export { MAX_BATCH, MAX_PASSWORDS_PER_REQUEST } from "./objects.ts";
 export { hasNested } from "./upsert.ts";
 
 /** Relationship paths to schemas for writes with nested objects or inferred relationship fields (X-Service-Relations). */
@@ -35,29 +35,34 @@ interface BatchResult {
 
 const NO_RELATIONS: RelationMap = new Map();
 
-/** Told after user objects were deleted (e.g. push removes their device tokens); runs after the delete. */
-export type UsersRemovedListener = (ctx: ApiContext, schema: string, keys: readonly string[]) => Promise<void>;
+/**
+ * Told after users' sessions ended in the database (their objects were deleted by any path, or the private key or
+ * custom code set a new password), so that sessions cached in memory go too; runs after the commit. Everything
+ * stored of a deleted user already ended in the delete's transaction (the database's user-deletion triggers).
+ */
+export type SignedOutListener = (ctx: ApiContext, schema: string, keys: readonly string[]) => void | Promise<void>;
 
 export class Datastore {
   private readonly objects: Objects;
   private readonly relations: Relations;
-  private readonly usersRemoved: UsersRemovedListener[] = [];
+  private readonly signedOut: SignedOutListener[] = [];
 
-  /** Follow deletions of user objects (the service layer wires push to this; the datastore knows no listener). */
-  onUsersRemoved(listener: UsersRemovedListener): void {
-    this.usersRemoved.push(listener);
+  /** Follow users whose sessions the datastore ended (the service layer wires the session caches to this). */
+  onSignedOut(listener: SignedOutListener): void {
+    this.signedOut.push(listener);
   }
 
-  private async notifyUsersRemoved(ctx: ApiContext, schema: string, keys: readonly string[]): Promise<void> {
-    if (keys.length) for (const l of this.usersRemoved) await l(ctx, schema, keys);
+  private async notifySignedOut(ctx: ApiContext, schema: string, keys: readonly string[]): Promise<void> {
+    if (keys.length) for (const l of this.signedOut) await l(ctx, schema, keys);
   }
 
   constructor(
     private readonly catalog: Catalog,
     files: Files,
   ) {
-    this.objects = new Objects(catalog, files);
-    this.relations = new Relations(this.objects);
+    const signedOut = (ctx: ApiContext, schema: string, keys: readonly string[]) => this.notifySignedOut(ctx, schema, keys);
+    this.objects = new Objects(catalog, files, signedOut);
+    this.relations = new Relations(this.objects, signedOut);
   }
 
   /** Objects matching a query (conditions, select, expand, order, Range) within the caller's read scope. */
@@ -122,7 +127,7 @@ export class Datastore {
   /** Delete one object within the caller's delete scope; 404 when there is none to delete. */
   async remove(ctx: ApiContext, schema: string, key: string): Promise<void> {
     await this.objects.remove(ctx, schema, key);
-    if (ctx.schemas.schemas.get(schema)?.def.user) await this.notifyUsersRemoved(ctx, schema, [key]);
+    if (ctx.schemas.schemas.get(schema)?.def.user) await this.notifySignedOut(ctx, schema, [key]);
   }
 
   /**
@@ -137,7 +142,7 @@ export class Datastore {
     if (s.def.user) {
       const keys = await deleteObjects(ctx, s, where, true);
       deleted = keys.length;
-      await this.notifyUsersRemoved(ctx, schema, keys);
+      await this.notifySignedOut(ctx, schema, keys);
     } else deleted = await deleteObjects(ctx, s, where);
     await this.objects.afterDelete(ctx, [s]);
     const only = where.where[0];

@@ -6,9 +6,10 @@ import type { InValue } from "@libsql/core/api";
 import { q } from "../db/sql.ts";
 import { ApiError, badRequest, notFound } from "../errors.ts";
 import type { CompiledSchema } from "../schema/compiled.ts";
-import { objectJsonSql } from "../schema/json-sql.ts";
+import { type Viewer, bindViewer, objectJsonSql } from "../schema/json-sql.ts";
 import type { ApiContext } from "../request-context.ts";
 import { access, andScope } from "./access.ts";
+import { refuseOwnerOnly, viewerOf } from "./viewer.ts";
 import { type SqlPart, compileConditions, compileQuery, compileSelection } from "./query/compile.ts";
 import { MAX_EXPAND_KEYS } from "./query/limits.ts";
 import { ALL, type Projection, buildProjection } from "./query/select.ts";
@@ -47,8 +48,8 @@ interface FindSql {
   projection: Projection;
 }
 
-/** The SQL of a query: the page (JSON text per row) and, with a Range, the total count. Pure. */
-export function findSql(s: CompiledSchema, tree: QueryTree, scope: SqlPart | null, lookup: (name: string) => CompiledSchema | undefined): FindSql {
+/** The SQL of a query: the page (JSON text per row, rendered for `viewer`) and, with a Range, the total count. Pure. */
+export function findSql(s: CompiledSchema, tree: QueryTree, scope: SqlPart | null, lookup: (name: string) => CompiledSchema | undefined, viewer?: Viewer): FindSql {
   const compiled = compileQuery(s, tree, scope);
   const projection = buildProjection(tree.select, tree.expand, s, lookup);
   const where = compiled.where;
@@ -63,25 +64,27 @@ export function findSql(s: CompiledSchema, tree: QueryTree, scope: SqlPart | nul
     const inner = near
       ? `SELECT t.rowid AS rid, ${near.distance.sql} AS d FROM ${s.table} AS t WHERE ${where.sql} ORDER BY d, t.rowid LIMIT ? OFFSET ?`
       : `SELECT t.rowid AS rid FROM ${s.table} AS t WHERE ${where.sql} ${compiled.order.sql} LIMIT ? OFFSET ?`;
-    const json = objectJsonSql(s.pk, s.fields, "t", { floats: s.floats, only: projection.fields, distance: near ? { field: near.field, sql: "p.d" } : undefined });
+    const json = objectJsonSql(s.pk, s.fields, "t", { floats: s.floats, only: projection.fields, distance: near ? { field: near.field, sql: "p.d" } : undefined, viewer });
     return {
-      sql: `SELECT ${json} AS j FROM (${inner}) AS p JOIN ${s.table} AS t ON t.rowid = p.rid ${near ? "ORDER BY p.d, t.rowid" : compiled.order.sql}`,
-      args: [...(near ? near.distance.args : []), ...where.args, ...(near ? [] : compiled.order.args), ...limit],
+      sql: `SELECT ${json.sql} AS j FROM (${inner}) AS p JOIN ${s.table} AS t ON t.rowid = p.rid ${near ? "ORDER BY p.d, t.rowid" : compiled.order.sql}`,
+      args: [...bindViewer(json.slots, viewer), ...(near ? near.distance.args : []), ...where.args, ...(near ? [] : compiled.order.args), ...limit],
       count,
       projection,
     };
   }
-  const json = objectJsonSql(s.pk, s.fields, "t", { floats: s.floats, only: projection.fields, distance: near ? { field: near.field, sql: near.distance.sql } : undefined });
+  // The distance's arguments are bound where its SQL stands inside the object (among the viewer's).
+  const json = objectJsonSql(s.pk, s.fields, "t", { floats: s.floats, only: projection.fields, distance: near ? { field: near.field, sql: near.distance.sql, args: near.distance.args } : undefined, viewer });
   return {
-    sql: `SELECT ${json} AS j FROM ${s.table} AS t WHERE ${where.sql} ${compiled.order.sql}${range ? " LIMIT ? OFFSET ?" : ""}`,
-    args: [...(near ? near.distance.args : []), ...where.args, ...compiled.order.args, ...limit],
+    sql: `SELECT ${json.sql} AS j FROM ${s.table} AS t WHERE ${where.sql} ${compiled.order.sql}${range ? " LIMIT ? OFFSET ?" : ""}`,
+    args: [...bindViewer(json.slots, viewer), ...where.args, ...compiled.order.args, ...limit],
     count,
     projection,
   };
 }
 
 export async function findObjects(ctx: ApiContext, s: CompiledSchema, tree: QueryTree): Promise<FindResult> {
-  const plan = findSql(s, tree, await readScope(ctx, s), (name) => ctx.schemas.schemas.get(name));
+  refuseOwnerOnly(ctx, s, tree, tree.orderBy.map((o) => o.field));
+  const plan = findSql(s, tree, await readScope(ctx, s), (name) => ctx.schemas.schemas.get(name), s.sameForAll ? undefined : viewerOf(ctx, s));
   const [page, count] = await Promise.all([ctx.db.execute({ sql: plan.sql, args: plan.args }), plan.count ? ctx.db.execute(plan.count) : null]);
   const texts = page.rows.map((r) => r.j as string);
   let body: string;
@@ -128,10 +131,9 @@ async function expand(ctx: ApiContext, s: CompiledSchema, objects: Obj[], depth:
         const readable = await readableScope(ctx, target);
         if (readable === null) return;
         const where = andScope(`t.${q(target.pk)} IN (SELECT value FROM json_each(?))`, [JSON.stringify([...keys])], readable.scope);
-        const rs = await ctx.db.execute({
-          sql: `SELECT ${objectJsonSql(target.pk, target.fields, "t", { floats: target.floats, only: sub.fields })} AS j FROM ${target.table} AS t WHERE ${where.sql}`,
-          args: where.args,
-        });
+        const viewer = target.sameForAll ? undefined : viewerOf(ctx, target);
+        const json = objectJsonSql(target.pk, target.fields, "t", { floats: target.floats, only: sub.fields, viewer });
+        const rs = await ctx.db.execute({ sql: `SELECT ${json.sql} AS j FROM ${target.table} AS t WHERE ${where.sql}`, args: [...bindViewer(json.slots, viewer), ...where.args] });
         const related = rs.rows.map((r) => JSON.parse(r.j as string) as Obj);
         if (depth > 1 && related.length) await expand(ctx, target, related, depth - 1, sub);
         const byKey = new Map(related.map((r) => [r[target.pk] as string, r]));
@@ -165,6 +167,7 @@ export async function deleteObjects(ctx: ApiContext, s: CompiledSchema, tree: Co
 export async function deleteObjects(ctx: ApiContext, s: CompiledSchema, tree: Conditions, keys?: false): Promise<number>;
 export async function deleteObjects(ctx: ApiContext, s: CompiledSchema, tree: Conditions, keys = false): Promise<number | string[]> {
   if (tree.where.length === 0 && !tree.or) throw badRequest(`DELETE /${s.name} needs at least one condition; deleting every object is refused`);
+  refuseOwnerOnly(ctx, s, tree);
   const where = compileSelection(s, tree, s.open.delete ? null : await access(ctx, s, "delete"), "delete");
   const sql = `DELETE FROM ${s.table} WHERE rowid IN (SELECT t.rowid FROM ${s.table} AS t WHERE ${where.sql})`;
   if (keys) return (await ctx.db.execute({ sql: `${sql} RETURNING ${q(s.pk)} AS k`, args: where.args })).rows.map((r) => String(r.k));
@@ -173,6 +176,7 @@ export async function deleteObjects(ctx: ApiContext, s: CompiledSchema, tree: Co
 
 /** How many objects match the conditions within the caller's read scope (the total a Content-Range reports). */
 export async function countMatching(ctx: ApiContext, s: CompiledSchema, tree: Conditions): Promise<number> {
+  refuseOwnerOnly(ctx, s, tree);
   const where = compileConditions(s, tree, await readScope(ctx, s));
   const rs = await ctx.db.execute({ sql: `SELECT count(*) AS n FROM ${s.table} AS t WHERE ${where.sql}`, args: where.args });
   return Number(rs.rows[0]!.n);

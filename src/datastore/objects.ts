@@ -9,7 +9,7 @@ import { type SqlPart, compileSelection } from "./query/compile.ts";
 import { hashPassword } from "../auth/passwords.ts";
 import { q } from "../db/sql.ts";
 import { ApiError, badRequest, conflict, notFound } from "../errors.ts";
-import type { Files, SavedFile } from "../files/files.ts";
+import { type Files, type SavedFile, namesStoredFile } from "../files/files.ts";
 import { looksLikeUpload, parseUpload, type Upload } from "../files/upload.ts";
 import type { Catalog } from "../schema/catalog.ts";
 import type { CompiledSchema } from "../schema/compiled.ts";
@@ -19,11 +19,17 @@ import { UPLOAD, ValueTypeError, describeValue, integerMismatch, keyOf } from ".
 import { encodeValue, isKeyValue } from "../schema/values.ts";
 import { type ApiContext, ownerOf } from "../request-context.ts";
 import { access, andScope } from "./access.ts";
+import { fullViewer, objectSql, refuseOwnerOnly } from "./viewer.ts";
 import { findOne } from "./find.ts";
 import type { ReadShape } from "./query/parse.ts";
 import type { Conditions } from "./query/tree.ts";
 
 export const MAX_BATCH = 1000;
+/**
+ * Objects carrying a password (each costs an argon2id hash) one request may create without the private key: a
+ * batch of 1000 sign-ups would hold the hashing threads for seconds while logins wait.
+ */
+export const MAX_PASSWORDS_PER_REQUEST = 20;
 export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
 /** JSON text produced by SQLite (schema/json-sql.ts): sent to clients as it is. */
@@ -83,6 +89,8 @@ export class Objects {
   constructor(
     private readonly catalog: Catalog,
     readonly files: Files,
+    /** Told the users whose sessions a write ended (a password set by the private key or custom code), after the commit. */
+    private readonly signedOut: (ctx: ApiContext, schema: string, keys: readonly string[]) => Promise<void>,
   ) {}
 
   /** The schema a read addresses; 404 when it does not exist in this version. */
@@ -170,8 +178,7 @@ export class Objects {
       }
     }
     if (uploads.length) {
-      const base = ctx.baseUrl();
-      const results = await Promise.allSettled(uploads.map(([field, u]) => this.files.save(ctx.env, field, u, base)));
+      const results = await Promise.allSettled(uploads.map(([field, u]) => this.files.save(ctx.env, field, u)));
       for (const r of results) if (r.status === "fulfilled") out.saved.push(r.value);
       const failed = results.find((r) => r.status === "rejected");
       if (failed) {
@@ -196,7 +203,12 @@ export class Objects {
     const args: InValue[] = [id];
     for (const fc of s.fieldColumns) args.push(...(enc.values.get(fc.name) ?? fc.cols.map(() => null)));
     args.push(now, now, enc.owner !== undefined ? enc.owner || null : ownerOf(ctx.principal));
-    const stmt = { sql: returning === "json" ? s.sqlInsert : s.sqlInsertKey, args };
+    let stmt: InStatement = { sql: returning === "json" ? s.sqlInsert : s.sqlInsertKey, args };
+    if (returning === "json" && !s.sameForAll) {
+      // The answer shows the caller what it wrote: every field, with file links on this answer's base.
+      const r = s.renderFor(fullViewer(ctx), null);
+      stmt = { sql: `${s.sqlInsertHead} RETURNING ${r.sql} AS j`, args: [...args, ...r.args] };
+    }
     return { id, stmts: [stmt, ...enc.saved.map((f) => this.files.fileRow(s.name, id, f))], saved: enc.saved };
   }
 
@@ -241,15 +253,21 @@ export class Objects {
     return rs!.rows[0]!.j as JsonText;
   }
 
-  /** Batch create: every object on its own; keys of the created ones in posted order. */
+  /**
+   * Batch create: every object on its own; keys of the created ones in posted order. An object whose key an
+   * earlier one of the batch already has, or (for a schema with a password) that exists, fails before any work
+   * is spent on it, so no password of an object that cannot be created is hashed.
+   */
   async createMany(ctx: ApiContext, name: string, bodies: unknown[], relations: ReadonlyMap<string, string>): Promise<{ succeeded: string[]; failed: string[] }> {
     if (bodies.length > MAX_BATCH) throw badRequest(`at most ${MAX_BATCH} objects per batch`);
     const s = await this.schemaForWrite(ctx, name, bodies.filter(isObject), relations, true);
     await access(ctx, s, "create");
+    limitPasswords(ctx, s, bodies);
+    const doomed = await this.doomedKeys(ctx, s, bodies);
     const prepared = await Promise.all(
       bodies.map(async (b, i) => {
         const label = isObject(b) && isKeyValue(b[s.pk]) ? (b[s.pk] as string) : String(i);
-        if (!isObject(b)) return { label, write: null };
+        if (!isObject(b) || doomed.has(i)) return { label, write: null };
         try {
           return { label, write: await this.prepareCreate(ctx, s, b, "key") };
         } catch (e) {
@@ -268,18 +286,41 @@ export class Objects {
   }
 
   /**
+   * Positions in a batch whose key repeats an earlier object's, and, on a schema with a password field, whose
+   * key already exists (one read): they would fail on the key anyway.
+   */
+  async doomedKeys(ctx: ApiContext, s: CompiledSchema, bodies: readonly unknown[]): Promise<Set<number>> {
+    const doomed = new Set<number>();
+    const first = new Map<string, number>();
+    bodies.forEach((b, i) => {
+      const key = isObject(b) ? b[s.pk] : undefined;
+      if (typeof key !== "string") return;
+      if (first.has(key)) doomed.add(i);
+      else first.set(key, i);
+    });
+    if (s.passwordField && first.size > 0) {
+      const rs = await ctx.db.execute({ sql: `SELECT ${q(s.pk)} AS k FROM ${s.table} WHERE ${q(s.pk)} IN (SELECT value FROM json_each(?))`, args: [JSON.stringify([...first.keys()])] });
+      for (const r of rs.rows) doomed.add(first.get(r.k as string)!);
+    }
+    return doomed;
+  }
+
+  /**
    * GET by key; the common case (read permission open, no select or expansion) goes straight to one statement,
    * with no async frame. A shape (select, expand) reads through the list query restricted to the key.
    */
   get(ctx: ApiContext, name: string, id: string, shape: ReadShape | null = null): Promise<JsonText> {
     const s = this.schemaForRead(ctx, name);
     if (shape !== null) return findOne(ctx, s, id, shape);
-    if (s.open.read) return ctx.db.execute({ sql: s.sqlGet, args: [id] }).then(foundObject);
+    if (s.open.read && s.sameForAll) return ctx.db.execute({ sql: s.sqlGet, args: [id] }).then(foundObject);
     return this.getScoped(ctx, s, id);
   }
 
   private async getScoped(ctx: ApiContext, s: CompiledSchema, id: string): Promise<JsonText> {
-    return foundObject(await ctx.db.execute(andScope(s.sqlGet, [id], await access(ctx, s, "read"))));
+    const scope = s.open.read ? null : await access(ctx, s, "read");
+    if (s.sameForAll) return foundObject(await ctx.db.execute(andScope(s.sqlGet, [id], scope)));
+    const j = objectSql(ctx, s, "t");
+    return foundObject(await ctx.db.execute(andScope(`SELECT ${j.sql} AS j FROM ${s.table} AS t WHERE t.${q(s.pk)} = ?`, [...j.args, id], scope)));
   }
 
   /** Partial update; answers the whole object. `<field>[inc]` adds in SQL, atomically. */
@@ -304,6 +345,7 @@ export class Objects {
     const s = await this.schemaForWrite(ctx, name, [body], relations, false);
     const allowed = await access(ctx, s, "update");
     // The conditions are compiled (and refused when invalid) before any upload is saved.
+    if (conditions) refuseOwnerOnly(ctx, s, conditions);
     const scope = conditions ? compileSelection(s, conditions, allowed, "update") : allowed;
     const enc = await this.encode(ctx, s, body, "update", id);
     let exists: boolean;
@@ -317,8 +359,9 @@ export class Objects {
       await this.files.discard(ctx.env, enc.saved);
       return null;
     }
-    const stmt = this.updateStatement(s, id, enc, scope);
-    const w: PreparedWrite = { id, stmts: [stmt, ...enc.saved.map((f) => this.files.fileRow(s.name, id, f))], saved: enc.saved };
+    const stmt = this.updateStatement(ctx, s, id, enc, scope);
+    const newHash = s.passwordField ? (enc.values.get(s.passwordField)?.[0] as string | undefined) : undefined;
+    const w: PreparedWrite = { id, stmts: [stmt, ...enc.saved.map((f) => this.files.fileRow(s.name, id, f)), ...(newHash ? passwordChangedSql(s, id, newHash) : [])], saved: enc.saved };
     const [rs] = await this.run(ctx, [w]);
     if (rs!.rows.length === 0) {
       if (enc.incs.size && (await ctx.db.execute(andScope(s.sqlGet, [id], scope))).rows.length)
@@ -326,6 +369,7 @@ export class Objects {
       return null;
     }
     if (touchesFiles(s, enc)) await this.files.drain(ctx.env, ctx.db);
+    if (newHash) await this.signedOut(ctx, s.name, [id]);
     return rs!.rows[0]!.j as JsonText;
   }
 
@@ -339,11 +383,11 @@ export class Objects {
     const rs = await ctx.db.execute({ sql: `SELECT ${fields.map(q).join(", ")} FROM ${s.table} WHERE ${q(s.pk)} = ?`, args: [id] });
     if (rs.rows.length === 0) return false;
     for (const f of fields)
-      if (rs.rows[0]![f] !== enc.keepIfSame.get(f)) throw typeError(f, "update", new ValueTypeError(`${UPLOAD}, null, or the file's current URL`, describeValue(enc.keepIfSame.get(f))));
+      if (!namesStoredFile(enc.keepIfSame.get(f)!, (rs.rows[0]![f] as string | null) ?? null)) throw typeError(f, "update", new ValueTypeError(`${UPLOAD}, null, or the file's current URL`, describeValue(enc.keepIfSame.get(f))));
     return true;
   }
 
-  updateStatement(s: CompiledSchema, id: string, enc: Encoded, scope: SqlPart | null): InStatement {
+  updateStatement(ctx: ApiContext, s: CompiledSchema, id: string, enc: Encoded, scope: SqlPart | null): InStatement {
     const set = setClause(s, enc);
     const args: InValue[] = [...set.args];
     const scoped = andScope(`t.${q(s.pk)} = ?`, [id], scope);
@@ -353,7 +397,8 @@ export class Objects {
       where += ` AND abs(COALESCE(t.${q(f)}, 0) + ?) <= ${MAX_SAFE}`;
       args.push(by);
     }
-    return { sql: `UPDATE ${s.table} AS t SET ${set.sql} WHERE ${where} RETURNING ${s.jsonReturning} AS j`, args };
+    const j = objectSql(ctx, s, null);
+    return { sql: `UPDATE ${s.table} AS t SET ${set.sql} WHERE ${where} RETURNING ${j.sql} AS j`, args: j.args.length ? [...args, ...j.args] : args };
   }
 
   async remove(ctx: ApiContext, name: string, id: string): Promise<void> {
@@ -370,6 +415,18 @@ export class Objects {
   async afterDelete(ctx: ApiContext, touched: readonly CompiledSchema[]): Promise<void> {
     if (touched.some((s) => s.fieldColumns.some((fc) => fc.def.type === "binary"))) await this.files.drain(ctx.env, ctx.db);
   }
+}
+
+/**
+ * 400 when a caller without the private key sends more than MAX_PASSWORDS_PER_REQUEST objects carrying a
+ * password for `s` in one request (checked before anything is hashed).
+ */
+export function limitPasswords(ctx: ApiContext, s: CompiledSchema, bodies: readonly unknown[]): void {
+  if (!s.passwordField || isTrusted(ctx)) return;
+  let n = 0;
+  for (const b of bodies) if (isObject(b) && b[s.passwordField] !== undefined && b[s.passwordField] !== null) n++;
+  if (n > MAX_PASSWORDS_PER_REQUEST)
+    throw badRequest(`at most ${MAX_PASSWORDS_PER_REQUEST} ${s.name} objects with a ${s.passwordField} per request with the public key (${n} sent); create more with the private key`);
 }
 
 /** The SET list of an update: the encoded values, `<field>[inc]` additions, sm_owner, and a newer lastmoddate. */
@@ -395,6 +452,15 @@ export function setClause(s: CompiledSchema, enc: Encoded): SqlPart {
   sets.push(`"lastmoddate" = max("lastmoddate" + 1, ?)`);
   args.push(Date.now());
   return { sql: sets.join(", "), args };
+}
+
+/**
+ * A new password ends the user's sessions and any temporary password, in the update's transaction: each statement
+ * acts only when the row holds the new hash (salted, so it is there only if this update wrote it).
+ */
+function passwordChangedSql(s: CompiledSchema, id: string, hash: string): InStatement[] {
+  const written = `EXISTS (SELECT 1 FROM ${s.table} WHERE ${q(s.pk)} = ? AND ${q(s.passwordField!)} = ?)`;
+  return ["_burrow_sessions", "_burrow_temp_passwords"].map((table) => ({ sql: `DELETE FROM ${table} WHERE user_schema = ? AND username = ? AND ${written}`, args: [s.name, id, id, hash] }));
 }
 
 /** Whether an update set a binary field (replaced or cleared files go to the trash, to be drained). */

@@ -12,8 +12,9 @@ import { ValueTypeError, describeValue, textMismatch } from "../schema/value-err
 import { checkKeys, encodeValue, isKeyValue } from "../schema/values.ts";
 import type { ApiContext } from "../request-context.ts";
 import { access, andScope } from "./access.ts";
+import { objectSql } from "./viewer.ts";
 import type { SqlPart } from "./query/compile.ts";
-import { type JsonText, MAX_BATCH, type Objects, type PreparedWrite, isObject, typeError } from "./objects.ts";
+import { type JsonText, MAX_BATCH, type Objects, type PreparedWrite, isObject, limitPasswords, typeError } from "./objects.ts";
 
 type Json = string | number | boolean;
 
@@ -25,10 +26,16 @@ interface Target {
   related: CompiledSchema | null;
   /** The caller's update scope on the parent (every sub-resource change is an update of the parent). */
   scope: SqlPart | null;
+  /** The parent as the caller is answered with it (RETURNING). */
+  answer: SqlPart;
 }
 
 export class Relations {
-  constructor(private readonly objects: Objects) {}
+  constructor(
+    private readonly objects: Objects,
+    /** Told the keys of user objects a cascade deleted, after the commit. */
+    private readonly signedOut: (ctx: ApiContext, schema: string, keys: readonly string[]) => Promise<void>,
+  ) {}
 
   private async target(ctx: ApiContext, name: string, field: string, kinds: "any" | "relationship"): Promise<Target> {
     const s = this.objects.schemaForRead(ctx, name);
@@ -41,7 +48,7 @@ export class Relations {
       related = ctx.schemas.schemas.get(def.schema!) ?? null;
       if (!related) throw badRequest(`${field} relates to schema ${def.schema}, which does not exist in this version`);
     }
-    return { s, field, def, related, scope: await access(ctx, s, "update") };
+    return { s, field, def, related, scope: await access(ctx, s, "update"), answer: objectSql(ctx, s, null) };
   }
 
   /** Read the field inside a write transaction; 404 (with `missing`) when the object does not exist. */
@@ -56,8 +63,8 @@ export class Relations {
 
   private async write(tx: Transaction, t: Target, id: string, value: InValue): Promise<JsonText> {
     const rs = await tx.execute({
-      sql: `UPDATE ${t.s.table} AS t SET ${q(t.field)} = ?, "lastmoddate" = max("lastmoddate" + 1, ?) WHERE t.${q(t.s.pk)} = ? RETURNING ${t.s.jsonReturning} AS j`,
-      args: [value, Date.now(), id],
+      sql: `UPDATE ${t.s.table} AS t SET ${q(t.field)} = ?, "lastmoddate" = max("lastmoddate" + 1, ?) WHERE t.${q(t.s.pk)} = ? RETURNING ${t.answer.sql} AS j`,
+      args: [value, Date.now(), id, ...t.answer.args],
     });
     return rs.rows[0]!.j as JsonText;
   }
@@ -108,9 +115,11 @@ export class Relations {
     const related = await this.objects.schemaForWrite(ctx, t.related!.name, bodies.filter(isObject), new Map(), true);
     // The create permission of the related schema applies to each object: when it is refused, all fail.
     const mayCreate = await access(ctx, related, "create").then(() => true, (e) => (e instanceof ApiError ? false : Promise.reject(e)));
+    limitPasswords(ctx, related, bodies);
+    const doomed = mayCreate ? await this.objects.doomedKeys(ctx, related, bodies) : new Set<number>();
     const prepared: { label: string; write: PreparedWrite | null }[] = [];
     for (const [i, b] of bodies.entries()) {
-      if (!mayCreate) {
+      if (!mayCreate || doomed.has(i)) {
         prepared.push({ label: isObject(b) && isKeyValue(b[related.pk]) ? (b[related.pk] as string) : String(i), write: null });
         continue;
       }
@@ -165,29 +174,29 @@ export class Relations {
     const cascadeScope = cascade && t.related ? await access(ctx, t.related, "delete") : null;
     if (values.length === 0 || values.length > MAX_BATCH) throw badRequest(`name 1 to ${MAX_BATCH} values to remove from ${field}`);
     const wanted: Json[] = t.def.type === "array" ? values.map((v) => itemValue(t.def, v, field)) : values;
-    const removed = await this.inTransaction(ctx, async (tx) => {
+    const { removed, deleted } = await this.inTransaction(ctx, async (tx) => {
       const cur = await this.current(tx, t, id, "This object does not exist");
       if (t.def.type === "relationship" && !t.def.many) {
-        if (cur === null || !wanted.includes(cur as string)) return [];
+        if (cur === null || !wanted.includes(cur as string)) return { removed: [], deleted: [] };
         await this.write(tx, t, id, null);
-        await this.cascade(tx, t, [cur as string], cascade, cascadeScope);
-        return [cur as string];
+        return { removed: [cur as string], deleted: await this.cascade(tx, t, [cur as string], cascade, cascadeScope) };
       }
       const list = (cur as Json[] | null) ?? [];
       const keep = list.filter((v) => !wanted.includes(v));
       const gone = [...new Set(list.filter((v) => wanted.includes(v)))];
       await this.write(tx, t, id, JSON.stringify(keep));
-      if (t.def.type === "relationship") await this.cascade(tx, t, gone as string[], cascade, cascadeScope);
-      return gone;
+      return { removed: gone, deleted: t.def.type === "relationship" ? await this.cascade(tx, t, gone as string[], cascade, cascadeScope) : [] };
     });
     if (cascade && t.related && removed.length) await this.objects.afterDelete(ctx, [t.related]);
+    if (t.related?.def.user && deleted.length) await this.signedOut(ctx, t.related.name, deleted);
   }
 
-  /** Delete the related objects whose references were removed (only those the caller may delete). */
-  private async cascade(tx: Transaction, t: Target, keys: string[], cascade: boolean, scope: SqlPart | null): Promise<void> {
-    if (!cascade || keys.length === 0) return;
+  /** Delete the related objects whose references were removed (only those the caller may delete); their keys. */
+  private async cascade(tx: Transaction, t: Target, keys: string[], cascade: boolean, scope: SqlPart | null): Promise<string[]> {
+    if (!cascade || keys.length === 0) return [];
     const where = andScope(`t.${q(t.related!.pk)} IN (SELECT value FROM json_each(?))`, [JSON.stringify(keys)], scope);
-    await tx.execute({ sql: `DELETE FROM ${t.related!.table} AS t WHERE ${where.sql}`, args: where.args });
+    const rs = await tx.execute({ sql: `DELETE FROM ${t.related!.table} AS t WHERE ${where.sql} RETURNING ${q(t.related!.pk)} AS k`, args: where.args });
+    return rs.rows.map((r) => String(r.k));
   }
 }
 

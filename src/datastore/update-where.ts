@@ -11,6 +11,7 @@ import type { ApiContext } from "../request-context.ts";
 import { access } from "./access.ts";
 import { compileSelection, type SqlPart } from "./query/compile.ts";
 import type { Conditions } from "./query/tree.ts";
+import { refuseOwnerOnly } from "./viewer.ts";
 import { type Encoded, MAX_SAFE, type Objects, incOverflow, isObject, setClause, touchesFiles } from "./objects.ts";
 
 const NO_RELATIONS: ReadonlyMap<string, string> = new Map();
@@ -41,6 +42,7 @@ export async function updateMatching(objects: Objects, ctx: ApiContext, name: st
   if (conditions.where.length === 0 && !conditions.or) throw badRequest(`updating ${name} by query needs at least one condition; changing every object is refused`);
   const s = await objects.schemaForWrite(ctx, name, [body], NO_RELATIONS, false);
   checkShareable(s, body);
+  refuseOwnerOnly(ctx, s, conditions);
   const where = compileSelection(s, conditions, await access(ctx, s, "update"), "update");
   const enc = await objects.encode(ctx, s, body, "update");
   const set = setClause(s, enc);

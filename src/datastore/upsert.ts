@@ -9,8 +9,9 @@ import type { CompiledSchema } from "../schema/compiled.ts";
 import { isKeyValue } from "../schema/values.ts";
 import { type ApiContext, ownerOf } from "../request-context.ts";
 import { access, andScope } from "./access.ts";
+import { objectSql } from "./viewer.ts";
 import type { SqlPart } from "./query/compile.ts";
-import { type JsonText, MAX_BATCH, MAX_SAFE, type Objects, type PreparedWrite, incOverflow, isObject, newObjectId } from "./objects.ts";
+import { type JsonText, MAX_BATCH, MAX_SAFE, type Objects, type PreparedWrite, incOverflow, isObject, limitPasswords, newObjectId } from "./objects.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -110,6 +111,7 @@ export async function upsert(objects: Objects, ctx: ApiContext, name: string, po
   const scopes = new Map<string, SqlPart | null>();
   for (const schema of new Set(nodes.map((n) => n.schema))) {
     const s = known.get(schema)!;
+    limitPasswords(ctx, s, nodes.filter((n) => n.schema === schema).map((n) => n.body));
     const ids = [...new Set(nodes.filter((n) => n.schema === schema).map((n) => n.id))];
     const inIds = `t.${q(s.pk)} IN (SELECT value FROM json_each(?))`;
     const existing = new Set((await ctx.db.execute({ sql: `SELECT t.${q(s.pk)} AS k FROM ${s.table} AS t WHERE ${inIds}`, args: [JSON.stringify(ids)] })).rows.map((r) => r.k as string));
@@ -190,10 +192,11 @@ async function prepareUpsert(objects: Objects, ctx: ApiContext, s: CompiledSchem
   if (enc.owner !== undefined) sets.push(`"sm_owner" = excluded."sm_owner"`);
   sets.push(`"lastmoddate" = max("lastmoddate" + 1, excluded."lastmoddate")`);
   const guards = [...(scope ? [scope.sql] : []), ...[...enc.incs.keys()].map((f) => `abs(${sum(f)}) <= ${MAX_SAFE}`)];
+  const answer = objectSql(ctx, s, null);
   const stmt: InStatement = {
     sql: `INSERT INTO ${s.table} AS t (${cols.map(q).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})
-          ON CONFLICT(${q(s.pk)}) DO UPDATE SET ${sets.join(", ")}${guards.length ? ` WHERE ${guards.join(" AND ")}` : ""} RETURNING ${s.jsonReturning} AS j, "createddate" AS c, "lastmoddate" AS m`,
-    args: scope ? [...args, ...scope.args] : args,
+          ON CONFLICT(${q(s.pk)}) DO UPDATE SET ${sets.join(", ")}${guards.length ? ` WHERE ${guards.join(" AND ")}` : ""} RETURNING ${answer.sql} AS j, "createddate" AS c, "lastmoddate" AS m`,
+    args: [...args, ...(scope ? scope.args : []), ...answer.args],
   };
   if (s.passwordField && !enc.values.get(s.passwordField)?.[0]) {
     // A new user needs a password; an existing one keeps theirs. Refuse only when the object is new.

@@ -6,20 +6,26 @@ import { q } from "../db/sql.ts";
 import type { UserRows } from "../auth/accounts.ts";
 import type { ApiContext } from "../request-context.ts";
 import type { CompiledSchema } from "../schema/compiled.ts";
+import { fullViewer, objectSql } from "./viewer.ts";
 
 export const TEMP_PASSWORDS_DDL = `CREATE TABLE IF NOT EXISTS _burrow_temp_passwords (user_schema TEXT NOT NULL, username TEXT NOT NULL, hash TEXT NOT NULL, expires INTEGER NOT NULL, PRIMARY KEY (user_schema, username)) STRICT`;
 
 const byKey = (s: CompiledSchema) => `WHERE ${q(s.pk)} = ?`;
 
+/** The user's own object (every field: accounts answer it to that user only, or use it to tell that it exists). */
+const own = (ctx: ApiContext, s: CompiledSchema, qualifier: "t" | null) => objectSql(ctx, s, qualifier, fullViewer(ctx));
+
 export const userRows: UserRows = {
   async forLogin(ctx: ApiContext, s: CompiledSchema, username: string) {
-    const rs = await ctx.db.execute({ sql: `SELECT ${s.json} AS j, t.${q(s.passwordField!)} AS h FROM ${s.table} AS t WHERE t.${q(s.pk)} = ?`, args: [username] });
+    const j = own(ctx, s, "t");
+    const rs = await ctx.db.execute({ sql: `SELECT ${j.sql} AS j, t.${q(s.passwordField!)} AS h FROM ${s.table} AS t WHERE t.${q(s.pk)} = ?`, args: [...j.args, username] });
     const row = rs.rows[0];
     return row ? { json: row.j as string, hash: (row.h as string | null) ?? null } : null;
   },
 
   async json(ctx: ApiContext, s: CompiledSchema, username: string) {
-    const rs = await ctx.db.execute({ sql: s.sqlGet, args: [username] });
+    const j = own(ctx, s, "t");
+    const rs = await ctx.db.execute({ sql: `SELECT ${j.sql} AS j FROM ${s.table} AS t WHERE t.${q(s.pk)} = ?`, args: [...j.args, username] });
     return (rs.rows[0]?.j as string | undefined) ?? null;
   },
 
@@ -34,11 +40,14 @@ export const userRows: UserRows = {
     return row ? { email: (row.email as string | null) ?? null } : null;
   },
 
-  async setPasswordHash(ctx: ApiContext, s: CompiledSchema, username: string, hash: string) {
+  async setPasswordHash(ctx: ApiContext, s: CompiledSchema, username: string, hash: string, keepFamily: string | null) {
+    const j = own(ctx, s, null);
     const [updated] = await ctx.db.batch(
       [
-        { sql: `UPDATE ${s.table} SET ${q(s.passwordField!)} = ?, "lastmoddate" = max("lastmoddate" + 1, ?) ${byKey(s)} RETURNING ${s.jsonReturning} AS j`, args: [hash, Date.now(), username] },
+        { sql: `UPDATE ${s.table} SET ${q(s.passwordField!)} = ?, "lastmoddate" = max("lastmoddate" + 1, ?) ${byKey(s)} RETURNING ${j.sql} AS j`, args: [hash, Date.now(), username, ...j.args] },
         { sql: `DELETE FROM _burrow_temp_passwords WHERE user_schema = ? AND username = ?`, args: [s.name, username] },
+        // A new password ends every other session of the user in the same transaction.
+        { sql: `DELETE FROM _burrow_sessions WHERE user_schema = ? AND username = ? AND family IS NOT ?`, args: [s.name, username, keepFamily] },
       ],
       "write",
     );

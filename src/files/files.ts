@@ -11,9 +11,14 @@ import type { EnvName } from "../system/environments.ts";
 import type { Settings } from "../system/settings.ts";
 import { LocalFileStore } from "./local-store.ts";
 import { S3FileStore } from "./s3-store.ts";
-import type { FileMeta, FileStore } from "./store.ts";
+import { FILE_ANSWER_HEADERS, type FileMeta, type FileStore } from "./store.ts";
 import type { Upload } from "./upload.ts";
 import { drainHeld } from "../backup/drain-hold.ts";
+import { FILES_PATH } from "../schema/json-sql.ts";
+import { readLayouts } from "../schema/migrate.ts";
+import { tableName } from "../schema/layout.ts";
+import { primaryKeyOf } from "../schema/definition.ts";
+import { q } from "../db/sql.ts";
 
 export const FILES_DDL = [
   `CREATE TABLE IF NOT EXISTS _burrow_files (key TEXT PRIMARY KEY, store TEXT NOT NULL, schema TEXT NOT NULL, object TEXT NOT NULL, field TEXT NOT NULL,
@@ -41,6 +46,48 @@ interface S3Settings {
   accessKeyId: string;
   secretAccessKey: string;
   prefix: string;
+}
+
+/** The path a stored file is served at (what a binary field holds): `/_files/` and the key's segments encoded. */
+export function filePath(key: string): string {
+  return `${FILES_PATH}${key.split("/").map(encodeURIComponent).join("/")}`;
+}
+
+/**
+ * Fields written before links were made per answer hold absolute URLs (with the origin of the request that
+ * uploaded the file, possibly a forged Host). Turn each into its path, the file row first (its trigger compares the
+ * row's url with the field's new value, so the file stays), in transactions of 250 files; how many were changed.
+ * Runs at every start and finds nothing once done.
+ */
+export async function storeFilePaths(db: Client): Promise<number> {
+  let changed = 0;
+  // Bounded: every round turns the rows it read into paths, which the query then no longer selects.
+  for (;;) {
+    const rs = await db.execute(`SELECT key, schema, object, field, url FROM _burrow_files WHERE substr(url, 1, ${FILES_PATH.length}) <> '${FILES_PATH}' LIMIT 250`);
+    if (rs.rows.length === 0) return changed;
+    const layouts = await readLayouts(db);
+    const stmts: InStatement[] = [];
+    for (const r of rs.rows) {
+      const path = filePath(r.key as string);
+      stmts.push({ sql: `UPDATE _burrow_files SET url = ? WHERE key = ?`, args: [path, r.key as string] });
+      const layout = layouts.get(r.schema as string);
+      const field = r.field as string;
+      if (!layout || layout.fields[field]?.type !== "binary") continue;
+      stmts.push({ sql: `UPDATE ${q(tableName(layout.name))} SET ${q(field)} = ? WHERE ${q(primaryKeyOf(layout))} = ? AND ${q(field)} = ?`, args: [path, r.object as string, r.url as string] });
+    }
+    await db.batch(stmts, "write");
+    changed += rs.rows.length;
+  }
+}
+
+/**
+ * Whether `sent` names the file a field holds (`stored`, its path): the path itself, or any absolute URL ending in
+ * it (a client sends back the link it was given, whatever base it was given with).
+ */
+export function namesStoredFile(sent: string, stored: string | null): boolean {
+  if (stored === null || sent === stored) return sent === stored;
+  if (!stored.startsWith(FILES_PATH) || !sent.endsWith(stored)) return false;
+  return /^https?:\/\/[^/?#]+(\/[^?#]*)?$/.test(sent.slice(0, sent.length - stored.length));
 }
 
 export class Files {
@@ -83,12 +130,15 @@ export class Files {
     return (this.settings.get(env).files as { maxBytes: number }).maxBytes;
   }
 
-  /** Save an upload in the environment's configured store; the returned URL is what the field holds. */
-  async save(env: EnvName, field: string, upload: Upload, baseUrl: string): Promise<SavedFile> {
+  /**
+   * Save an upload in the environment's configured store. The returned `url` is what the field holds: the file's
+   * path (`/_files/<env>/<id>/<name>`, no origin); answers put the base of the request being answered before it.
+   */
+  async save(env: EnvName, field: string, upload: Upload): Promise<SavedFile> {
     const kind = (this.settings.get(env).files as { store: StoreKind }).store;
     const key = `${env}/${crypto.randomUUID().replaceAll("-", "")}/${upload.filename}`;
     const meta = await this.store(kind, env).put(key, upload.bytes, { contentType: upload.contentType, filename: upload.filename });
-    return { key, url: `${baseUrl}/_files/${key.split("/").map(encodeURIComponent).join("/")}`, field, store: kind, meta };
+    return { key, url: filePath(key), field, store: kind, meta };
   }
 
   /**
@@ -142,12 +192,14 @@ export class Files {
     }
   }
 
-  /** GET /_files/<env>/<id>/<name>. */
+  /** GET /_files/<env>/<id>/<name>, every answer with FILE_ANSWER_HEADERS (the route adds them to its errors). */
   async serve(env: EnvName, db: Client, key: string, request: Request): Promise<Response> {
     const rs = await db.execute({ sql: `SELECT store, content_type, filename, size, etag, created FROM _burrow_files WHERE key = ?`, args: [key] });
     const r = rs.rows[0];
     if (!r) throw notFound("file not found");
     const meta: FileMeta = { contentType: r.content_type as string, filename: r.filename as string, size: Number(r.size), etag: r.etag as string, created: Number(r.created) };
-    return this.store(r.store as StoreKind, env).serve(key, meta, request);
+    const answer = await this.store(r.store as StoreKind, env).serve(key, meta, request);
+    for (const name in FILE_ANSWER_HEADERS) answer.headers.set(name, FILE_ANSWER_HEADERS[name]!);
+    return answer;
   }
 }

@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto";
 import { mkdir, open, rename, rm, rmdir, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { JSON_TYPE } from "../net/json-response.ts";
-import { assertValidKey, contentDisposition, etagMatches, sha256Etag, type FileMeta, type FileStore } from "./store.ts";
+import { assertValidKey, contentDisposition, dispositionOf, etagMatches, sha256Etag, type FileMeta, type FileStore } from "./store.ts";
 
 /** Keys are unique per upload, so a served file never changes. */
 const CACHE_CONTROL = "public, max-age=31536000, immutable";
@@ -82,7 +82,7 @@ export class LocalFileStore implements FileStore {
     const headers: Record<string, string> = {
       "Content-Type": meta.contentType,
       "Content-Length": String(size),
-      "Content-Disposition": contentDisposition(meta.filename, "inline"),
+      "Content-Disposition": contentDisposition(meta.filename, dispositionOf(meta.contentType)),
       ETag: meta.etag,
       "Last-Modified": new Date(meta.created).toUTCString(),
       "Cache-Control": CACHE_CONTROL,

@@ -1,7 +1,7 @@
 // File store on S3 or an S3-compatible service through Bun's built-in client. Objects live at <prefix><key> with
 // their Content-Type and Content-Disposition stored on them; serving redirects to a presigned URL (one hour).
 import { S3Client } from "bun";
-import { assertValidKey, contentDisposition, etagMatches, sha256Etag, type FileMeta, type FileStore } from "./store.ts";
+import { assertValidKey, contentDisposition, dispositionOf, etagMatches, sha256Etag, type FileMeta, type FileStore } from "./store.ts";
 
 const PRESIGN_SECONDS = 3600;
 /** The redirect may be reused for a while, but not longer than its presigned URL lives. */
@@ -22,7 +22,7 @@ export class S3FileStore implements FileStore {
     const path = this.path(key);
     const etag = await sha256Etag(bytes);
     // A single PUT (or a multipart upload that is only completed at the end) is atomic on S3.
-    await this.client.write(path, bytes, { type: meta.contentType, contentDisposition: contentDisposition(meta.filename, "inline") });
+    await this.client.write(path, bytes, { type: meta.contentType, contentDisposition: contentDisposition(meta.filename, dispositionOf(meta.contentType)) });
     return { contentType: meta.contentType, filename: meta.filename, size: bytes.byteLength, etag, created: Date.now() };
   }
 
@@ -66,7 +66,7 @@ export class S3FileStore implements FileStore {
       method: request.method === "HEAD" ? "HEAD" : "GET",
       expiresIn: PRESIGN_SECONDS,
       type: meta.contentType,
-      contentDisposition: contentDisposition(meta.filename, "inline"),
+      contentDisposition: contentDisposition(meta.filename, dispositionOf(meta.contentType)),
     });
     return new Response(null, { status: 302, headers: { Location: location, "Cache-Control": CACHE_CONTROL } });
   }

@@ -41,6 +41,27 @@ export function assertValidKey(key: string): void {
   if (!isValidKey(key)) throw new Error(`invalid file key ${JSON.stringify(key.slice(0, 100))}`);
 }
 
+/**
+ * Headers on every answer under /_files/: the browser never guesses a type, and a file opened as a page gets no
+ * origin of its own (sandbox: scripts, forms and plugins off, an opaque origin) and may load nothing.
+ */
+export const FILE_ANSWER_HEADERS: Readonly<Record<string, string>> = {
+  "X-Content-Type-Options": "nosniff",
+  "Content-Security-Policy": "default-src 'none'; sandbox",
+};
+
+/** Media types a browser shows in place without running anything: images (not SVG or other XML), audio, video, PDF, plain text. */
+const INLINE_TYPE = /^(?:image\/(?!svg)[a-z0-9.+-]+|audio\/[a-z0-9.+-]+|video\/[a-z0-9.+-]+|application\/pdf|text\/plain)$/;
+
+/**
+ * How a stored file is offered: in place only for the inline types; HTML, XHTML, SVG, XML, JavaScript and any
+ * other type as a download, so no upload is ever rendered as a document on the API's origin.
+ */
+export function dispositionOf(contentType: string): "inline" | "attachment" {
+  const base = contentType.split(";")[0]!.trim().toLowerCase();
+  return INLINE_TYPE.test(base) && !base.endsWith("+xml") && !base.endsWith("/xml") ? "inline" : "attachment";
+}
+
 /** RFC 6266 header value: an ASCII `filename="..."` fallback, plus RFC 8187 `filename*` when the name is not plain ASCII. */
 export function contentDisposition(filename: string, type: "inline" | "attachment"): string {
   const name = filename.toWellFormed();

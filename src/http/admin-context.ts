@@ -25,12 +25,12 @@ export function bearerToken(request: Request): string | null {
  */
 export function adminDataContext(services: Services, envRaw: string, versionRaw: string | null, origin: string): ApiContext {
   const env = environmentOf(envRaw);
-  const baseUrl = () => services.config.publicUrl ?? origin;
-  if (env === "development") return systemContext(env, services.envDbs[env], services.catalog.development(), baseUrl);
+  const fileBase = () => services.config.filesUrl ?? services.config.publicUrl ?? origin;
+  if (env === "development") return systemContext(env, services.envDbs[env], services.catalog.development(), fileBase);
   const raw = versionRaw;
   if (raw !== null && !/^[1-9]\d{0,6}$/.test(raw)) throw badRequest(`_version must be a positive integer, not "${raw.slice(0, 32)}"`);
   const version = raw === null ? services.catalog.latestVersion() : Number(raw);
   const schemas = version === null ? undefined : services.catalog.production(version);
   if (!schemas) throw notFound(version === null ? "production has no deployed version yet" : `API version ${version} is not deployed`);
-  return systemContext(env, services.envDbs[env], schemas, baseUrl);
+  return systemContext(env, services.envDbs[env], schemas, fileBase);
 }

@@ -14,7 +14,7 @@ import type { Services } from "./services.ts";
 import type { EnvName } from "../system/environments.ts";
 import { parseAcceptVersion } from "./accept.ts";
 import { isFormType, readText } from "./body.ts";
-import { candidatePorts, defaultPort, pathOf, rawTarget, requestOrigin } from "./origin.ts";
+import { candidatePorts, defaultPort, fileLinkBase, pathOf, rawTarget, requestOrigin } from "./origin.ts";
 import type { RequestInfo } from "./request-meta.ts";
 
 const API_KEY_HEADER = "x-service-api-key";
@@ -72,7 +72,7 @@ export function keyContext(services: Services, info: RequestInfo, request: Reque
   const due = services.refreshIfDue();
   const auth = request.headers.get("authorization");
   if (auth !== null) return due ? due.then(() => signedContext(services, info, request, auth)) : signedContext(services, info, request, auth);
-  return due ? due.then(() => unsignedContext(services, request)) : unsignedContext(services, request);
+  return due ? due.then(() => unsignedContext(services, info, request)) : unsignedContext(services, info, request);
 }
 
 function keyEnvironment(services: Services, request: Request): EnvName {
@@ -111,24 +111,24 @@ export function loggedEnvironment(services: Services, request: Request): string 
   return (key && services.keys.byPublic.get(key)) || "-";
 }
 
-function unsignedContext(services: Services, request: Request): ApiContext {
+function unsignedContext(services: Services, info: RequestInfo, request: Request): ApiContext {
   const version = parseAcceptVersion(request.headers.get("accept"));
-  return contextFor(services, request, keyEnvironment(services, request), version, { kind: "anonymous" });
+  return contextFor(services, info, request, keyEnvironment(services, request), version, { kind: "anonymous" });
 }
 
 /** Environment and version from the key's environment and the Accept version (product.md §4). */
-function contextFor(services: Services, request: Request, keyEnv: EnvName, version: number | null, principal: Principal): ApiContext {
-  const baseUrl = () => services.config.publicUrl ?? new URL(request.url).origin;
+function contextFor(services: Services, info: RequestInfo, request: Request, keyEnv: EnvName, version: number | null, principal: Principal): ApiContext {
+  const fileBase = () => fileLinkBase(services.config, request, info);
   if (keyEnv === "development") {
     if (version !== null && version !== 0) throw unauthorized(`the development API key cannot call API version ${version}; use the production key`);
-    return { env: "development", version: 0, db: services.envDbs.development, schemas: services.catalog.development(), infer: services.config.infer, principal, baseUrl };
+    return { env: "development", version: 0, db: services.envDbs.development, schemas: services.catalog.development(), infer: services.config.infer, principal, fileBase };
   }
   if (version === 0) throw unauthorized("the production API key cannot call version 0 (development); use the development key");
   const v = version ?? services.catalog.latestVersion();
   if (v === null) throw new ApiError(404, "no API version is deployed to production yet");
   const schemas = services.catalog.production(v);
   if (!schemas) throw new ApiError(404, `API version ${v} is not deployed`);
-  return { env: "production", version: v, db: services.envDbs.production, schemas, infer: false, principal, baseUrl };
+  return { env: "production", version: v, db: services.envDbs.production, schemas, infer: false, principal, fileBase };
 }
 
 /** Methods a signature may cover: the request line's, then the overriding one (behaviour.md §11.46). */
@@ -160,7 +160,7 @@ function macContext(services: Services, info: RequestInfo, request: Request, env
   // own key, so it alone names the request (two sessions never share one); requests sharing ts and nonce differ.
   // Base64 has no '|', so it never equals an OAuth 1.0 key below.
   const first = services.nonces.firstUse(header.mac, (Number(header.ts) + MAC_WINDOW_SECONDS + 1) * 1000);
-  const context = () => contextFor(services, request, env, parseAcceptVersion(request.headers.get("accept")), { kind: "user", schema: session.schema, username: session.username, family: session.family });
+  const context = () => contextFor(services, info, request, env, parseAcceptVersion(request.headers.get("accept")), { kind: "user", schema: session.schema, username: session.username, family: session.family });
   // In memory (one node) the answer is immediate; a shared store answers with a promise.
   if (first instanceof Promise) return first.then((ok) => (ok ? context() : Promise.reject(unauthorized("replayed request: this signature was already used"))));
   if (!first) throw unauthorized("replayed request: this signature was already used");
@@ -196,7 +196,7 @@ async function oauthContext(services: Services, info: RequestInfo, request: Requ
   }
   if (!(await services.nonces.firstUse(`oauth1|${consumerKey}|${params.oauth_timestamp}|${params.oauth_nonce}`, (Number(params.oauth_timestamp) + OAUTH1_WINDOW_SECONDS + 1) * 1000)))
     throw unauthorized("replayed request: this OAuth nonce was already used");
-  return contextFor(services, request, env, version, { kind: "app" });
+  return contextFor(services, info, request, env, version, { kind: "app" });
 }
 
 /** The 401 of a token that is not live: refresh is suggested only when the refresh token can still work. */

@@ -10,7 +10,7 @@ import type { RequestInfoWriter } from "./request-meta.ts";
 import { SystemPath } from "./api-context.ts";
 import { bareErrorResponse, errorResponse, json } from "./respond.ts";
 import { noteRefusal } from "./request-log.ts";
-import { pathOf } from "./origin.ts";
+import { pathOf, requestOrigin, targetOf } from "./origin.ts";
 
 /** The part of Elysia's context the edge reads and writes. */
 interface EdgeContext {
@@ -24,8 +24,13 @@ interface EdgeContext {
  * overridden. Everything else falls through to routing untouched.
  */
 export function edgeRequest(services: Services, info: RequestInfoWriter, dispatch: (r: Request) => Promise<Response>) {
+  const filesOrigin = services.config.filesUrl === null ? null : filesOriginRule(services, info, services.config.filesUrl);
   return (c: EdgeContext): Response | Promise<Response> | undefined => {
     const request = c.request;
+    if (filesOrigin !== null) {
+      const routed = filesOrigin(request);
+      if (routed !== undefined) return routed;
+    }
     const origin = request.headers.get("origin");
     if (origin !== null) {
       if (request.method === "OPTIONS" && request.headers.has("access-control-request-method")) return preflight(services, request, origin);
@@ -39,6 +44,25 @@ export function edgeRequest(services: Services, info: RequestInfoWriter, dispatc
       info.rewrote(next, request);
       return dispatch(next);
     });
+  };
+}
+
+/**
+ * With --files-url, stored files live on an origin of their own: a request addressed to that host is answered only
+ * under /_files/ (anything else there is 404, so no page of Burrow ever runs beside an uploaded file), and a
+ * /_files/ request on any other host is redirected (308) to the files origin.
+ */
+function filesOriginRule(services: Services, info: RequestInfoWriter, filesUrl: string): (request: Request) => Response | undefined {
+  const files = new URL(filesUrl);
+  const filesPort = files.port === "" ? null : Number(files.port);
+  return (request) => {
+    const o = requestOrigin(request, info, services.config.trustedProxy);
+    const onFilesHost = o.host === files.hostname.replace(/^\[|\]$/g, "") && o.port === filesPort;
+    const path = pathOf(request.url);
+    const isFile = path.startsWith("/_files/");
+    if (onFilesHost && !isFile && path !== "/_health") return errorResponse(new ApiError(404, "not found: this host serves stored files only"));
+    if (!onFilesHost && isFile) return new Response(null, { status: 308, headers: { location: `${filesUrl}${targetOf(request.url)}` } });
+    return undefined;
   };
 }
 

@@ -66,6 +66,21 @@ export function requestOrigin(req: Request, info: RequestInfo, trusted: readonly
   return { scheme, host, port };
 }
 
+/** An origin as a URL prefix: `https://host`, `http://[::1]:8080`. */
+export function originText(o: Origin): string {
+  const host = o.host.includes(":") ? `[${o.host}]` : o.host;
+  return `${o.scheme}://${host}${o.port === null ? "" : `:${o.port}`}`;
+}
+
+/**
+ * The base of file links in an answer: --files-url, else --public-url, else the origin this request addressed
+ * (forwarded by a trusted proxy). Links are made per answer and never stored, so a forged Host reaches only the
+ * forger's own answer.
+ */
+export function fileLinkBase(config: { filesUrl: string | null; publicUrl: string | null; trustedProxy: readonly Cidr[] }, req: Request, info: RequestInfo): string {
+  return config.filesUrl ?? config.publicUrl ?? originText(requestOrigin(req, info, config.trustedProxy));
+}
+
 /** The client's address: the peer, or behind a trusted proxy the last X-Forwarded-For hop that is not trusted. */
 export function clientIp(req: Request, info: RequestInfo, trusted: readonly Cidr[]): string | null {
   const peer = info.peer(req);

@@ -63,26 +63,30 @@ function objectCounts(services: Services, origin: string): Promise<Record<string
 
 async function countObjects(services: Services, origin: string): Promise<Record<string, unknown>> {
   const { catalog } = services;
-  const baseUrl = () => services.config.publicUrl ?? origin;
+  const fileBase = () => services.config.filesUrl ?? services.config.publicUrl ?? origin;
   const environments: Record<string, unknown> = {};
   for (const env of ENVIRONMENTS) {
     const db = services.envDbs[env];
     if (env === "development") {
-      const counts = await services.data.counts(systemContext(env, db, catalog.development(), baseUrl));
+      const counts = await services.data.counts(systemContext(env, db, catalog.development(), fileBase));
       environments[env] = { schemas: Object.keys(counts).length, objects: counts, total: sum(counts) };
     } else {
       const latest = catalog.latestVersion();
-      const counts = latest === null ? {} : await services.data.counts(systemContext(env, db, catalog.production(latest)!, baseUrl));
+      const counts = latest === null ? {} : await services.data.counts(systemContext(env, db, catalog.production(latest)!, fileBase));
       environments[env] = { versions: catalog.versions(), latestVersion: latest, schemas: Object.keys(counts).length, objects: counts, total: sum(counts) };
     }
   }
   return environments;
 }
 
-/** `fresh` recounts objects now (the admin API's status); the public status page takes counts up to 30 s old. */
-export async function statusFigures(services: Services, origin: string, fresh = false): Promise<Record<string, unknown>> {
+/**
+ * `fresh` recounts objects now (the admin API's status); the status page takes counts up to 30 s old. The object
+ * counts per environment and schema (`environments`) are for admins only: `forAdmin` false leaves them out, and
+ * the rest (version, uptime, requests, stores, queues, memory) is what anyone may see of the server's health.
+ */
+export async function statusFigures(services: Services, origin: string, fresh = false, forAdmin = true): Promise<Record<string, unknown>> {
   if (fresh) countsCache.delete(services);
-  const environments = await objectCounts(services, origin);
+  const environments = forAdmin ? await objectCounts(services, origin) : undefined;
   const hourAgo = Date.now() - 3600_000;
   const push: Record<string, unknown> = {};
   for (const env of ENVIRONMENTS) {
@@ -95,7 +99,7 @@ export async function statusFigures(services: Services, origin: string, fresh = 
     version: services.version,
     startedAt: new Date(services.startedAt).toISOString(),
     uptimeSeconds: Math.floor((Date.now() - services.startedAt) / 1000),
-    environments,
+    ...(environments ? { environments } : {}),
     areas: AREAS,
     requests: services.requestStats.summary(60),
     series: services.requestStats.series(),

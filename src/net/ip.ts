@@ -52,3 +52,17 @@ export function cidrContains(cidr: Cidr, ip: string): boolean {
   }
   return true;
 }
+
+/**
+ * The key a client address counts under in per-IP rate limits: an IPv4 address itself (also when IPv4-mapped),
+ * an IPv6 address by its /64, the smallest block one subscriber is usually given (one host can use every address
+ * in it, so counting single IPv6 addresses would limit nothing). Anything unparsable counts as it is.
+ */
+export function rateKeyOfIp(ip: string): string {
+  const bytes = parseIp(ip);
+  if (!bytes) return ip;
+  if (bytes.length === 4) return bytes.join(".");
+  const groups: string[] = [];
+  for (let i = 0; i < 8; i += 2) groups.push(((bytes[i]! << 8) | bytes[i + 1]!).toString(16));
+  return `${groups.join(":")}::/64`;
+}

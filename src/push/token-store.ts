@@ -57,13 +57,6 @@ export class TokenStore {
     return rs.rowsAffected > 0;
   }
 
-  /** Remove every token linked to these users (their user objects were deleted). */
-  async removeUsers(users: readonly string[]): Promise<number> {
-    if (users.length === 0) return 0;
-    const rs = await this.db.execute({ sql: `DELETE FROM _burrow_push_tokens WHERE user IN (SELECT value FROM json_each(?))`, args: [JSON.stringify(users)] });
-    return rs.rowsAffected;
-  }
-
   /** The tokens of each user (users without tokens get an empty list). */
   async ofUsers(users: readonly string[]): Promise<Record<string, { type: TokenType; token: string; registered: number }[]>> {
     const out: Record<string, { type: TokenType; token: string; registered: number }[]> = Object.create(null);

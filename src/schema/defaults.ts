@@ -7,9 +7,10 @@ const open = { create: "open", read: "open", update: "open", delete: "open" } as
 export const DEFAULT_SCHEMAS: SchemaDef[] = [
   {
     name: "user",
-    fields: { email: { type: "string" }, password: { type: "password" } },
+    fields: { email: { type: "string", visibility: "owner" }, password: { type: "password" } },
     // Sign-up and reading are open; only the user itself changes or deletes its account (the owner of a user
-    // object is that user). The password field is write-only whatever the permissions say.
+    // object is that user). The password field is write-only whatever the permissions say; the email is answered
+    // to the user itself (and the private key, admins, custom code) only.
     permissions: { create: "open", read: "open", update: "owner", delete: "owner" },
     indexes: [],
     user: { key: "username", password: "password", email: "email" },

@@ -13,6 +13,8 @@ export interface FieldDef {
   items?: ItemType;
   schema?: string;
   many?: boolean;
+  /** "owner": answered only to the object's owner (a user object's owner is that user), the private key, admins and custom code, and not usable in their queries by anyone else. */
+  visibility?: "owner";
 }
 
 export type Permission =
@@ -69,7 +71,7 @@ function validateField(schema: string, name: string, raw: unknown): FieldDef {
   const where = `field "${name}" of schema "${schema}"`;
   if (!isValidName(name)) throw badRequest(`schema "${schema}": "${name}" is not a valid field name (lowercase letters, digits and _, starting with a letter, at most 64)`);
   if (!isPlainObject(raw)) throw badRequest(`${where}: definition must be an object like {"type": "string"}`);
-  checkKeys(raw, ["type", "items", "schema", "many"], where);
+  checkKeys(raw, ["type", "items", "schema", "many", "visibility"], where);
   const type = raw.type;
   if (typeof type !== "string" || !(FIELD_TYPES as readonly string[]).includes(type))
     throw badRequest(`${where}: type must be one of ${FIELD_TYPES.join(", ")}`);
@@ -85,6 +87,11 @@ function validateField(schema: string, name: string, raw: unknown): FieldDef {
     field.schema = raw.schema;
     field.many = raw.many === true;
   } else if (raw.schema !== undefined || raw.many !== undefined) throw badRequest(`${where}: "schema" and "many" are only for relationships`);
+  if (raw.visibility !== undefined && raw.visibility !== "public") {
+    if (raw.visibility !== "owner") throw badRequest(`${where}: "visibility" must be "owner" or "public"`);
+    if (type === "password") throw badRequest(`${where}: a password is never answered; "visibility" does not apply`);
+    field.visibility = "owner";
+  }
   return field;
 }
 
@@ -136,6 +143,7 @@ export function validateDefinition(input: unknown, expectedName?: string): Schem
     const field = validateField(name, fname, rawFields[fname]);
     if (fname === pk) {
       if (field.type !== "string") throw badRequest(`schema "${name}": the primary key "${pk}" is always a string`);
+      if (field.visibility) throw badRequest(`schema "${name}": the primary key "${pk}" is always visible`);
       continue; // the primary key is automatic; listing it as a string is tolerated
     }
     if ((AUTO_FIELDS as readonly string[]).includes(fname)) throw badRequest(`schema "${name}": "${fname}" is an automatic field and cannot be defined`);

@@ -128,3 +128,64 @@ export function createFileTriggersSql(def: SchemaDef): string[] {
 export function dropFileTriggersSql(def: Pick<SchemaDef, "name" | "fields">): string[] {
   return [`f$${def.name}$delete`, ...Object.keys(def.fields).map((f) => `f$${def.name}$${f}$update`)].map((n) => `DROP TRIGGER IF EXISTS ${q(n)}`);
 }
+
+/** Name of the trigger that ends everything of a deleted user of schema `name`. */
+export function userTriggerName(name: string): string {
+  return `u$${name}$delete`;
+}
+
+/**
+ * Per user schema, the trigger that ends everything of a deleted user in the same transaction as the delete, by
+ * whatever path it is deleted: its sessions (tokens and cookies), temporary password, social links and push tokens
+ * go, objects it owned lose their owner, and its key leaves every relationship field that points at its schema
+ * (roles included), so a later account with the same username inherits nothing. `layouts` is every table of the
+ * database; the triggers are rebuilt whenever it changes (they name the tables and fields). DDL text. Pure.
+ */
+export function userTriggersSql(layouts: readonly SchemaDef[]): string[] {
+  const out: string[] = [];
+  for (const u of layouts) {
+    if (!u.user) continue;
+    const key = `old.${q(primaryKeyOf(u))}`;
+    const name = lit(u.name);
+    const body = [
+      `DELETE FROM _burrow_sessions WHERE user_schema = ${name} AND username = ${key};`,
+      `DELETE FROM _burrow_temp_passwords WHERE user_schema = ${name} AND username = ${key};`,
+      `DELETE FROM _burrow_social_links WHERE user_schema = ${name} AND username = ${key};`,
+      `DELETE FROM _burrow_push_tokens WHERE user = ${key};`,
+    ];
+    for (const t of layouts) {
+      const table = q(tableName(t.name));
+      body.push(`UPDATE ${table} SET "sm_owner" = NULL WHERE "sm_owner" = ${lit(`${u.name}/`)} || ${key};`);
+      for (const [f, def] of Object.entries(t.fields)) {
+        if (def.type !== "relationship" || def.schema !== u.name) continue;
+        const c = q(f);
+        if (!def.many) body.push(`UPDATE ${table} SET ${c} = NULL WHERE ${c} = ${key};`);
+        else
+          body.push(
+            `UPDATE ${table} SET ${c} = (SELECT json_group_array(value) FROM json_each(${table}.${c}) WHERE value IS NOT ${key}) WHERE EXISTS (SELECT 1 FROM json_each(${table}.${c}) WHERE value = ${key});`,
+          );
+      }
+    }
+    out.push(`DROP TRIGGER IF EXISTS ${q(userTriggerName(u.name))}`, `CREATE TRIGGER ${q(userTriggerName(u.name))} AFTER DELETE ON ${q(tableName(u.name))} BEGIN ${body.join(" ")} END`);
+  }
+  return out;
+}
+
+const lit = (s: string) => `'${s.replaceAll("'", "''")}'`;
+
+/**
+ * What dropping user schema `name` leaves to end: every session, temporary password, social link of its users,
+ * and their ownership of objects in the remaining tables (`others`). Push tokens name users without their schema
+ * and stay with the registry. DDL and DML text. Pure.
+ */
+export function dropUsersSql(name: string, others: readonly SchemaDef[]): string[] {
+  const n = lit(name);
+  const prefix = lit(`${name}/`);
+  return [
+    `DELETE FROM _burrow_sessions WHERE user_schema = ${n}`,
+    `DELETE FROM _burrow_temp_passwords WHERE user_schema = ${n}`,
+    `DELETE FROM _burrow_social_links WHERE user_schema = ${n}`,
+    `DROP TRIGGER IF EXISTS ${q(userTriggerName(name))}`,
+    ...others.map((t) => `UPDATE ${q(tableName(t.name))} SET "sm_owner" = NULL WHERE substr("sm_owner", 1, ${name.length + 1}) = ${prefix}`),
+  ];
+}

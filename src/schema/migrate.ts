@@ -7,7 +7,7 @@ import { convertValue, decodeValue, encodeValue, type Json } from "./values.ts";
 import type { FieldDef, SchemaDef } from "./definition.ts";
 import {
   LAYOUT_TABLE, addColumnSql, columnsOf, createFileTriggersSql, createGeoIndexSql, createIndexSql, createTableSql,
-  dropFileTriggersSql, dropGeoIndexSql, dropIndexSql, geoTableName, tableName,
+  dropFileTriggersSql, dropGeoIndexSql, dropIndexSql, dropUsersSql, geoTableName, tableName, userTriggersSql,
 } from "./layout.ts";
 import type { Plan } from "./plan.ts";
 
@@ -16,9 +16,14 @@ const UPDATE_CHUNK = 500;
 export const LAYOUT_DDL = `CREATE TABLE IF NOT EXISTS ${q(LAYOUT_TABLE)} (name TEXT PRIMARY KEY, definition TEXT NOT NULL) STRICT`;
 
 /** Read the recorded layouts of an environment database. */
-export async function readLayouts(client: Client): Promise<Map<string, SchemaDef>> {
+export async function readLayouts(client: Pick<Client, "execute">): Promise<Map<string, SchemaDef>> {
   const rs = await client.execute(`SELECT name, definition FROM ${q(LAYOUT_TABLE)}`);
   return new Map(rs.rows.map((r) => [r.name as string, JSON.parse(r.definition as string) as SchemaDef]));
+}
+
+/** Rebuild the user-deletion triggers for the tables the database holds now (layout.ts, userTriggersSql). */
+export async function rebuildUserTriggers(client: Pick<Client, "execute">): Promise<void> {
+  for (const sql of userTriggersSql([...(await readLayouts(client)).values()])) await client.execute(sql);
 }
 
 /** Apply every plan atomically: either all of them take effect, or none. */
@@ -27,24 +32,31 @@ export async function applyPlans(client: Client, plans: readonly Plan[], now = D
   const tx = await client.transaction("write");
   try {
     for (const plan of plans) await applyPlan(tx, plan, now);
+    // The triggers name tables and relationship fields: rebuilt for the new layouts in the same transaction.
+    await rebuildUserTriggers(tx);
     await tx.commit();
   } finally {
     tx.close();
   }
 }
 
-/** Drop a schema's table and layout (development only). */
+/** Drop a schema's table and layout (development only). A user schema's accounts end with it, as if each were deleted. */
 export async function dropSchemaTable(client: Client, name: string): Promise<void> {
-  const layout = (await readLayouts(client)).get(name);
+  const layouts = await readLayouts(client);
+  const layout = layouts.get(name);
+  layouts.delete(name);
   const geo = Object.entries(layout?.fields ?? {}).filter(([, d]) => d.type === "geopoint").flatMap(([f]) => dropGeoIndexSql(name, f));
   await client.batch(
     [
       ...geo,
+      ...(layout?.user ? dropUsersSql(name, [...layouts.values()]) : []),
       // The schema's files go to the trash with it.
       { sql: `INSERT OR IGNORE INTO _burrow_trash (key, store, since) SELECT key, store, ? FROM _burrow_files WHERE schema = ?`, args: [Date.now(), name] },
       { sql: `DELETE FROM _burrow_files WHERE schema = ?`, args: [name] },
       `DROP TABLE IF EXISTS ${q(tableName(name))}`,
       { sql: `DELETE FROM ${q(LAYOUT_TABLE)} WHERE name = ?`, args: [name] },
+      // The other user schemas' triggers no longer name the dropped table.
+      ...userTriggersSql([...layouts.values()]),
     ],
     "write",
   );

@@ -116,12 +116,4 @@ export class SocialLinks {
     const rs = await db(ctx).execute({ sql: `DELETE FROM _burrow_social_links WHERE user_schema = ? AND username = ? AND provider = ?`, args: [schema, username, provider] });
     return rs.rowsAffected > 0;
   }
-
-  /** Forget every link of deleted users. */
-  async removeUsers(ctx: ApiContext, schema: string, usernames: readonly string[]): Promise<void> {
-    for (let i = 0; i < usernames.length; i += 500) {
-      const part = usernames.slice(i, i + 500);
-      await db(ctx).execute({ sql: `DELETE FROM _burrow_social_links WHERE user_schema = ? AND username IN (${part.map(() => "?").join(",")})`, args: [schema, ...part] });
-    }
-  }
 }

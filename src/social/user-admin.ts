@@ -34,9 +34,11 @@ export async function userExists(ctx: ApiContext, s: CompiledSchema, username: s
   return (await userRows.json(ctx, s, username)) !== null;
 }
 
-/** Set a checked password; false when there is no such user. */
-export async function setUserPassword(ctx: ApiContext, s: CompiledSchema, username: string, password: string): Promise<boolean> {
-  return (await userRows.setPasswordHash(ctx, s, username, await hashPassword(password))) !== null;
+/** Set a checked password, ending every session of the user; false when there is no such user. */
+export async function setUserPassword(ctx: ApiContext, sessions: Sessions, s: CompiledSchema, username: string, password: string): Promise<boolean> {
+  const set = (await userRows.setPasswordHash(ctx, s, username, await hashPassword(password), null)) !== null;
+  sessions.forgetUsers(s.name, [username]);
+  return set;
 }
 
 /** Revoke every session of the user; how many there were. */

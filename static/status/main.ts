@@ -1,6 +1,6 @@
 // The status page: the server's figures from /_status/data every 5 seconds, as cards, tables and uPlot charts of
-// the last hour (requests per minute by area, p95 latency by area, server errors). When the server keeps its
-// figures for admins (--status-admin-only), the console's token of this tab is sent.
+// the last hour (requests per minute by area, p95 latency by area, server errors). The console's token of this tab
+// is sent when there is one: object counts come to admins only, and with --status-admin-only every figure does.
 
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
@@ -10,7 +10,8 @@ interface Minute { t: number; requests: number[]; serverErrors: number[]; p95: (
 interface Figures {
   version: string;
   uptimeSeconds: number;
-  environments: Record<string, { total: number; schemas: number; latestVersion?: number | null }>;
+  /** Only for an admin (the console's token). */
+  environments?: Record<string, { total: number; schemas: number; latestVersion?: number | null }>;
   areas: string[];
   requests: Record<string, AreaFigures>;
   series: Minute[];
@@ -78,9 +79,11 @@ function render(f: Figures): void {
       ${Object.entries(f.push).map(([e, p]) => `<tr><td>${esc(e)}</td><td>${p.depth}</td><td>${p.oldestAgeMs === null ? "—" : `${Math.round(p.oldestAgeMs / 1000)} s`}</td><td>${p.retrying}</td><td>${p.lastHour.sent}</td><td>${p.lastHour.failed}</td></tr>`).join("")}
     </tbody></table>
     <h2>Objects</h2>
-    <table><thead><tr><th>Environment</th><th>Schemas</th><th>Objects</th></tr></thead><tbody>
+    ${f.environments
+      ? `<table data-testid="objects"><thead><tr><th>Environment</th><th>Schemas</th><th>Objects</th></tr></thead><tbody>
       ${Object.entries(f.environments).map(([e, v]) => `<tr><td>${esc(e)}${v.latestVersion ? ` (v${v.latestVersion})` : ""}</td><td>${v.schemas}</td><td>${v.total.toLocaleString()}</td></tr>`).join("")}
-    </tbody></table>`;
+    </tbody></table>`
+      : `<p class="muted" data-testid="objects-hidden">Object counts are shown to admins: <a href="/_admin/">sign in to the console</a> in this tab.</p>`}`;
   drawCharts(f);
 }
 

@@ -28,14 +28,17 @@ const cookieLogin = (username: string, password: string) => t.request("GET", `/u
 const withCookie = (r: TestResponse) => ({ headers: { cookie: r.headers.get("set-cookie")!.split(";")[0]! } });
 
 describe("set a user's password", () => {
-  test("the new password works and the old one does not; the sessions stay", async () => {
+  test("the new password works and the old one does not; every session of the user ends", async () => {
     const before = (await tokenLogin("ann", "ann-password")).body;
+    expect((await signedMe(before)).status).toBe(200);
     const r = await t.admin("PUT", "/users/development/user/ann/password", { password: "set by an admin" });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({});
     expect((await tokenLogin("ann", "ann-password")).status).toBe(401);
     expect((await tokenLogin("ann", "set by an admin")).status).toBe(200);
-    expect((await signedMe(before)).status).toBe(200);
+    // The session from before the new password is over (also the one this node had cached).
+    expect((await signedMe(before)).status).toBe(401);
+    expect((await t.request("POST", "/user/refreshToken", form({ refresh_token: before.refresh_token }))).status).toBe(401);
   });
 
   test("it drops a pending temporary password, as a reset does", async () => {
@@ -162,9 +165,10 @@ describe("production", () => {
     expect((await t.request("POST", "/user", { version: 1, body: { username: "pat", password: "pat-password" } })).status).toBe(201);
     const session = (await tokenLogin("pat", "pat-password", 1)).body;
     expect((await t.admin("PUT", "/users/production/user/pat/password", { password: "pat-new" })).status).toBe(200);
+    expect((await signedMe(session, 1)).status).toBe(401);
+    expect((await tokenLogin("pat", "pat-new", 1)).status).toBe(200);
     expect((await tokenLogin("pat", "pat-new", 1)).status).toBe(200);
     expect((await t.admin("DELETE", "/users/production/user/pat/sessions")).body).toEqual({ revoked: 2 });
-    expect((await signedMe(session, 1)).status).toBe(401);
     // Development's users are not production's.
     expect((await t.admin("PUT", "/users/production/user/ann/password", { password: "x" })).status).toBe(404);
     expect((await t.admin("PUT", "/users/development/user/pat/password", { password: "x" })).status).toBe(404);

@@ -74,7 +74,7 @@ test("login reads the user row once (JSON and hash together)", async () => {
     limiter: new MemoryRateLimiter(),
     users,
     mailer: { send: async () => ({}) },
-    limits: () => ({ ipPerMinute: 100, failedLoginsPerAccount: 5, failedLoginWindowMinutes: 1 }),
+    limits: () => ({ ipPerMinute: 100, failedLoginsPerAccount: 5, failedLoginWindowMinutes: 1, signupsPerIpPerHour: 100 }),
     appName: () => "test",
   });
   const anonymous = ctx({ kind: "anonymous" });

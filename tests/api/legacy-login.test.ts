@@ -47,7 +47,9 @@ describe("login", () => {
     const before = Date.now();
     const r = await login("ann");
     expect(r.status).toBe(200);
-    expect(r.body).toEqual((await t.request("GET", "/user/ann")).body);
+    // As the user (or the app) reads it: the email is visible to its owner only.
+    expect(r.body).toEqual((await t.request("GET", "/user/ann", signedOAuth1("GET", "/user/ann"))).body);
+    expect(r.body.email).toBe("ann@example.com");
     expect(r.text).not.toContain("password");
     const cookie = r.headers.get("set-cookie")!;
     expect(cookie).toMatch(/^session_burrow=[A-Za-z0-9]{48}; Path=\/; Expires=[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT; Max-Age=3600; HttpOnly; SameSite=Lax$/);

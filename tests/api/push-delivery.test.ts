@@ -4,12 +4,15 @@
 // counts every outcome.
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { makeTestApp, type TestApp } from "../helpers/app.ts";
+import { KEYS, makeTestApp, type TestApp } from "../helpers/app.ts";
+import { oauthAuth } from "../helpers/sign.ts";
 import { type ApnsFake, makeApnsTestPki, startApnsFake, TEST_TOPIC } from "../helpers/apns-fake.ts";
 import { startFcmFake, type FcmFake } from "../helpers/fcm-fake.ts";
 import { startWebPushFake, type WebPushFake } from "../helpers/web-push-fake.ts";
 
 let t: TestApp;
+/** Signed with the development private key (OAuth 1.0): reads any user's tokens. */
+const app = (method: string, path: string) => t.request(method, path, { key: null, headers: { authorization: oauthAuth(KEYS.devPublic, KEYS.devPrivate, method, `http://localhost${path}`) } });
 let fcm: FcmFake;
 let web: WebPushFake;
 let apns: ApnsFake;
@@ -76,7 +79,7 @@ describe("delivery", () => {
     await drainAll();
     let [n] = (await t.admin("GET", "/push/notifications?env=development&limit=1")).body;
     expect([n.sent, n.expired, n.retries, n.pending]).toEqual([0, 2, 1, 1]);
-    expect((await t.request("GET", "/_push/tokens?user=bob")).body.bob).toEqual([{ type: "androidgcm", token: "fcm-busy" }]);
+    expect((await app("GET", "/_push/tokens?user=bob")).body.bob).toEqual([{ type: "androidgcm", token: "fcm-busy" }]);
     const expired = (await t.request("GET", "/_push/expired_tokens")).body.map((e: { token: string }) => (e.token.startsWith("{") ? JSON.parse(e.token).endpoint : e.token)).sort();
     expect(expired).toEqual(["fcm-dead", gone.endpoint].sort());
     // The busy device recovers; the retry is not due before Retry-After.
@@ -100,7 +103,7 @@ describe("delivery", () => {
     expect(apns.deliveries.map((d) => [d.token, d.payload, d.auth, d.headers["apns-topic"], d.headers["apns-push-type"]])).toEqual([
       [live, { aps: { alert: "hi", badge: 1, sound: "ding" }, deep: "link" }, "jwt", TEST_TOPIC, "alert"],
     ]);
-    expect((await t.request("GET", "/_push/tokens?user=ios-ann")).body["ios-ann"]).toEqual([{ type: "ios", token: live }]);
+    expect((await app("GET", "/_push/tokens?user=ios-ann")).body["ios-ann"]).toEqual([{ type: "ios", token: live }]);
     expect((await t.request("GET", "/_push/expired_tokens")).body.some((e: { token: string }) => e.token === dead)).toBe(true);
   });
 

@@ -27,15 +27,15 @@ describe("tokens", () => {
     expect((await t.request("POST", `/_push/tokens/ios/${ios(2)}`)).status).toBe(200); // no user
     // POST keeps an existing link; PUT replaces it.
     await t.request("POST", `/_push/tokens/ios/${ios(1)}`, { body: { user: "bob" } });
-    let r = await t.request("GET", "/_push/tokens?user=ann&user=bob&user=nobody");
+    let r = await app("GET", "/_push/tokens?user=ann&user=bob&user=nobody");
     expect(r.body).toEqual({ ann: [{ type: "ios", token: ios(1) }, { type: "androidgcm", token: "reg-ann-1" }], bob: [{ type: "androidgcm", token: "reg-bob-1" }], nobody: [] });
     await t.request("PUT", `/_push/tokens/ios/${ios(1)}`, { body: { user: "bob" } });
-    r = await t.request("GET", "/_push/tokens?user=ann&user=bob");
+    r = await app("GET", "/_push/tokens?user=ann&user=bob");
     expect(r.body.ann).toEqual([{ type: "androidgcm", token: "reg-ann-1" }]);
     expect(r.body.bob.map((x: { token: string }) => x.token).sort()).toEqual([ios(1), "reg-bob-1"].sort());
     // An iOS token in Apple's display form is the same token.
     expect((await t.request("DELETE", `/_push/tokens/ios/${encodeURIComponent(`<${ios(1).toUpperCase().match(/.{8}/g)!.join(" ")}>`)}`)).status).toBe(200);
-    expect((await t.request("GET", "/_push/tokens?user=bob")).body.bob).toEqual([{ type: "androidgcm", token: "reg-bob-1" }]);
+    expect((await app("GET", "/_push/tokens?user=bob")).body.bob).toEqual([{ type: "androidgcm", token: "reg-bob-1" }]);
   });
 
   test("bad input: unknown type, malformed tokens, a bad user, no API key", async () => {
@@ -61,7 +61,7 @@ describe("deleting users", () => {
     await t.request("POST", `/_push/tokens/ios/${ios(200)}`, { body: { user: "del1" } });
     expect((await app("DELETE", "/user/del1")).status).toBe(200);
     expect((await app("DELETE", "/user?username=del2")).status).toBe(200);
-    const left = (await t.request("GET", "/_push/tokens?user=del1&user=del2&user=keep")).body;
+    const left = (await app("GET", "/_push/tokens?user=del1&user=del2&user=keep")).body;
     expect(left).toEqual({ del1: [], del2: [], keep: [{ type: "ios", token: ios(102) }] });
   });
 });
@@ -122,7 +122,7 @@ describe("expired tokens", () => {
     await t.request("POST", `/_push/tokens/ios/${ios(7)}`, { body: { user: "zed" } });
     const before = Date.now();
     await t.services.push.tokens("development").expire("ios", ios(7), "Unregistered");
-    expect((await t.request("GET", "/_push/tokens?user=zed")).body.zed).toEqual([]);
+    expect((await app("GET", "/_push/tokens?user=zed")).body.zed).toEqual([]);
     const first = await t.request("GET", "/_push/expired_tokens?clear=false");
     expect(first.body).toEqual([{ type: "ios", token: ios(7), expired: expect.any(Number) }]);
     expect(first.body[0].expired).toBeGreaterThanOrEqual(before);

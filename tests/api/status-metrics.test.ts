@@ -3,7 +3,7 @@
 // behind a token with BURROW_METRICS_TOKEN, and the request log ring at GET /_admin/api/logs?source=requests.
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { makeTestApp, type TestApp } from "../helpers/app.ts";
+import { ADMIN, makeTestApp, type TestApp } from "../helpers/app.ts";
 import { upload } from "../helpers/code.ts";
 
 let t: TestApp;
@@ -55,6 +55,9 @@ describe("figures by area", () => {
     expect(data.status).toBe(200);
     expect(data.headers.get("cache-control")).toBe("no-store");
     expect(data.body.requests.data.requests).toBeGreaterThanOrEqual(3);
+    // Schema names and object counts are an admin's: not in the public figures.
+    expect(data.body.environments).toBeUndefined();
+    expect(data.text).not.toContain("note");
     const page = await t.app.handle(new Request("http://localhost/_status/"));
     expect(page.status).toBe(200);
     const html = await page.text();
@@ -68,10 +71,12 @@ describe("figures by area", () => {
 
 describe("the public figures are shared, not recomputed per caller", () => {
   test("object counts are reused for 30 s on /_status/data; the admin API counts afresh", async () => {
-    const first = (await t.request("GET", "/_status/data", { key: null, version: null })).body.environments.development.objects.note;
+    const token = (await t.request("POST", "/_admin/api/login", { body: ADMIN, key: null, version: null })).body.token;
+    const asAdmin = { key: null, version: null, headers: { authorization: `Bearer ${token}` } };
+    const first = (await t.request("GET", "/_status/data", asAdmin)).body.environments.development.objects.note;
     expect((await t.request("POST", "/note", { body: { text: "b" } })).status).toBe(201);
     await Bun.sleep(1100); // past the one-second sharing of the whole answer
-    expect((await t.request("GET", "/_status/data", { key: null, version: null })).body.environments.development.objects.note).toBe(first);
+    expect((await t.request("GET", "/_status/data", asAdmin)).body.environments.development.objects.note).toBe(first);
     expect((await t.admin("GET", "/status")).body.environments.development.objects.note).toBe(first + 1);
   });
 });

@@ -45,7 +45,7 @@ describe("the default user schema", () => {
     expect([put.status, put.body.error]).toEqual([404, "object instance does not exist"]);
     const del = await as("ann", "DELETE", "/user/bob");
     expect([del.status, del.body.error]).toEqual([404, "This object does not exist"]);
-    expect((await t.request("GET", "/user/bob")).body.email).toBe("bob@example.com");
+    expect((await as("bob", "GET", "/user/bob")).body.email).toBe("bob@example.com");
   });
 
   test("the user updates itself; the app (private key) may update anyone; the user deletes itself", async () => {

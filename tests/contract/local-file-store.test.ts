@@ -111,7 +111,8 @@ describe("LocalFileStore only", () => {
     expect(res.headers.get("x-content-type-options")).toBe("nosniff");
     expect(res.headers.get("content-type")).toBe("application/octet-stream");
     expect(res.headers.get("content-length")).toBe("100");
-    expect(res.headers.get("content-disposition")).toBe(`inline; filename="numbers.bin"`);
+    // Not a type a browser shows in place: offered as a download.
+    expect(res.headers.get("content-disposition")).toBe(`attachment; filename="numbers.bin"`);
 
     const notModified = await store.serve(key, meta, request("GET", { "If-None-Match": meta.etag }));
     expect(notModified.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");

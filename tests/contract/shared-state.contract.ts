@@ -60,19 +60,30 @@ export function runSharedStateContract(name: string, make: () => Promise<SharedS
       }
     });
 
-    test("rate limits: `limit` events pass per window, then refused with Retry-After; reset clears; blocked does not count", async () => {
+    test("rate limits: `limit` events pass per window, then refused with Retry-After; reset clears", async () => {
       const { a, b } = await (await get()).limiter();
       const key = `ip-${crypto.randomUUID()}`;
       for (let i = 0; i < 3; i++) expect(await (i % 2 === 0 || !b ? a : b).hit(key, 4, 60_000)).toEqual({ ok: true });
-      expect(await a.blocked(key, 4)).toEqual({ ok: true });
       expect(await (b ?? a).hit(key, 4, 60_000)).toEqual({ ok: true });
       const refused = await a.hit(key, 4, 60_000);
       expect(refused.ok).toBe(false);
       if (!refused.ok) expect(refused.retryAfter).toBeGreaterThanOrEqual(59);
-      expect((await (b ?? a).blocked(key, 4)).ok).toBe(false);
       expect((await (b ?? a).hit(key, 4, 60_000)).ok).toBe(false);
       await (b ?? a).reset(key);
       expect(await a.hit(key, 4, 60_000)).toEqual({ ok: true });
+    });
+
+    test("rate limits: a cost counts as that many events at once, and a refused cost counts nothing", async () => {
+      const { a, b } = await (await get()).limiter();
+      const key = `cost-${crypto.randomUUID()}`;
+      expect(await a.hit(key, 10, 60_000, 7)).toEqual({ ok: true });
+      const refused = await (b ?? a).hit(key, 10, 60_000, 4);
+      expect(refused.ok).toBe(false);
+      if (!refused.ok) expect(refused.retryAfter).toBeGreaterThanOrEqual(59);
+      // The refused 4 took nothing: 3 more fit, then the window is full.
+      expect(await (b ?? a).hit(key, 10, 60_000, 3)).toEqual({ ok: true });
+      expect((await a.hit(key, 10, 60_000)).ok).toBe(false);
+      expect((await a.hit(`big-${crypto.randomUUID()}`, 5, 60_000, 6)).ok).toBe(false);
     });
 
     test("rate limits: a window that ended starts again", async () => {

@@ -136,5 +136,5 @@ export async function makeTestApp(opts: { flags?: Record<string, string | boolea
 
 /** A development ApiContext of a test app for calling the datastore directly (the server itself by default). */
 export function devContext(t: TestApp, principal: Principal = { kind: "system" }): ApiContext {
-  return { env: "development", version: 0, db: t.services.envDbs.development, schemas: t.services.catalog.development(), infer: false, principal, baseUrl: () => "http://localhost" };
+  return { env: "development", version: 0, db: t.services.envDbs.development, schemas: t.services.catalog.development(), infer: false, principal, fileBase: () => "http://localhost" };
 }

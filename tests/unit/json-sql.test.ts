@@ -44,7 +44,7 @@ function setup(n: number, isNull: (i: number) => boolean) {
   args.push(1, 2, null);
   Object.assign(expected, { createddate: 1, lastmoddate: 2 });
   db.query(`INSERT INTO o_wide (${cols.map((c) => `"${c}"`).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`).run(...args);
-  const render = (opts?: Parameters<typeof objectJsonSql>[3]) => (db.query(`SELECT ${objectJsonSql("wide_id", Object.entries(fields), "t", opts)} AS j FROM o_wide AS t`).get() as { j: string }).j;
+  const render = (opts?: Parameters<typeof objectJsonSql>[3]) => (db.query(`SELECT ${objectJsonSql("wide_id", Object.entries(fields), "t", opts).sql} AS j FROM o_wide AS t`).get() as { j: string }).j;
   return { render, expected };
 }
 

@@ -125,12 +125,12 @@ async function csvSources(s: Services, ctx: () => ApiContext, input: string, isD
 
 /** The context the import writes in: the server itself on development (inferring unless --no-infer) or production's newest version. */
 function contextFor(s: Services, env: "development" | "production"): ApiContext {
-  const baseUrl = () => s.config.publicUrl ?? "http://localhost";
-  if (env === "development") return { env, version: 0, db: s.envDbs.development, schemas: s.catalog.development(), infer: s.config.infer, principal: { kind: "system" }, baseUrl };
+  const fileBase = () => s.config.filesUrl ?? s.config.publicUrl ?? "";
+  if (env === "development") return { env, version: 0, db: s.envDbs.development, schemas: s.catalog.development(), infer: s.config.infer, principal: { kind: "system" }, fileBase };
   const latest = s.catalog.latestVersion();
   const schemas = latest === null ? undefined : s.catalog.production(latest);
   if (!schemas) throw new ConfigError("production has no deployed version yet; deploy first (burrow deploy)");
-  return { env, version: schemas.version, db: s.envDbs.production, schemas, infer: false, principal: { kind: "system" }, baseUrl };
+  return { env, version: schemas.version, db: s.envDbs.production, schemas, infer: false, principal: { kind: "system" }, fileBase };
 }
 
 function reportPath(s: Services, opts: ImportOptions): string {

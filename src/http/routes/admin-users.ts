@@ -48,14 +48,14 @@ export function adminUserRoutes(services: Services, parsers: BodyParsers) {
       const { ctx, s, key } = userSchemaOf(services, request, params);
       const problem = userPasswordProblem(body.password);
       if (problem) throw badRequest(problem);
-      if (!(await setUserPassword(ctx, s, key, body.password))) throw noUser(s, key);
+      if (!(await setUserPassword(ctx, services.sessions[ctx.env], s, key, body.password))) throw noUser(s, key);
       return json({});
     }, {
       parse: "admin",
       params: UserParams,
       body: NewPassword,
       detail: {
-        ...admin("Set a user's password (editors and owners)", "As a password reset: any temporary password is dropped; the user's sessions stay (DELETE .../sessions ends them)."),
+        ...admin("Set a user's password (editors and owners)", "As a password reset: any temporary password is dropped and every session of the user ends."),
         ...S.jsonBody(NewPassword),
       },
       response: { 200: S.AnyObject, ...S.errors(400, 401, 403, 404) },

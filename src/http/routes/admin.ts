@@ -13,6 +13,7 @@ import { json } from "../respond.ts";
 import { statusFigures } from "../status-figures.ts";
 import { environmentOf } from "../admin-context.ts";
 import { clientIp } from "../origin.ts";
+import { rateKeyOfIp } from "../../net/ip.ts";
 import type { BodyParsers } from "../parsers.ts";
 import type { RequestInfo } from "../request-meta.ts";
 import { outboxQuery } from "../../mail/admin-outbox.ts";
@@ -82,18 +83,16 @@ function mainRoutes(services: Services, info: RequestInfo, parsers: BodyParsers)
   return new Elysia({ name: "admin-main", prefix: "/_admin/api" })
     .use(parsers)
     .post("/login", async ({ request, body }) => {
-      const ip = clientIp(request, info, services.config.trustedProxy) ?? "unknown";
-      const perIp = await limiter.hit(`admin|ip|${ip}`, ADMIN_LIMITS.ipPerMinute, 60_000);
+      const ip = clientIp(request, info, services.config.trustedProxy);
+      const perIp = await limiter.hit(`admin|ip|${ip === null ? "unknown" : rateKeyOfIp(ip)}`, ADMIN_LIMITS.ipPerMinute, 60_000);
       if (!perIp.ok) throw tooManyRequests(perIp.retryAfter);
       const b = body as { email?: unknown; password?: unknown } | undefined;
       const account = `admin|fail|${typeof b?.email === "string" ? b.email.toLowerCase().slice(0, 254) : ""}`;
-      const blocked = await limiter.blocked(account, ADMIN_LIMITS.failures);
-      if (!blocked.ok) throw tooManyRequests(blocked.retryAfter);
+      // The attempt is taken from the failure budget before the password is checked (parallel guesses included).
+      const attempt = await limiter.hit(account, ADMIN_LIMITS.failures, ADMIN_LIMITS.failureWindowMs);
+      if (!attempt.ok) throw tooManyRequests(attempt.retryAfter);
       const session = await services.admins.login(b?.email, b?.password);
-      if (!session) {
-        await limiter.hit(account, ADMIN_LIMITS.failures, ADMIN_LIMITS.failureWindowMs);
-        throw unauthorized("invalid email or password");
-      }
+      if (!session) throw unauthorized("invalid email or password");
       await limiter.reset(account);
       return json(session);
     }, {
@@ -165,6 +164,8 @@ function mainRoutes(services: Services, info: RequestInfo, parsers: BodyParsers)
     .delete("/schemas/:name", async ({ request, params }) => {
       if (versionParam(new URL(request.url)) !== 0) throw badRequest("only development schemas can be deleted");
       await catalog.remove(params.name);
+      // A user schema's sessions ended with its table; this node forgets those it cached.
+      services.sessions.development.forgetSchema(params.name);
       return json({});
     }, { query: S.SchemaVersionQuery, detail: admin("Drop a development schema and its objects"), response: { 200: S.AnyObject, ...S.errors(400, 401, 403, 404) } })
     .post("/deploy", async ({ admin, body }) => {

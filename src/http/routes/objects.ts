@@ -3,7 +3,7 @@
 
 import { Elysia, NotFoundError } from "elysia";
 import { badRequest } from "../../errors.ts";
-import { hasNested } from "../../datastore/datastore.ts";
+import { MAX_PASSWORDS_PER_REQUEST, hasNested } from "../../datastore/datastore.ts";
 import { type ReadShape, parseConditions, parseQuery, parseReadShape } from "../../datastore/query/parse.ts";
 import { parseRelationsHeader } from "../../schema/infer.ts";
 import type { Services } from "../services.ts";
@@ -15,6 +15,7 @@ import { objectDocs as docs } from "../openapi-docs.ts";
 import { json, rawJson } from "../respond.ts";
 import { jsonBodyOf } from "../body.ts";
 import { callMethod, methodOf } from "../method-call.ts";
+import { clientIp } from "../origin.ts";
 
 /** Schema names in paths are case-insensitive (clients have sent "User" for "user"). */
 export const schemaParam = (s: string) => s.toLowerCase();
@@ -77,6 +78,7 @@ export function objectRoutes(services: Services, info: RequestInfo, parsers: Bod
         const method = methodOf(services, ctx, name);
         if (method) return callMethod(services, ctx, request, method, "POST");
         const body = jsonBodyOf(request, text as string);
+        if (ctx.schemas.schemas.get(name)?.def.user) await services.accounts.limitSignups(ctx, clientIp(request, info, services.config.trustedProxy), Array.isArray(body) ? Math.min(body.length, MAX_PASSWORDS_PER_REQUEST) : 1);
         const relations = parseRelationsHeader(request.headers.get("x-service-relations"));
         if (relations.size && hasNested(body)) {
           const r = await data.upsert(ctx, name, body, relations);
@@ -117,7 +119,13 @@ export function objectRoutes(services: Services, info: RequestInfo, parsers: Bod
     }, { detail: docs.remove })
     .post(
       "/:schema/:id/:field",
-      async ({ api, params, body }) => json(await data.createRelated(await api, schemaParam(params.schema), params.id, params.field, body)),
+      async ({ api, params, body, request }) => {
+        const ctx = await api;
+        const field = ctx.schemas.schemas.get(schemaParam(params.schema))?.fields.get(params.field);
+        if (field?.type === "relationship" && ctx.schemas.schemas.get(field.schema!)?.def.user)
+          await services.accounts.limitSignups(ctx, clientIp(request, info, services.config.trustedProxy), Array.isArray(body) ? Math.min(body.length, MAX_PASSWORDS_PER_REQUEST) : 1);
+        return json(await data.createRelated(ctx, schemaParam(params.schema), params.id, params.field, body));
+      },
       { parse: "datastore", detail: docs.createRelated },
     )
     .put(

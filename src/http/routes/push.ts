@@ -37,6 +37,14 @@ export function pushRoutes(services: Services, info: RequestInfo, parsers: BodyP
     if (payload === undefined) throw badRequest("payload is missing");
     return push.send(ctx.env, target, payload);
   };
+  /** A user's device tokens are that user's: only its own signature or session, or the private key, reads them. */
+  const tokensOf = async (ctx: ApiContext, users: string[]) => {
+    if (users.length > 1000) throw badRequest("at most 1000 users per call");
+    const p = ctx.principal;
+    if (p.kind !== "app" && !(p.kind === "user" && users.every((u) => u === p.username)))
+      throw unauthorized("reading a user's device tokens needs that user's own MAC signature or session cookie, or the private key (OAuth 1.0)");
+    return push.tokens(ctx.env).ofUsers(users);
+  };
   const bodyObject = (body: unknown): Record<string, unknown> => {
     if (!isObj(body)) throw badRequest("send a JSON object");
     return body;
@@ -62,11 +70,9 @@ export function pushRoutes(services: Services, info: RequestInfo, parsers: BodyP
     }, { detail: tag("Remove a device token") })
     .get("/tokens", async ({ api, request }) => {
       const ctx = await api;
-      const users = new URL(request.url).searchParams.getAll("user");
-      if (users.length > 1000) throw badRequest("at most 1000 users per call");
-      const found = await push.tokens(ctx.env).ofUsers(users);
+      const found = await tokensOf(ctx, new URL(request.url).searchParams.getAll("user"));
       return json(Object.fromEntries(Object.entries(found).map(([u, list]) => [u, list.map(({ type, token }) => ({ type, token }))])));
-    }, { detail: tag("The tokens of users", "GET /_push/tokens?user=a&user=b answers {\"a\": [{\"type\", \"token\"}], \"b\": []}.") })
+    }, { detail: tag("The tokens of users", "GET /_push/tokens?user=a&user=b answers {\"a\": [{\"type\", \"token\"}], \"b\": []}. A user reads its own tokens (MAC-signed or with its session cookie); other users' need the private key (OAuth 1.0).") })
     .post("/notifications", async ({ api, body }) => {
       const b = bodyObject(body);
       const ctx = await api;
@@ -107,9 +113,7 @@ export function pushRoutes(services: Services, info: RequestInfo, parsers: BodyP
     }, { parse: "datastore", detail: tag("Legacy: send to tokens", "{\"tokens\": [{\"token\", \"type\"}], \"payload\": {\"kvPairs\": {...}}}") })
     .get("/get_tokens_for_users_universal", async ({ api, request }) => {
       const ctx = await api;
-      const users = (new URL(request.url).searchParams.get("userIds") ?? "").split(",").filter((u) => u !== "");
-      if (users.length > 1000) throw badRequest("at most 1000 users per call");
-      const found = await push.tokens(ctx.env).ofUsers(users);
+      const found = await tokensOf(ctx, (new URL(request.url).searchParams.get("userIds") ?? "").split(",").filter((u) => u !== ""));
       const tokens = Object.fromEntries(Object.entries(found).map(([u, list]) => [u, list.map((t) => ({ token: t.token, type: t.type as TokenType, registered_milliseconds: t.registered }))]));
       return json({ tokens });
     }, { detail: tag("Legacy: the tokens of users", "?userIds=a,b answers {\"tokens\": {\"a\": [{\"token\", \"type\", \"registered_milliseconds\"}]}}") });
