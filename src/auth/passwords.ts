@@ -36,7 +36,7 @@ class HasherPool {
   private failed = false;
 
   private start(): void {
-    const size = Math.max(1, Math.min(4, availableParallelism() - 1));
+    const size = hasherThreads();
     for (let i = 0; i < size; i++) {
       const worker = new Worker(WORKER_URL);
       const slot: Slot = { worker, job: null };
@@ -86,14 +86,24 @@ class HasherPool {
   }
 }
 
+/** Hashing threads: one fewer than the CPUs (the main thread keeps one), 1 to 4. */
+export function hasherThreads(): number {
+  return Math.max(1, Math.min(4, availableParallelism() - 1));
+}
+
 const pool = new HasherPool();
 let dummyHash: Promise<string> | null = null;
 
+/** Hashes and verifications asked for since the process started (what the tests count). */
+export const passwordWork = { hashes: 0, verifies: 0 };
+
 export async function hashPassword(password: string): Promise<string> {
+  passwordWork.hashes++;
   return (await pool.run({ op: "hash", password, options: ARGON2 })) as string;
 }
 
 export async function verifyPassword(password: string, hash: string): Promise<boolean> {
+  passwordWork.verifies++;
   try {
     return (await pool.run({ op: "verify", password, hash })) as boolean;
   } catch {

@@ -32,3 +32,16 @@ test.skipIf(!existsSync("/proc/thread-self/stat"))("the main thread sleeps while
   // Five hashes take some hundreds of milliseconds of wall time; a spinning main thread burns all of it.
   expect(mainCpuMs).toBeLessThan(Math.max(60, wallMs / 3));
 }, 30_000);
+
+test("a verification waits for no queued hash: logins go ahead of sign-ups on the hashing threads", async () => {
+  const { hasherThreads } = await import("../../src/auth/passwords.ts");
+  const hash = await hashPassword("login-password");
+  const done: string[] = [];
+  // Hashes queued first (a flood of sign-ups), then one login's verification.
+  const hashes = Array.from({ length: 6 * hasherThreads() }, (_, i) => hashPassword(`signup-${i}`).then(() => void done.push(`hash ${i}`)));
+  const verify = verifyPassword("login-password", hash).then((ok) => void done.push(`verify ${ok}`));
+  await Promise.all([...hashes, verify]);
+  // At most the hashes already running on each thread finish before it (one job per thread at a time).
+  expect(done.indexOf("verify true")).toBeLessThanOrEqual(hasherThreads());
+  expect(done).toHaveLength(6 * hasherThreads() + 1);
+});
