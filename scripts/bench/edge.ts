@@ -4,11 +4,9 @@
 // Usage: bun run scripts/bench/edge.ts --baseline-ref <commit> [--rounds 5] [--seconds 5] [--connections 50]
 //        [--objects 10000] [--build] [--write] [--section edge --title "HTTP edge"]
 
-import { existsSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { ROOT, ensureBinary, machine, readFirstLine, table, writeSection } from "./env.ts";
+import { buildBaseline, ensureBinary, machine, readFirstLine, table, writeSection } from "./env.ts";
 import { defaultTool, runLoad, type LoadResult } from "./load.ts";
 import { startBenchServer, type BenchServer } from "./server.ts";
 
@@ -33,21 +31,6 @@ const seconds = Math.min(30, Math.max(1, Number(values.seconds)));
 const c = Math.min(256, Math.max(1, Number(values.connections)));
 const objects = Math.min(200_000, Math.max(1000, Number(values.objects)));
 if (!values.baseline && !values["baseline-ref"]) throw new Error("give --baseline-ref <commit> (or --baseline <binary>)");
-
-/** Build the baseline binary from a worktree of the given commit (node_modules borrowed from this checkout). */
-function buildBaseline(ref: string): { exe: string; cleanup(): void } {
-  const dir = mkdtempSync(join(tmpdir(), "burrow-baseline-"));
-  const git = (...args: string[]) => {
-    const p = Bun.spawnSync(["git", ...args], { cwd: ROOT, stderr: "pipe" });
-    if (p.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${p.stderr.toString()}`);
-  };
-  git("worktree", "add", "--detach", dir, ref);
-  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
-  const exe = join(dir, "dist/burrow");
-  const p = Bun.spawnSync([process.execPath, "run", "scripts/build.ts"], { cwd: dir, stdout: "inherit", stderr: "inherit" });
-  if (p.exitCode !== 0 || !existsSync(exe)) throw new Error(`building ${ref} failed`);
-  return { exe, cleanup: () => (git("worktree", "remove", "--force", dir), rmSync(dir, { recursive: true, force: true })) };
-}
 
 const current = ensureBinary(values.build!);
 const baseline = values.baseline ? { exe: values.baseline, cleanup() {} } : buildBaseline(values["baseline-ref"]!);

@@ -1,8 +1,8 @@
 // Shared benchmark plumbing: the machine description, the built binary, and writing result tables into
 // docs/benchmarks.md between markers so a rerun replaces its own section.
 
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 
 export const ROOT = join(import.meta.dir, "../..");
@@ -19,6 +19,21 @@ export function ensureBinary(rebuild: boolean): string {
     if (p.exitCode !== 0) throw new Error("build failed");
   }
   return BINARY;
+}
+
+/** Build the baseline binary from a worktree of the given commit (node_modules borrowed from this checkout). */
+export function buildBaseline(ref: string): { exe: string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), "burrow-baseline-"));
+  const git = (...args: string[]) => {
+    const p = Bun.spawnSync(["git", ...args], { cwd: ROOT, stderr: "pipe" });
+    if (p.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${p.stderr.toString()}`);
+  };
+  git("worktree", "add", "--detach", dir, ref);
+  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
+  const exe = join(dir, "dist/burrow");
+  const p = Bun.spawnSync([process.execPath, "run", "scripts/build.ts"], { cwd: dir, stdout: "inherit", stderr: "inherit" });
+  if (p.exitCode !== 0 || !existsSync(exe)) throw new Error(`building ${ref} failed`);
+  return { exe, cleanup: () => (git("worktree", "remove", "--force", dir), rmSync(dir, { recursive: true, force: true })) };
 }
 
 export function table(header: string[], rows: (string | number)[][]): string {
