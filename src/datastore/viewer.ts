@@ -33,10 +33,10 @@ export function seesOwnerOnly(ctx: ApiContext): boolean {
   return ctx.principal.kind === "app" || ctx.principal.kind === "system";
 }
 
-/** The object's JSON over alias `t` (or unqualified columns for RETURNING) for the caller. */
-export function objectSql(ctx: ApiContext, s: CompiledSchema, qualifier: "t" | null, viewer: Viewer = viewerOf(ctx, s)): SqlPart {
+/** The object's JSON over alias `t` (or unqualified columns for RETURNING) for the caller, or for `viewer` when given. */
+export function objectSql(ctx: ApiContext, s: CompiledSchema, qualifier: "t" | null, viewer?: Viewer): SqlPart {
   if (s.sameForAll) return { sql: qualifier === "t" ? s.json : s.jsonReturning, args: [] };
-  return s.renderFor(viewer, qualifier);
+  return s.renderFor(viewer ?? viewerOf(ctx, s), qualifier);
 }
 
 /**

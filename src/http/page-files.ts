@@ -32,7 +32,7 @@ async function sendChunk(asset: ConsoleAsset, request: Request): Promise<Respons
 /** The index page's HTML cut where nonces go, once per asset. */
 const slotsOf = new WeakMap<ConsoleAsset, string[]>();
 
-function sendPage(asset: ConsoleAsset): Response {
+function sendPage(asset: ConsoleAsset, images: string | null): Response {
   let slots = slotsOf.get(asset);
   if (!slots) slotsOf.set(asset, (slots = nonceSlots(new TextDecoder().decode(asset.body))));
   const nonce = newNonce();
@@ -41,23 +41,23 @@ function sendPage(asset: ConsoleAsset): Response {
     "content-type": asset.type,
     "cache-control": "no-store",
     "x-content-type-options": "nosniff",
-    "content-security-policy": pagePolicy(nonce),
+    "content-security-policy": pagePolicy(nonce, images),
     "referrer-policy": "no-referrer",
     "x-frame-options": "DENY",
   };
   return new Response(html, { headers: { ...headers, "content-length": String(html.length) } });
 }
 
-/** One file of a site, or a JSON 404. */
-export async function pageFile(site: Site, name: string, request: Request): Promise<Response> {
+/** One file of a site, or a JSON 404. `images`: another origin the page shows images from (the files origin). */
+export async function pageFile(site: Site, name: string, request: Request, images: string | null = null): Promise<Response> {
   const asset = (await siteAssets(site)).get(name);
   if (!asset) throw notFound(`no ${SITES[site].label} file "${name.slice(0, 80)}"`);
-  return name === INDEX ? sendPage(asset) : sendChunk(asset, request);
+  return name === INDEX ? sendPage(asset, images) : sendChunk(asset, request);
 }
 
 /** The site's index page at `<prefix>/`; the router matches `<prefix>` alike, which redirects to the slash. */
-export function pageIndex(site: Site, prefix: string, request: Request): Promise<Response> | Response {
+export function pageIndex(site: Site, prefix: string, request: Request, images: string | null = null): Promise<Response> | Response {
   const url = new URL(request.url);
   if (!url.pathname.endsWith("/")) return new Response(null, { status: 308, headers: { location: `${prefix}/${url.search}` } });
-  return pageFile(site, INDEX, request);
+  return pageFile(site, INDEX, request, images);
 }

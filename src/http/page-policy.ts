@@ -8,15 +8,15 @@ export function newNonce(): string {
   return Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64");
 }
 
-/** The policy of a page whose script tags carry `nonce`. */
-export function pagePolicy(nonce: string): string {
+/** The policy of a page whose script tags carry `nonce`; `images` is another origin it may show images from. */
+export function pagePolicy(nonce: string, images: string | null = null): string {
   return [
     "default-src 'self'",
     // Without 'strict-dynamic': a script element added at run time, whoever adds it, needs the nonce too.
     `script-src 'nonce-${nonce}'`,
     // Inline style attributes: Preact sets them, and the API reference's web component styles its shadow root.
     "style-src 'self' 'unsafe-inline'",
-    "img-src 'self' data: blob:",
+    `img-src 'self' data: blob:${images ? ` ${images}` : ""}`,
     "font-src 'self'",
     "connect-src 'self'",
     "object-src 'none'",

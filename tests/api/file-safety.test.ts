@@ -141,6 +141,10 @@ describe("--public-url and --files-url", () => {
       const moved = await f.app.handle(new Request(`http://localhost${path}?x=1`));
       expect(moved.status).toBe(308);
       expect(moved.headers.get("location")).toBe(`https://files.example.com${path}?x=1`);
+      // The console shows image previews from the files origin, and still runs only its own script.
+      const policy = (await f.app.handle(new Request("http://localhost/_admin/"))).headers.get("content-security-policy")!;
+      expect(policy).toContain("img-src 'self' data: blob: https://files.example.com;");
+      expect(/script-src [^;]*/.exec(policy)![0]).not.toContain("files.example.com");
     } finally {
       await f.close();
     }

@@ -7,8 +7,10 @@ import { pageFile, pageIndex } from "../page-files.ts";
 
 const doc = (summary: string) => ({ detail: { tags: ["console"], summary } });
 
-export function consoleRoutes(_services: Services) {
+export function consoleRoutes(services: Services) {
+  // Previews of image fields come from the files origin when there is one (--files-url).
+  const images = services.config.filesUrl;
   return new Elysia({ name: "console" })
-    .get("/_admin/", ({ request }) => pageIndex("console", "/_admin", request), doc("The admin console's page (/_admin redirects here)"))
+    .get("/_admin/", ({ request }) => pageIndex("console", "/_admin", request, images), doc("The admin console's page (/_admin redirects here)"))
     .get("/_admin/:file", ({ params, request }) => pageFile("console", params.file, request), doc("A file of the admin console (hashed, cached for a year)"));
 }
