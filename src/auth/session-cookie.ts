@@ -9,9 +9,10 @@ export const SESSION_COOKIE = "session_burrow";
 /**
  * The value a logout leaves behind. Browsers drop the cookie (it is already expired); the original Java SDK
  * cannot store an empty value and would keep replaying the revoked token, so it gets this marker instead, which
- * means "no session" (an anonymous caller), not a refused one.
+ * means "no session" (an anonymous caller), not a refused one. It holds a ":" because that is how the SDK's
+ * isLoggedOut() tells a logged-out cookie from a session (a token never has one).
  */
-export const NO_SESSION = "none";
+export const NO_SESSION = "logged:out";
 
 const NAME = `${SESSION_COOKIE}=`;
 const EPOCH = new Date(0).toUTCString();
@@ -25,7 +26,8 @@ function startsPair(header: string, at: number): boolean {
 
 /**
  * The session token of a Cookie header: the value of the first `session_burrow` cookie, without quotes. Null
- * when there is none, or it is empty or the logged-out marker (no session); anything else is a token to look up.
+ * when there is none, or it is empty or a logged-out marker (no session): this one, any value with a ":" (the
+ * SDK's own test for a logged-out cookie), or `none` (what earlier versions set); anything else is a token to look up.
  */
 export function sessionToken(cookieHeader: string | null): string | null {
   if (cookieHeader === null) return null;
@@ -36,17 +38,34 @@ export function sessionToken(cookieHeader: string | null): string | null {
   const end = cookieHeader.indexOf(";", start);
   let value = (end < 0 ? cookieHeader.slice(start) : cookieHeader.slice(start, end)).trim();
   if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
-  return value === "" || value === NO_SESSION ? null : value;
+  return value === "" || value === "none" || value.includes(":") ? null : value;
 }
 
-/** Attributes of every session cookie: the whole site, never readable by scripts, not sent on cross-site subrequests. */
+/**
+ * Attributes of every session cookie: the whole site, never readable by scripts, not sent on cross-site
+ * subrequests; in the order Bun's own cookie writer uses, so the header is the same however it is written.
+ */
 function attributes(expires: string, maxAge: number, secure: boolean): string {
-  return `Path=/; Expires=${expires}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure ? "; Secure" : ""}`;
+  return `Path=/; Expires=${expires}; Max-Age=${maxAge}; ${secure ? "Secure; " : ""}HttpOnly; SameSite=Lax`;
 }
 
-/** Set-Cookie starting a session: the token, expiring with it (Max-Age, and Expires for clients without Max-Age). */
-export function startSessionCookie(token: string, maxAgeSeconds: number, secure: boolean, now = Date.now()): string {
-  return `${NAME}${token}; ${attributes(new Date(now + maxAgeSeconds * 1000).toUTCString(), maxAgeSeconds, secure)}`;
+/** A session cookie as its parts, for a writer that serializes it (Bun's request.cookies). */
+export interface SessionCookie {
+  name: string;
+  value: string;
+  expires: Date;
+  maxAge: number;
+  secure: boolean;
+}
+
+/** The cookie starting a session (setCookieValue is its header form). */
+export function sessionCookie(token: string, maxAgeSeconds: number, secure: boolean, now = Date.now()): SessionCookie {
+  return { name: SESSION_COOKIE, value: token, expires: new Date(now + maxAgeSeconds * 1000), maxAge: maxAgeSeconds, secure };
+}
+
+/** A session cookie's Set-Cookie value: the token, expiring with it (Max-Age, and Expires for clients without Max-Age). */
+export function setCookieValue(cookie: SessionCookie): string {
+  return `${cookie.name}=${cookie.value}; ${attributes(cookie.expires.toUTCString(), cookie.maxAge, cookie.secure)}`;
 }
 
 /** Set-Cookie ending a session: the logged-out marker, already expired. */

@@ -6,17 +6,20 @@
 import type { InStatement } from "@libsql/core/api";
 import type { Catalog } from "../schema/catalog.ts";
 import type { Files } from "../files/files.ts";
-import { notFound } from "../errors.ts";
+import { ApiError, conflict, notFound } from "../errors.ts";
+import { access } from "./access.ts";
+import { isKeyValue } from "../schema/values.ts";
+import type { CompiledSchema } from "../schema/compiled.ts";
 import type { ApiContext } from "../request-context.ts";
 import { type FindResult, countMatching, countObjects, deleteObjects, findObjects } from "./find.ts";
-import { type JsonText, Objects } from "./objects.ts";
+import { type JsonText, Objects, isObject } from "./objects.ts";
 import type { ReadShape } from "./query/parse.ts";
 import type { Conditions, QueryTree } from "./query/tree.ts";
 import { Relations } from "./relations.ts";
 import { updateMatching } from "./update-where.ts";
 import { type BulkResult, type BulkRow, bulkInsert, restoreGeoIndex } from "./bulk-insert.ts";
 import type { FieldDef } from "../schema/definition.ts";
-import { upsert } from "./upsert.ts";
+import { hasNested, upsert } from "./upsert.ts";
 
 export type { FindResult } from "./find.ts";
 export type { JsonText } from "./objects.ts";
@@ -101,6 +104,43 @@ export class Datastore {
    */
   upsert(ctx: ApiContext, schema: string, body: unknown, relations: RelationMap = NO_RELATIONS): Promise<{ status: number; body: JsonText }> {
     return upsert(this.objects, ctx, schema, body, relations);
+  }
+
+  /**
+   * The save of one object (a POST carrying X-Service-Relations, as the original SDKs' model save sends it): an
+   * existing key is updated as PUT updates it (the update permission and scope apply; `[inc]` adds; createddate is
+   * kept) and answers 200, a new key is created (201). Nested objects go through `upsert`. A key the caller may not
+   * update is refused as a create would refuse it (409, or the create permission's own refusal), so a save tells
+   * nothing a create would not. A password is changed only by callers allowed to change it with PUT (the private
+   * key, the server); from others it is ignored on an update (model saves send the whole object).
+   */
+  async save(ctx: ApiContext, schema: string, body: unknown, relations: RelationMap = NO_RELATIONS): Promise<{ status: number; body: JsonText }> {
+    if (hasNested(body)) return upsert(this.objects, ctx, schema, body, relations);
+    const s = ctx.schemas.schemas.get(schema);
+    const key = s && isObject(body) && isKeyValue(body[s.pk]) ? (body[s.pk] as string) : undefined;
+    if (s === undefined || key === undefined) return { status: 201, body: await this.objects.create(ctx, schema, body, relations) };
+    // A create and an update racing on the key: the loser of the create tries the update once more.
+    for (let attempt = 0; ; attempt++) {
+      if (await this.objects.exists(ctx, s, key)) return { status: 200, body: await this.saveUpdate(ctx, s, key, body as Record<string, unknown>, relations) };
+      try {
+        return { status: 201, body: await this.objects.create(ctx, schema, body, relations) };
+      } catch (e) {
+        if (attempt > 0 || !(e instanceof ApiError) || e.status !== 409) throw e;
+      }
+    }
+  }
+
+  /** The update half of a save: PUT's update, its refusals turned into what a create of that key would answer. */
+  private async saveUpdate(ctx: ApiContext, s: CompiledSchema, key: string, body: Record<string, unknown>, relations: RelationMap): Promise<JsonText> {
+    const trusted = ctx.principal.kind === "app" || ctx.principal.kind === "system";
+    const changes = s.passwordField && !trusted && Object.hasOwn(body, s.passwordField) ? Object.fromEntries(Object.entries(body).filter(([k]) => k !== s.passwordField)) : body;
+    try {
+      return await this.objects.update(ctx, s.name, key, changes, relations);
+    } catch (e) {
+      if (!(e instanceof ApiError) || ![401, 403, 404, 405].includes(e.status)) throw e;
+      await access(ctx, s, "create");
+      throw conflict(`Duplicate key for schema ${s.name}: ${JSON.stringify(key)}`);
+    }
   }
 
   /** Partial update within the caller's update scope (`<field>[inc]` adds atomically); the whole object. */

@@ -285,6 +285,11 @@ export class Objects {
     return { succeeded, failed };
   }
 
+  /** Whether an object with this key exists (whoever may see it). */
+  async exists(ctx: ApiContext, s: CompiledSchema, key: string): Promise<boolean> {
+    return (await ctx.db.execute({ sql: `SELECT 1 FROM ${s.table} WHERE ${q(s.pk)} = ?`, args: [key] })).rows.length > 0;
+  }
+
   /**
    * Positions in a batch whose key repeats an earlier object's, and, on a schema with a password field, whose
    * key already exists (one read): they would fail on the key anyway.

@@ -69,11 +69,6 @@ export class Relations {
     return rs.rows[0]!.j as JsonText;
   }
 
-  private async existingKeys(tx: Transaction, related: CompiledSchema, keys: string[]): Promise<Set<string>> {
-    const rs = await tx.execute({ sql: `SELECT ${q(related.pk)} AS k FROM ${related.table} WHERE ${q(related.pk)} IN (SELECT value FROM json_each(?))`, args: [JSON.stringify(keys)] });
-    return new Set(rs.rows.map((r) => r.k as string));
-  }
-
   private async inTransaction<T>(ctx: ApiContext, fn: (tx: Transaction) => Promise<T>): Promise<T> {
     const tx = await ctx.db.transaction("write");
     try {
@@ -85,7 +80,10 @@ export class Relations {
     }
   }
 
-  /** PUT: append. Arrays keep duplicates; relationships take only keys of existing objects, deduplicated. */
+  /**
+   * PUT: append. Arrays keep duplicates; relationships take keys, deduplicated, whether or not an object has them
+   * yet (as on create and update: a key without an object is stored as given, and an expand leaves it a key).
+   */
   async append(ctx: ApiContext, name: string, id: string, field: string, body: unknown): Promise<JsonText> {
     const t = await this.target(ctx, name, field, "any");
     if (!Array.isArray(body)) throw badRequest(`send a JSON array of values to append to ${field}, got ${describeValue(body)}`);
@@ -96,9 +94,6 @@ export class Relations {
       const cur = await this.current(tx, t, id, "object instance does not exist");
       if (t.def.type === "array") return this.write(tx, t, id, JSON.stringify([...((cur as Json[] | null) ?? []), ...(body as Json[])]));
       const keys = [...new Set(body as string[])];
-      const found = await this.existingKeys(tx, t.related!, keys);
-      const unknown = keys.filter((k) => !found.has(k));
-      if (unknown.length) throw badRequest(`${field}: no ${t.def.schema} objects with the keys ${unknown.slice(0, 20).map((k) => JSON.stringify(k)).join(", ")}`);
       if (!t.def.many) return this.write(tx, t, id, keys[0]!);
       const merged = [...((cur as string[] | null) ?? [])];
       for (const k of keys) if (!merged.includes(k)) merged.push(k);

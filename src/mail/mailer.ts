@@ -21,7 +21,7 @@ export interface Mail {
 
 interface SentMail {
   id: string;
-  via: "smtp" | "outbox";
+  via: "smtp" | "outbox" | "not-sent";
 }
 
 interface OutboxEntry {
@@ -77,8 +77,13 @@ const REASONS: Record<string, string> = {
   EMESSAGE: "the SMTP server refused the message",
 };
 
+/** Whether a recipient is one plain e-mail address (what send accepts). */
+export function isMailAddress(to: unknown): to is string {
+  return typeof to === "string" && to.length <= 254 && ADDRESS.test(to);
+}
+
 function checkMail(mail: Mail): void {
-  if (typeof mail.to !== "string" || mail.to.length > 254 || !ADDRESS.test(mail.to)) throw badRequest("the recipient must be one e-mail address");
+  if (!isMailAddress(mail.to)) throw badRequest("the recipient must be one e-mail address");
   if (typeof mail.subject !== "string" || mail.subject.length > 998 || CONTROL_EXCEPT_TAB.test(mail.subject)) throw badRequest("the subject must be one line of at most 998 characters");
   if (typeof mail.text !== "string" || mail.text.length > MAX_BODY_CHARS) throw badRequest(`the text must be a string of at most ${MAX_BODY_CHARS} characters`);
   if (mail.html !== undefined && (typeof mail.html !== "string" || mail.html.length > MAX_BODY_CHARS)) throw badRequest(`the html must be a string of at most ${MAX_BODY_CHARS} characters`);
@@ -131,6 +136,22 @@ export class Mailer {
     // The mail is out: a failed audit record must not make the caller send it again.
     await this.record(id, env, mail, "smtp", null).catch((e) => this.log.warn("a sent mail could not be recorded in the outbox", { env, id, error: String(e) }));
     return { id, via: "smtp" };
+  }
+
+  /** Whether a recipient is one plain e-mail address (what send accepts). */
+  isAddress(to: string): boolean {
+    return isMailAddress(to);
+  }
+
+  /**
+   * Record a mail that must not be sent (e.g. a user's email field holds no address): kept in the outbox as failed
+   * with the reason, never handed to SMTP. The recipient is stored as given (at most 254 characters).
+   */
+  async keepUnsent(env: EnvName, mail: Mail, reason: string): Promise<SentMail> {
+    const id = crypto.randomUUID();
+    await this.record(id, env, { ...mail, to: String(mail.to).slice(0, 254) }, "not-sent", reason);
+    this.log.info("mail kept in the outbox, not sent", { env, id, reason });
+    return { id, via: "not-sent" };
   }
 
   /** Drop outbox entries older than `maxAgeMs` (default 30 days): they hold temporary passwords. */

@@ -73,7 +73,7 @@ test("login reads the user row once (JSON and hash together)", async () => {
     sessions: (c) => t.services.sessions[c.env],
     limiter: new MemoryRateLimiter(),
     users,
-    mailer: { send: async () => ({}) },
+    mailer: { send: async () => ({}), isAddress: () => true, keepUnsent: async () => ({}) },
     limits: () => ({ ipPerMinute: 100, failedLoginsPerAccount: 5, failedLoginWindowMinutes: 1, signupsPerIpPerHour: 100 }),
     appName: () => "test",
   });

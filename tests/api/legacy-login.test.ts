@@ -6,10 +6,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { KEYS, makeTestApp, type RequestOptions, type TestApp, type TestResponse } from "../helpers/app.ts";
 import { macAuth, oauthAuth } from "../helpers/sign.ts";
+import { listen } from "../helpers/listen.ts";
 import { sessionToken } from "../../src/auth/session-cookie.ts";
 
 const COOKIE_REFUSED = "the session cookie is not valid (logged out or expired); log in again";
-const CLEARED = "session_burrow=none; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=0; HttpOnly; SameSite=Lax";
+const CLEARED = "session_burrow=logged:out; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=0; HttpOnly; SameSite=Lax";
+const CLEARED_SECURE = "session_burrow=logged:out; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=0; Secure; HttpOnly; SameSite=Lax";
 
 let t: TestApp;
 let peer = "203.0.113.1";
@@ -172,7 +174,8 @@ describe("cookies that do not count", () => {
       const r = await t.request("GET", "/user/ann", withCookie(cookie));
       expect([cookie, r.status, r.body.error]).toEqual([cookie, 401, COOKIE_REFUSED]);
     }
-    for (const cookie of ["theme=dark", "xsession_burrow=abc", "session_burrowx=abc", "session_burrow=", "session_burrow=none"]) {
+    // No session: other cookies, an empty value, the logged-out marker (also as earlier versions set it), any value with a ":".
+    for (const cookie of ["theme=dark", "xsession_burrow=abc", "session_burrowx=abc", "session_burrow=", "session_burrow=logged:out", "session_burrow=none", "session_burrow=x:y"]) {
       const r = await t.request("GET", "/user/ann", withCookie(cookie));
       expect([cookie, r.status]).toEqual([cookie, 200]);
     }
@@ -292,15 +295,37 @@ describe("temporary passwords and rate limits", () => {
   });
 });
 
+describe("over a socket, as the Java SDK reads it", () => {
+  test("the login's cookie arrives under the header name Set-Cookie; the logout's marker holds a ':'", async () => {
+    const s = listen(t);
+    try {
+      const api = `Accept: application/vnd.service+json; version=0\r\nX-Service-API-Key: ${KEYS.devPublic}`;
+      const login = await s.raw(`GET /user/login?username=ann&password=ann-password HTTP/1.1\r\n${api}`);
+      expect(login.status).toBe(200);
+      const line = login.lines.find((l) => /^set-cookie:/i.test(l))!;
+      expect(line).toMatch(/^Set-Cookie: session_burrow=[A-Za-z0-9]{48}; Path=\/; Expires=[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT; Max-Age=3600; HttpOnly; SameSite=Lax$/);
+      const cookie = line.slice("Set-Cookie: ".length).split(";")[0]!;
+      expect((await s.raw(`GET /user/loggedInUser HTTP/1.1\r\n${api}\r\nCookie: ${cookie}`)).status).toBe(200);
+      // The logged-out marker goes as a header (Bun's cookie writer would percent-encode the ":"): Bun spells that
+      // name set-cookie; the proxies in deploy/ deliver it as Set-Cookie.
+      const out = await s.raw(`GET /user/logout HTTP/1.1\r\n${api}\r\nCookie: ${cookie}`);
+      expect(out.lines.find((l) => /^set-cookie:/i.test(l))).toBe(`set-cookie: ${CLEARED}`);
+      expect((await s.raw(`GET /user/loggedInUser HTTP/1.1\r\n${api}\r\nCookie: ${cookie}`)).status).toBe(401);
+    } finally {
+      s.stop();
+    }
+  });
+});
+
 describe("the Secure flag", () => {
-  const secureFlag = (r: TestResponse) => r.headers.get("set-cookie")!.endsWith("; Secure");
+  const secureFlag = (r: TestResponse) => r.headers.get("set-cookie")!.includes("; Secure; ");
 
   test("behind a trusted proxy with X-Forwarded-Proto: https, and not without", async () => {
     peer = "10.1.2.3";
     const proxied = await login("ann", "ann-password", { headers: { "x-forwarded-proto": "https" } });
     expect([proxied.status, secureFlag(proxied)]).toEqual([200, true]);
     const out = await t.request("GET", "/user/logout", withCookie(cookieOf(proxied), { headers: { "x-forwarded-proto": "https" } }));
-    expect(out.headers.get("set-cookie")).toBe(`${CLEARED}; Secure`);
+    expect(out.headers.get("set-cookie")).toBe(CLEARED_SECURE);
     expect(secureFlag(await login("ann"))).toBe(false);
     expect(secureFlag(await login("ann", "ann-password", { headers: { "x-forwarded-proto": "http" } }))).toBe(false);
     peer = "203.0.113.50";

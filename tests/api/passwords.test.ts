@@ -66,12 +66,32 @@ describe("forgot password", () => {
     expect((await t.request("POST", "/user/forgotPassword", { body: {} })).status).toBe(401);
   });
 
+  test("an email field that holds no address: 200, the mail kept in the outbox as failed with the reason, no SMTP attempt", async () => {
+    const smtp = await startSmtp();
+    try {
+      await t.admin("PUT", "/settings/development", { smtp: { host: "127.0.0.1", port: smtp.port, secure: false, from: "no-reply@acme.test" } });
+      expect((await t.request("POST", "/user", { body: { username: "odd", password: "odd-password", email: "not an address" } })).status).toBe(201);
+      const r = await t.request("POST", "/user/forgotPassword", { body: { username: "odd" } });
+      expect([r.status, r.body]).toEqual([200, {}]);
+      const kept = (await t.admin("GET", "/outbox")).body[0];
+      expect(kept).toMatchObject({ to: "not an address", via: "not-sent" });
+      expect(kept.error).toContain("no e-mail address");
+      expect(smtp.connections()).toBe(0);
+      // The temporary password works as for any other user (an admin can hand it over).
+      expect((await login("odd", tempFrom(kept.text), { new_password: "odd-new" })).status).toBe(200);
+    } finally {
+      await t.admin("PUT", "/settings/development", { smtp: null });
+      await smtp.stop();
+    }
+  });
+
   test("with SMTP settings the mail is sent through the server", async () => {
     const smtp = await startSmtp();
     try {
       await t.admin("PUT", "/settings/development", { app: { name: "Acme" }, smtp: { host: "127.0.0.1", port: smtp.port, secure: false, user: SMTP_USER, password: SMTP_PASSWORD, from: "Acme <no-reply@acme.test>" } });
       expect((await t.request("POST", "/user/forgotPassword", { body: { username: "ann" } })).status).toBe(200);
       expect(smtp.messages).toHaveLength(1);
+      expect(smtp.connections()).toBeGreaterThanOrEqual(1);
       const m = smtp.messages[0]!;
       expect(m.to).toEqual(["ann@example.com"]);
       expect(m.subject).toContain("Acme");

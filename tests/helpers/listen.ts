@@ -10,6 +10,8 @@ export interface RawResponse {
   status: number;
   /** Header names in lower case. */
   headers: Record<string, string>;
+  /** The header lines as they came (names spelled as the server wrote them). */
+  lines: string[];
   body: string;
 }
 
@@ -49,12 +51,12 @@ function exchange(port: number, request: string): Promise<RawResponse> {
 
 function parse(text: string): RawResponse {
   const end = text.indexOf("\r\n\r\n");
-  if (end < 0) return { status: 0, headers: {}, body: text };
+  if (end < 0) return { status: 0, headers: {}, lines: [], body: text };
   const [statusLine, ...lines] = text.slice(0, end).split("\r\n");
   const headers: Record<string, string> = {};
   for (const line of lines) {
     const colon = line.indexOf(":");
     headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
   }
-  return { status: Number(statusLine!.split(" ")[1]), headers, body: text.slice(end + 4) };
+  return { status: Number(statusLine!.split(" ")[1]), headers, lines, body: text.slice(end + 4) };
 }

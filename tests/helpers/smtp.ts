@@ -18,9 +18,14 @@ export interface ReceivedMail {
 
 const START_TIMEOUT_MS = 5_000;
 
-export async function startSmtp(): Promise<{ port: number; messages: ReceivedMail[]; stop(): Promise<void> }> {
+export async function startSmtp(): Promise<{ port: number; messages: ReceivedMail[]; connections(): number; stop(): Promise<void> }> {
   const messages: ReceivedMail[] = [];
+  let connections = 0;
   const server = new SMTPServer({
+    onConnect(_session, callback) {
+      connections++;
+      callback();
+    },
     authOptional: true,
     allowInsecureAuth: true,
     disabledCommands: ["STARTTLS"],
@@ -54,7 +59,7 @@ export async function startSmtp(): Promise<{ port: number; messages: ReceivedMai
     });
   });
   const stop = () => new Promise<void>((resolve) => server.close(() => resolve()));
-  return { port, messages, stop };
+  return { port, messages, connections: () => connections, stop };
 }
 
 /** Subject and text body of a message as nodemailer writes it (single part or multipart, 7bit/QP/base64). */

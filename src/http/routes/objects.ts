@@ -79,12 +79,18 @@ export function objectRoutes(services: Services, info: RequestInfo, parsers: Bod
         if (method) return callMethod(services, ctx, request, method, "POST");
         const body = jsonBodyOf(request, text as string);
         if (ctx.schemas.schemas.get(name)?.def.user) await services.accounts.limitSignups(ctx, clientIp(request, info, services.config.trustedProxy), Array.isArray(body) ? Math.min(body.length, MAX_PASSWORDS_PER_REQUEST) : 1);
-        const relations = parseRelationsHeader(request.headers.get("x-service-relations"));
+        const header = request.headers.get("x-service-relations");
+        const relations = parseRelationsHeader(header);
         if (relations.size && hasNested(body)) {
           const r = await data.upsert(ctx, name, body, relations);
           return rawJson(r.body, r.status);
         }
         if (Array.isArray(body)) return json(await data.create(ctx, name, body, relations));
+        // X-Service-Relations, even empty, makes one object's POST a save: an existing key is updated (200).
+        if (header !== null) {
+          const r = await data.save(ctx, name, body, relations);
+          return rawJson(r.body, r.status);
+        }
         return rawJson(await data.create(ctx, name, body, relations), 201);
       },
       { parse: "raw", detail: docs.create },

@@ -9,7 +9,8 @@ import type { Services } from "../services.ts";
 import { apiContextStep } from "../api-context.ts";
 import { queryAndBodyParams } from "../params.ts";
 import { clientIp, requestOrigin } from "../origin.ts";
-import { startSessionCookie } from "../../auth/session-cookie.ts";
+import { sessionCookie } from "../../auth/session-cookie.ts";
+import { sessionCookieHeaders } from "../set-cookie.ts";
 import type { BodyParsers } from "../parsers.ts";
 import type { RequestInfo } from "../request-meta.ts";
 import { json, rawJson } from "../respond.ts";
@@ -35,7 +36,7 @@ export function socialRoutes(services: Services, info: RequestInfo, parsers: Bod
     const answer = await social.run(ctx, s, ep, await queryAndBodyParams(request, limit), clientIp(request, info, services.config.trustedProxy));
     if (!answer.session) return rawJson(answer.body, answer.status, NO_STORE);
     const secure = requestOrigin(request, info, services.config.trustedProxy).scheme === "https";
-    return rawJson(answer.body, answer.status, { ...NO_STORE, "set-cookie": startSessionCookie(answer.session.token, answer.session.expiresIn, secure) });
+    return rawJson(answer.body, answer.status, { ...NO_STORE, ...sessionCookieHeaders(request, sessionCookie(answer.session.token, answer.session.expiresIn, secure)) });
   };
 
   const app = new Elysia({ name: "social" }).use(parsers).derive(apiContextStep(services, info));

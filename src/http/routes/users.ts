@@ -9,7 +9,8 @@ import type { Services } from "../services.ts";
 import { apiContextStep, checkParams, keyContext, withSessionCookie } from "../api-context.ts";
 import { requestParams } from "../params.ts";
 import { clientIp, requestOrigin } from "../origin.ts";
-import { endSessionCookie, sessionToken, startSessionCookie } from "../../auth/session-cookie.ts";
+import { endSessionCookie, sessionCookie, sessionToken } from "../../auth/session-cookie.ts";
+import { sessionCookieHeaders } from "../set-cookie.ts";
 import { familyOf } from "../../auth/sessions.ts";
 import type { BodyParsers } from "../parsers.ts";
 import type { RequestInfo } from "../request-meta.ts";
@@ -45,7 +46,7 @@ export function userRoutes(services: Services, info: RequestInfo, parsers: BodyP
       const name = schemaParam(params.schema);
       if (!isUserSchema(ctx, name)) return readByKey(await withSessionCookie(services, ctx, sessionToken(request.headers.get("cookie"))), name, request);
       const login = await accounts.sessionLogin(ctx, accounts.userSchema(ctx, name), await requestParams(request, limit), ip(request));
-      return rawJson(login.user, 200, { ...NO_STORE, "set-cookie": startSessionCookie(login.token, login.expiresIn, secure(request)) });
+      return rawJson(login.user, 200, { ...NO_STORE, ...sessionCookieHeaders(request, sessionCookie(login.token, login.expiresIn, secure(request))) });
     }, { detail: docs.login })
     .derive(apiContextStep(services, info))
     .get("/:schema/accessToken", getEndpoint(async (ctx, schema, request) => rawJson(await accounts.login(ctx, accounts.userSchema(ctx, schema), await requestParams(request, limit), ip(request)))), { detail: docs.accessTokenGet })
