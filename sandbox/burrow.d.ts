@@ -116,7 +116,7 @@ declare namespace Burrow {
     delete(schema: string, id: string): Promise<boolean>;
     /** Delete every object matching the query; how many. */
     deleteWhere(schema: string, query: Pick<Query, "where" | "or">): Promise<number>;
-    /** Append keys of existing objects to a relationship field (or values to an array field). */
+    /** Append keys to a relationship field (an object need not exist for a key yet), or values to an array field. */
     addRelated(schema: string, id: string, field: string, values: Scalar[]): Promise<StoredObject>;
     /** Create objects in the related schema and append their keys to the relationship field. */
     createRelated(schema: string, id: string, field: string, objects: Record<string, unknown>[]): Promise<BatchResult>;
