@@ -310,6 +310,11 @@ describe("over a socket, as the Java SDK reads it", () => {
       // name set-cookie; the proxies in deploy/ deliver it as Set-Cookie.
       const out = await s.raw(`GET /user/logout HTTP/1.1\r\n${api}\r\nCookie: ${cookie}`);
       expect(out.lines.find((l) => /^set-cookie:/i.test(l))).toBe(`set-cookie: ${CLEARED}`);
+      // As the SDK's cookie store reads a Set-Cookie value (split on ";", then the pair on "="): the stored value
+      // of the session cookie after logout holds the ":" its isLoggedOut() looks for; after login it did not.
+      const stored = (header: string) => header.split(";")[0]!.split("=")[1]!;
+      expect(stored(CLEARED).includes(":")).toBe(true);
+      expect(stored(line.slice("Set-Cookie: ".length)).includes(":")).toBe(false);
       expect((await s.raw(`GET /user/loggedInUser HTTP/1.1\r\n${api}\r\nCookie: ${cookie}`)).status).toBe(401);
     } finally {
       s.stop();
