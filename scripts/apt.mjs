@@ -1,6 +1,7 @@
 // apt-get for the install-* scripts: as root directly, otherwise through `sudo -n` (never prompts).
 // Installs only what is missing, refreshes the package lists once if the first attempt fails (a fresh machine has none).
 import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
 
 const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
 
@@ -28,4 +29,20 @@ export function aptInstall(packages) {
     apt(install);
   }
   if (!installed(packages)) throw new Error(`apt-get finished but ${packages.join(", ")} are not all installed`);
+}
+
+/**
+ * The install-* scripts' one step: install `packages` unless every path in `needs` is there (an executable or a
+ * file), check they are there afterwards, and print the first one; exits non-zero with `name`'s message otherwise.
+ */
+export function ensureInstalled(name, packages, needs) {
+  const present = () => needs.every((p) => existsSync(p));
+  if (!present()) {
+    aptInstall(packages);
+    if (!present()) {
+      console.error(`${name}: apt-get finished but ${needs.filter((p) => !existsSync(p)).join(", ")} is missing`);
+      process.exit(1);
+    }
+  }
+  console.log(needs[0]);
 }
