@@ -1,7 +1,8 @@
-// The one entry point to the datastore: every operation on objects (list, read, create, upsert, update,
-// conditional update, update and delete by query, array and relationship sub-resources, counts) takes the caller's ApiContext first and plain inputs
-// (schema name, key, body, parsed query tree, relations map), never a Request, and checks access itself.
-// The HTTP routes call it, and so will custom code. Objects, Relations, upsert and find are its internals.
+// The one entry point to the datastore: every operation on objects (list, read, create, save, upsert, update,
+// conditional update, update and delete by query, array and relationship sub-resources, imports, counts) takes the
+// caller's ApiContext first and plain inputs (schema name, key, body, parsed query tree, relations map), never a
+// Request, and checks access itself. The HTTP routes, the admin API and custom code's data service call it.
+// Objects, Relations, upsert and find are its internals.
 
 import type { InStatement } from "@libsql/core/api";
 import type { Catalog } from "../schema/catalog.ts";

@@ -25,12 +25,6 @@ export function expireStatements(type: string, token: string, reason: string, no
   ];
 }
 
-export interface RegisteredToken {
-  type: TokenType;
-  token: string;
-  user: string | null;
-  created: number;
-}
 
 export class TokenStore {
   constructor(private readonly db: Client) {}

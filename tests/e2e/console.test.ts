@@ -88,7 +88,9 @@ function apiFromPage(method: string, path: string, body?: unknown): Promise<{ st
 }
 
 async function toast(text: string | RegExp) {
-  await page.getByRole("status").filter({ hasText: text }).waitFor();
+  const shown = page.getByRole("status").filter({ hasText: text });
+  await shown.waitFor();
+  expect(await shown.count()).toBeGreaterThan(0);
 }
 
 describe("an owner", () => {
