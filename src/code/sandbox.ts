@@ -11,6 +11,9 @@ import bootstrap from "../../sandbox/bootstrap.js" with { type: "text" };
 import { newEngine } from "./quickjs-engine.ts";
 import { QuickJSBridge } from "./quickjs-bridge.ts";
 import { jsonText } from "./raw-json.ts";
+import { CodeError, type GuestError, classify, lineOf } from "./code-error.ts";
+
+export { CodeError, type CodeErrorKind } from "./code-error.ts";
 
 export interface SandboxLimits {
   /** Wall time of one call, ms. */
@@ -57,44 +60,6 @@ export interface MethodResponse {
 
 /** What the guest's `__done` reported for the call in progress. */
 type Outcome = { ok: true; response: MethodResponse } | { ok: false; error: GuestError } | { ok: false; limit: CodeError };
-
-export type CodeErrorKind = "compile" | "timeout" | "memory" | "stack" | "thrown" | "result";
-
-/** A failure of guest code, with what kind of limit or error it was and (compile errors) the line. */
-export class CodeError extends Error {
-  constructor(
-    readonly kind: CodeErrorKind,
-    message: string,
-    readonly line?: number,
-  ) {
-    super(message);
-  }
-}
-
-interface GuestError {
-  name?: string;
-  message?: string;
-  stack?: string;
-  lineNumber?: number;
-}
-
-/** The kind and message of an error the guest raised (interruption and out-of-memory are QuickJS InternalErrors). */
-function classify(e: GuestError | string | undefined, timeoutMs: number): CodeError {
-  const name = typeof e === "object" ? e?.name : undefined;
-  const message = typeof e === "object" ? String(e?.message ?? "") : String(e);
-  if (name === "InternalError" && message === "interrupted") return new CodeError("timeout", `the method ran longer than ${timeoutMs} ms`);
-  if (/out of memory/i.test(message)) return new CodeError("memory", "the method ran out of memory");
-  if (name === "RangeError" && /stack overflow|call stack/i.test(message)) return new CodeError("stack", "the method's call stack overflowed (too deep recursion)");
-  if (name === "InternalError" && /stack overflow/i.test(message)) return new CodeError("stack", "the method's call stack overflowed (too deep recursion)");
-  return new CodeError("thrown", `${name && name !== "Error" ? `${name}: ` : ""}${message}`.slice(0, 1000));
-}
-
-/** The line of a compile error, from QuickJS's message or stack ("bundle.js:12"). */
-function lineOf(e: GuestError): number | undefined {
-  if (typeof e.lineNumber === "number") return e.lineNumber;
-  const m = /bundle\.js:(\d+)/.exec(`${e.stack ?? ""} ${e.message ?? ""}`);
-  return m ? Number(m[1]) : undefined;
-}
 
 export class Sandbox {
   /** False once a call hit a limit or the sandbox was disposed: drop it. */
