@@ -1,7 +1,7 @@
-// The admin API's request basics: the environment a path names, the bearer token, and the context it acts in on
-// an environment: the server itself (every permission passes), with
-// development's schemas or a production version's (the newest unless one is named). Shared by the admin routes
-// on data, user accounts and custom code calls.
+// The admin API's request basics: the environment a path names, the `?version=` and flag query parameters, the
+// bearer token, the OpenAPI description every admin route shares, and the context it acts in on an environment:
+// the server itself (every permission passes), with development's schemas or a production version's (the newest
+// unless one is named). Shared by the admin route files.
 
 import { badRequest, notFound } from "../errors.ts";
 import { type ApiContext, systemContext } from "../request-context.ts";
@@ -13,6 +13,23 @@ export function environmentOf(raw: string): EnvName {
   if (!isEnvName(raw)) throw notFound(`unknown environment "${raw.slice(0, 32)}"; use development or production`);
   return raw;
 }
+
+/** `?version=N`: 0 (or absent) is development. */
+export function versionParam(url: URL): number {
+  const raw = url.searchParams.get("version");
+  if (raw === null || raw === "") return 0;
+  if (!/^\d{1,7}$/.test(raw)) throw badRequest(`version must be a non-negative integer, not "${raw.slice(0, 32)}"`);
+  return Number(raw);
+}
+
+/** A query flag: present and not "false" or "0". */
+export function flag(url: URL, name: string): boolean {
+  const v = url.searchParams.get(name);
+  return v !== null && v !== "false" && v !== "0";
+}
+
+/** The OpenAPI description of an admin route: tagged admin, needing the admin bearer token. */
+export const adminDoc = (summary: string, description?: string) => ({ tags: ["admin"], summary, description, security: [{ adminBearer: [] }] });
 
 /** The bearer token of `Authorization: Bearer <token>`, or null. */
 export function bearerToken(request: Request): string | null {

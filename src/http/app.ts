@@ -16,11 +16,6 @@ import { adminRoutes } from "./routes/admin.ts";
 import { consoleRoutes } from "./routes/console.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { statusRoutes } from "./routes/status.ts";
-import { adminDataRoutes } from "./routes/admin-data.ts";
-import { adminMetaRoutes } from "./routes/admin-meta.ts";
-import { adminPushRoutes } from "./routes/admin-push.ts";
-import { adminCodeRoutes } from "./routes/admin-code.ts";
-import { adminBackupRoutes } from "./routes/admin-backups.ts";
 import { fileRoutes } from "./routes/files.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { metricsRoutes } from "./routes/metrics.ts";
@@ -77,11 +72,6 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     .use(healthRoutes(services))
     .use(metricsRoutes(services))
     .use(adminRoutes(services, info, parsers))
-    .use(adminDataRoutes(services, parsers))
-    .use(adminMetaRoutes(services))
-    .use(adminPushRoutes(services, parsers))
-    .use(adminCodeRoutes(services, parsers))
-    .use(adminBackupRoutes(services, parsers))
     .use(consoleRoutes(services))
     .use(docsRoutes())
     .use(statusRoutes(services))

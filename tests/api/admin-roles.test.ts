@@ -1,4 +1,4 @@
-// Admins with roles through the admin API (issue 15): every role against a representative set of routes, the
+// Admins with roles through the admin API (docs/api/admin.md#roles): every role against a representative set of routes, the
 // guard in other route files, the admins API (last owner, logout, password changes revoking tokens, malformed
 // bodies), expired tokens, the role migration of existing admins, and the test mail through a loopback SMTP server.
 
@@ -93,6 +93,17 @@ describe("roles against the admin API", () => {
     expect((await as("forged", "POST", "/logout")).status).toBe(401);
   });
 
+  test("every admin route declares its role: each one the app serves (but login) is 401 without a token", async () => {
+    const open = new Set(["POST /_admin/api/login", "GET /_admin/api/openapi.json"]);
+    const routes = t.app.routes.filter((r) => r.path.startsWith("/_admin/api/") && !open.has(`${r.method} ${r.path}`));
+    expect(routes.length).toBeGreaterThan(40);
+    for (const r of routes) {
+      const path = r.path.replace(/:[a-z]+/gi, "x");
+      const res = await t.request(r.method, path, { key: null, version: null, headers: { "content-type": "application/json" }, raw: r.method === "GET" ? undefined : "{}" });
+      expect([r.method, r.path, res.status]).toEqual([r.method, r.path, 401]);
+    }
+  });
+
   test("a method override is judged as the method it becomes", async () => {
     await as(tokens.owner!, "PUT", "/schemas/victim", { fields: { a: { type: "string" } } });
     const r = await as(tokens.viewer!, "GET", "/schemas/victim", undefined, { "x-http-method-override": "DELETE" });
@@ -113,16 +124,16 @@ describe("roles against the admin API", () => {
 });
 
 describe("the guard in another route file", () => {
-  test("each instance that uses it is guarded, from the .use on; its neighbours are not", async () => {
+  test("routes that declare a role are guarded, in every instance that uses it; routes that declare none are not", async () => {
     const services = t.services;
     const things = new Elysia({ prefix: "/_admin/api/things" })
       .get("/open", () => json({ open: true }))
       .use(adminGuard(services))
-      .get("/", ({ admin }) => json({ who: admin.email, role: admin.role }))
-      .post("/", ({ admin }) => json({ wrote: admin.email }));
+      .get("/", ({ admin }) => json({ who: admin.email, role: admin.role }), { role: "viewer" })
+      .post("/", ({ admin }) => json({ wrote: admin.email }), { role: "editor" });
     const others = new Elysia({ prefix: "/_admin/api/others" })
       .use(adminGuard(services))
-      .delete("/:id", ({ params }) => json({ deleted: params.id }));
+      .delete("/:id", ({ params }) => json({ deleted: params.id }), { role: "editor" });
     const neighbour = new Elysia().get("/_admin/api/neighbour", () => json({ free: true }));
     const app = new Elysia().use(things).use(others).use(neighbour);
     const call = async (method: string, path: string, token?: string) => {

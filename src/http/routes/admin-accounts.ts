@@ -28,19 +28,19 @@ export function adminAccountRoutes(services: Services, parsers: BodyParsers) {
   return new Elysia({ name: "admin-accounts", prefix: "/_admin/api" })
     .use(parsers)
     .use(adminGuard(services))
-    .get("/me", ({ admin: a }) => json({ id: a.id, email: a.email, role: a.role, expiresAt: new Date(a.expires).toISOString() }), {
+    .get("/me", ({ admin: a }) => json({ id: a.id, email: a.email, role: a.role, expiresAt: new Date(a.expires).toISOString() }), { role: "viewer",
       detail: admin("The admin this token belongs to, its role, and when the token expires"),
       response: { 200: Me, ...S.errors(401) },
     })
     .post("/logout", async ({ admin: a }) => {
       await admins.logout(a.tokenHash);
       return json({});
-    }, { detail: admin("End this token's session (the token stops working)"), response: { 200: S.AnyObject, ...S.errors(401) } })
-    .get("/admins", async () => json((await admins.list()).map(view)), {
+    }, { role: "viewer", detail: admin("End this token's session (the token stops working)"), response: { 200: S.AnyObject, ...S.errors(401) } })
+    .get("/admins", async () => json((await admins.list()).map(view)), { role: "owner",
       detail: admin("Every admin with its role (owners only)"),
       response: { 200: t.Array(AdminView), ...S.errors(401, 403) },
     })
-    .post("/admins", async ({ body }) => json(view(await admins.create(body.email, body.password, body.role)), 201), {
+    .post("/admins", async ({ body }) => json(view(await admins.create(body.email, body.password, body.role)), 201), { role: "owner",
       parse: "admin",
       body: NewAdmin,
       detail: { ...admin("Add an admin (owners only)", "409 when an admin has the email."), ...S.jsonBody(NewAdmin) },
@@ -50,7 +50,7 @@ export function adminAccountRoutes(services: Services, parsers: BodyParsers) {
       if (body.role === undefined && body.password === undefined) throw badRequest("send role, password or both");
       // Admins changing their own password stay signed in here; every other token of theirs is revoked.
       return json(view(await admins.update(params.id, body, a.id === params.id ? a.tokenHash : "")));
-    }, {
+    }, { role: "owner",
       parse: "admin",
       params: IdParams,
       body: AdminChange,
@@ -63,7 +63,7 @@ export function adminAccountRoutes(services: Services, parsers: BodyParsers) {
     .delete("/admins/:id", async ({ params }) => {
       await admins.remove(params.id);
       return json({});
-    }, {
+    }, { role: "owner",
       params: IdParams,
       detail: admin("Remove an admin and its tokens (owners only)", "The last owner cannot be removed (409)."),
       response: { 200: S.AnyObject, ...S.errors(401, 403, 404, 409) },

@@ -42,7 +42,7 @@ export function adminBackupRoutes(services: Services, parsers: BodyParsers) {
   return new Elysia({ name: "admin-backups", prefix: "/_admin/api" })
     .use(parsers)
     .use(adminGuard(services))
-    .get("/backups", () => json({ backups: backups.list(), running: backups.running, schedule: schedule() }), {
+    .get("/backups", () => json({ backups: backups.list(), running: backups.running, schedule: schedule() }), { role: "viewer",
       detail: admin("Backups of the data directory, newest first, with the one being made and the schedule"),
       response: { 200: BackupList, ...S.errors(401, 403) },
     })
@@ -52,7 +52,7 @@ export function adminBackupRoutes(services: Services, parsers: BodyParsers) {
       for (const k of Object.keys(b)) if (k !== "s3") throw badRequest(`unknown backup option "${k}" (only "s3")`);
       if (b.s3 !== undefined && typeof b.s3 !== "boolean") throw badRequest('"s3" must be true or false');
       return json(await backups.create({ s3: b.s3 as boolean | undefined }), 201);
-    }, {
+    }, { role: "editor",
       parse: "admin",
       body: NewBackup,
       detail: {
@@ -64,7 +64,7 @@ export function adminBackupRoutes(services: Services, parsers: BodyParsers) {
       },
       response: { 201: Backup, ...S.errors(400, 401, 403, 409, 500) },
     })
-    .get("/backups/:id", ({ params }) => json(backups.get(params.id)), {
+    .get("/backups/:id", ({ params }) => json(backups.get(params.id)), { role: "viewer",
       params: IdParams,
       detail: admin("One backup"),
       response: { 200: Backup, ...S.errors(401, 403, 404) },
@@ -74,7 +74,7 @@ export function adminBackupRoutes(services: Services, parsers: BodyParsers) {
       return new Response(Bun.file(backups.path(params.id)), {
         headers: { "content-type": "application/x-tar", "content-length": String(info.size), "content-disposition": `attachment; filename="${info.id}.tar"` },
       });
-    }, {
+    }, { role: "owner",
       params: IdParams,
       detail: admin("Download a backup file (owners only: it holds the keys, settings and admins)", "application/x-tar; restore it with `burrow restore <file>`."),
       response: { 200: t.Any({ description: "the tar file" }), ...S.errors(401, 403, 404) },
@@ -82,7 +82,7 @@ export function adminBackupRoutes(services: Services, parsers: BodyParsers) {
     .delete("/backups/:id", ({ params }) => {
       backups.remove(params.id);
       return json({});
-    }, {
+    }, { role: "editor",
       params: IdParams,
       detail: admin("Delete a backup file"),
       response: { 200: S.AnyObject, ...S.errors(401, 403, 404, 409) },

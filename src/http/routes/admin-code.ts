@@ -1,9 +1,13 @@
-// The admin API's "test a call" of custom code (the console's code screen): call a method of development or of a
-// production version as a server-side caller (the private key's principal) with chosen parameters and body, and
-// see its status, headers, body and time. Upload, source and logs are PUT/GET /_admin/api/code and /logs.
+// The admin API's custom code routes (the console's code screen): upload development's code, read the code of
+// development or of a production version, remove development's, and "test a call": call a method as a server-side
+// caller (the private key's principal) with chosen parameters and body, and see its status, headers, body and
+// time. Its log lines are GET /_admin/api/logs.
 
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import { badRequest, notFound } from "../../errors.ts";
+import { MAX_BUNDLE_BYTES } from "../../code/bundle.ts";
+import { CodeError } from "../../code/sandbox.ts";
+import { readText } from "../body.ts";
 import { isPlainObject as isObj } from "../../plain-object.ts";
 import type { ApiContext } from "../../request-context.ts";
 import { callMethod, methodOf } from "../method-call.ts";
@@ -12,7 +16,7 @@ import type { BodyParsers } from "../parsers.ts";
 import { adminGuard } from "../admin-guard.ts";
 import { json } from "../respond.ts";
 import * as S from "../schemas.ts";
-import { adminDataContext } from "../admin-context.ts";
+import { adminDataContext, adminDoc as admin, versionParam } from "../admin-context.ts";
 
 const VERBS = ["GET", "POST", "PUT", "DELETE"] as const;
 type Verb = (typeof VERBS)[number];
@@ -21,10 +25,42 @@ const MEMBERS = ["env", "method", "verb", "params", "body", "version"];
 const MAX_SHOWN = 256 * 1024;
 
 export function adminCodeRoutes(services: Services, parsers: BodyParsers) {
-  return new Elysia({ name: "admin-code", prefix: "/_admin/api/code" })
+  const { catalog } = services;
+  return new Elysia({ name: "admin-code", prefix: "/_admin/api" })
     .use(parsers)
     .use(adminGuard(services))
-    .post("/call", async ({ request, body }) => {
+    .put("/code", async ({ request }) => {
+      const url = new URL(request.url);
+      const lang = url.searchParams.get("lang") ?? (/typescript/i.test(request.headers.get("content-type") ?? "") ? "ts" : "auto");
+      if (lang !== "js" && lang !== "ts" && lang !== "auto") throw badRequest("lang must be js, ts or auto");
+      const source = await readText(request, MAX_BUNDLE_BYTES);
+      try {
+        return json(await services.code.upload(source, lang));
+      } catch (e) {
+        if (e instanceof CodeError) return json({ error: e.message, ...(e.line !== undefined ? { line: e.line } : {}) }, 400);
+        throw e;
+      }
+    }, {
+      role: "editor",
+      parse: "none",
+      query: t.Object({ lang: t.Optional(t.String({ description: "js, ts or auto (default: JavaScript unless it only parses as TypeScript; Content-Type text/typescript means ts)" })) }),
+      detail: { ...admin("Upload development's custom code", "The body is one ES module (JavaScript or TypeScript) exporting `methods`. It is compiled and loaded before it is stored; a compile or load error is 400 with the line. A method may not have a schema's name."), requestBody: { required: true, content: { "application/javascript": { schema: { type: "string" } }, "text/typescript": { schema: { type: "string" } } } } },
+      response: { 200: S.AnyObject, ...S.errors(400, 401, 403, 413) },
+    })
+    .get("/code", ({ request }) => {
+      const v = versionParam(new URL(request.url));
+      if (v !== 0 && !catalog.versions().includes(v)) throw notFound(`API version ${v} is not deployed`);
+      const code = v === 0 ? services.code.development() : services.code.production(v);
+      if (!code) throw notFound(v === 0 ? "development has no custom code; PUT /_admin/api/code uploads it" : `API version ${v} has no custom code`);
+      return json(code);
+    }, {
+      role: "viewer", query: S.SchemaVersionQuery, detail: admin("Custom code of development or of a production version: source, methods, updated"), response: { 200: S.AnyObject, ...S.errors(400, 401, 404) } })
+    .delete("/code", async () => {
+      if (!(await services.code.remove())) throw notFound("development has no custom code");
+      return json({});
+    }, {
+      role: "editor", detail: admin("Remove development's custom code (production versions keep theirs)"), response: { 200: S.AnyObject, ...S.errors(401, 403, 404) } })
+    .post("/code/call", async ({ request, body }) => {
       if (!isObj(body)) throw badRequest('send {"env", "method", "verb", "params", "body"}');
       for (const k of Object.keys(body)) if (!MEMBERS.includes(k)) throw badRequest(`unknown member "${k.slice(0, 32)}"; members: ${MEMBERS.join(", ")}`);
       const env = typeof body.env === "string" ? body.env : "development";
@@ -54,6 +90,7 @@ export function adminCodeRoutes(services: Services, parsers: BodyParsers) {
         ms: Math.round((performance.now() - started) * 10) / 10,
       });
     }, {
+      role: "editor",
       parse: "admin",
       detail: {
         tags: ["admin"],

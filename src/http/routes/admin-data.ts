@@ -46,7 +46,7 @@ export function adminDataRoutes(services: Services, parsers: BodyParsers) {
       if (tree.range && count !== "true") tree.range.uncounted = true;
       const found = await data.list(ctx, schema, tree);
       return found.contentRange === null ? rawJson(found.body) : rawJson(found.body, 206, { "content-range": found.contentRange });
-    }, {
+    }, { role: "viewer",
       params: Params,
       detail: doc(
         "Objects of a schema, as the server sees them",
@@ -56,19 +56,19 @@ export function adminDataRoutes(services: Services, parsers: BodyParsers) {
     .get("/:env/:schema/:key", async ({ params, request }) => {
       const ctx = contextOf(params.env, request);
       return rawJson(await data.get(ctx, knownSchema(ctx, params.schema), params.key));
-    }, { params: KeyParams, detail: doc("One object by key") })
+    }, { role: "viewer", params: KeyParams, detail: doc("One object by key") })
     .post("/:env/:schema", async ({ params, request, body }) => {
       const ctx = contextOf(params.env, request);
       if (Array.isArray(body)) throw badRequest("send one object; batches go through the public API");
       return rawJson(await data.create(ctx, knownSchema(ctx, params.schema), body), 201);
-    }, { parse: "datastore", params: Params, detail: { ...doc("Create an object"), ...S.jsonBody(S.AnyObject, "the object") } })
+    }, { role: "editor", parse: "datastore", params: Params, detail: { ...doc("Create an object"), ...S.jsonBody(S.AnyObject, "the object") } })
     .put("/:env/:schema/:key", async ({ params, request, body }) => {
       const ctx = contextOf(params.env, request);
       return rawJson(await data.update(ctx, knownSchema(ctx, params.schema), params.key, body));
-    }, { parse: "datastore", params: KeyParams, detail: { ...doc("Change fields of an object", "Fields not sent are kept; null clears one."), ...S.jsonBody(S.AnyObject, "the fields to change") } })
+    }, { role: "editor", parse: "datastore", params: KeyParams, detail: { ...doc("Change fields of an object", "Fields not sent are kept; null clears one."), ...S.jsonBody(S.AnyObject, "the fields to change") } })
     .delete("/:env/:schema/:key", async ({ params, request }) => {
       const ctx = contextOf(params.env, request);
       await data.remove(ctx, knownSchema(ctx, params.schema), params.key);
       return json({});
-    }, { params: KeyParams, detail: doc("Delete an object") });
+    }, { role: "editor", params: KeyParams, detail: doc("Delete an object") });
 }

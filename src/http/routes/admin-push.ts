@@ -1,6 +1,6 @@
 // The admin API's push routes for the console's push screen: send a notification to everyone, to users or to
-// tokens of an environment (the same body and limits as POST /_push/notifications), and the tokens the
-// providers refused. The queue and delivery results are GET /_admin/api/push/queue and /push/notifications.
+// tokens of an environment (the same body and limits as POST /_push/notifications), the tokens the providers
+// refused, the recent notifications with their delivery results, and the queue.
 
 import { Elysia, t } from "elysia";
 import { badRequest } from "../../errors.ts";
@@ -10,11 +10,11 @@ import type { EnvName } from "../../system/environments.ts";
 import type { Services } from "../services.ts";
 import type { BodyParsers } from "../parsers.ts";
 import { adminGuard } from "../admin-guard.ts";
-import { environmentOf } from "../admin-context.ts";
+import { adminDoc as admin, environmentOf } from "../admin-context.ts";
 import { json } from "../respond.ts";
 import * as S from "../schemas.ts";
 
-const doc = (summary: string, description?: string) => ({ tags: ["admin"], summary, description, security: [{ adminBearer: [] }] });
+
 const EnvQuery = t.Object({ env: t.Optional(t.String({ description: "development or production (default production)" })) });
 
 const envOf = (request: Request): EnvName => environmentOf(new URL(request.url).searchParams.get("env") ?? "production");
@@ -29,12 +29,25 @@ export function adminPushRoutes(services: Services, parsers: BodyParsers) {
       if (body.payload === undefined) throw badRequest("payload is missing");
       return json(await services.push.send(envOf(request), sendTarget(body), body.payload));
     }, {
+      role: "editor",
       parse: "datastore",
       query: EnvQuery,
-      detail: { ...doc("Send a push notification", "The body of POST /_push/notifications: {\"payload\": {...}} broadcasts; \"users\": [...] or \"tokens\": [{\"type\", \"token\"}] target. Answers {\"queued\": n}."), ...S.jsonBody(S.AnyObject) },
+      detail: { ...admin("Send a push notification", "The body of POST /_push/notifications: {\"payload\": {...}} broadcasts; \"users\": [...] or \"tokens\": [{\"type\", \"token\"}] target. Answers {\"queued\": n}."), ...S.jsonBody(S.AnyObject) },
     })
+    .get("/notifications", async ({ request }) => {
+      const url = new URL(request.url);
+      const limit = Math.min(200, Math.max(1, Number(url.searchParams.get("limit") ?? 50) || 50));
+      return json(await services.push.queue(environmentOf(url.searchParams.get("env") ?? "production")).recent(limit));
+    }, {
+      role: "viewer", detail: admin("Recent push notifications", "Newest first: target, queued, sent, failed, expired, retries, still pending, and the first errors. ?env=development|production (default production), ?limit=1..200.") })
+    .get("/queue", async ({ request }) => {
+      const env = environmentOf(new URL(request.url).searchParams.get("env") ?? "production");
+      return json({ env, ...(await services.push.queue(env).stats()), tokens: await services.push.tokens(env).count(), inFlight: services.push.deliveryLimits(env) });
+    }, {
+      role: "viewer", detail: admin("The push queue", "Deliveries waiting (depth), the age of the oldest, those waiting for a retry, leased ones, registered tokens, and per platform the sends allowed in flight now with the shortest round trip seen (they adapt to each provider). ?env=development|production.") })
     .get("/expired", async ({ request }) => json(await services.push.tokens(envOf(request)).expired(false)), {
+      role: "viewer",
       query: EnvQuery,
-      detail: doc("Tokens the providers refused", "[{type, token, expired}] of the environment; the list is left as it is (apps clear it through GET /_push/expired_tokens?clear=true)."),
+      detail: admin("Tokens the providers refused", "[{type, token, expired}] of the environment; the list is left as it is (apps clear it through GET /_push/expired_tokens?clear=true)."),
     });
 }

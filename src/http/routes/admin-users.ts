@@ -50,7 +50,7 @@ export function adminUserRoutes(services: Services, parsers: BodyParsers) {
       if (problem) throw badRequest(problem);
       if (!(await setUserPassword(ctx, services.sessions[ctx.env], s, key, body.password))) throw noUser(s, key);
       return json({});
-    }, {
+    }, { role: "editor",
       parse: "admin",
       params: UserParams,
       body: NewPassword,
@@ -65,7 +65,7 @@ export function adminUserRoutes(services: Services, parsers: BodyParsers) {
       const revoked = await revokeUserSessions(ctx, services.sessions[ctx.env], s.name, key);
       if (revoked === 0 && !(await userExists(ctx, s, key))) throw noUser(s, key);
       return json({ revoked });
-    }, {
+    }, { role: "editor",
       params: UserParams,
       detail: admin("Sign a user out everywhere (editors and owners)", "Revokes every token and cookie session of the user; answers how many."),
       response: { 200: t.Object({ revoked: t.Number({ multipleOf: 1 }) }), ...S.errors(401, 403, 404) },
@@ -75,7 +75,7 @@ export function adminUserRoutes(services: Services, parsers: BodyParsers) {
       const accounts = await linkedAccounts(ctx, s.name, key);
       if (accounts.length === 0 && !(await userExists(ctx, s, key))) throw noUser(s, key);
       return json(accounts.map((a) => ({ provider: a.provider, subject: a.subject, created: new Date(a.linked).toISOString(), lastUsed: new Date(a.used).toISOString() })));
-    }, {
+    }, { role: "viewer",
       params: UserParams,
       detail: admin("A user's linked social accounts", "Provider, the provider's account id and times; never tokens or secrets."),
       response: { 200: t.Array(LinkedAccount), ...S.errors(401, 404) },
@@ -87,7 +87,7 @@ export function adminUserRoutes(services: Services, parsers: BodyParsers) {
         throw notFound(`${s.name} "${key.slice(0, 64)}" has no ${params.provider.slice(0, 64)} account linked`);
       }
       return json({});
-    }, {
+    }, { role: "editor",
       params: ProviderParams,
       detail: admin("Unlink a user's social account (editors and owners)"),
       response: { 200: S.AnyObject, ...S.errors(401, 403, 404) },
