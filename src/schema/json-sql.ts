@@ -1,7 +1,8 @@
 // SQL expressions that render stored objects as the API's JSON inside SQLite, so reads never decode rows into
-// JavaScript objects and re-serialize them. A field whose value is NULL is left out of the object (product.md
-// §7): each member is `,"name":<value>` text that is NULL when the field is, and concat() skips NULLs, all in C
-// (docs/decisions.md has the measurements against json_object and json_patch). Pure string building.
+// JavaScript objects and re-serialize them. A field whose value is NULL is left out of the object
+// (docs/api/README.md#null-fields-are-omitted): each member is `,"name":<value>` text that is NULL when the field
+// is, and concat() skips NULLs, all in C (docs/decisions/datastore.md has the measurements against json_object
+// and json_patch). Pure string building.
 
 import type { InValue } from "@libsql/core/api";
 import { q } from "../db/sql.ts";
