@@ -14,7 +14,7 @@ declare namespace Burrow {
     body: string;
     /** Request headers, lowercase names (Authorization and Cookie are left out). */
     headers: Record<string, string>;
-    /** The username of a MAC-signed (OAuth 2.0) caller, or null. */
+    /** The username of the signed-in caller (a MAC-signed request or the session cookie), or null. */
     loggedInUser: string | null;
     /** 0 for development, N for production API version N. */
     apiVersion: number;

@@ -1,4 +1,4 @@
-// Console benchmark (issue 15, point 4): the built binary with a schema of --rows objects (default 1,000,000) and 50
+// Console benchmark: the built binary with a schema of --rows objects (default 1,000,000) and 50
 // fields, and the console in Debian's Chromium. Each action is timed inside the page with the Performance API,
 // from the user's action to the animation frame after the new page of the grid is on screen: opening the schema,
 // filtering on an indexed field and on an unindexed one, the next page, sorting by an indexed field both ways, and

@@ -302,4 +302,4 @@ const targets = [
 ].join("\n");
 out += targets;
 console.log(out);
-if (values.write) writeSection("push", `## Push (issue 12)\n\n${out}`);
+if (values.write) writeSection("push", `## Push (scripts/bench/push.ts)\n\n${out}`);

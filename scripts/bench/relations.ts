@@ -56,7 +56,7 @@ try {
   rows.push(["10,000 increments from 50 concurrent clients (fetch), then read", Math.round(10_000 / (exactMs / 1000)), "", "", `counter ${exact}, ${failures} failed`]);
   checks.push(["increments lost", `${10_000 - exact} of 10,000 (wrk run consistent: ${consistent ? "yes" : "no"})`, exact === 10_000 && failures === 0 && consistent ? "met" : "MISSED"]);
 
-  // 1 MB files: upload (POST with the seed's base64 format) and download (GET /_files/...).
+  // 1 MB files: upload (POST with the binary upload format of docs/api/datastore.md#binary-fields) and download (GET /_files/...).
   const mb = new Uint8Array(1024 * 1024).map((_, i) => (i * 7919) & 255);
   const body = JSON.stringify({ title: "one megabyte", file: formatUpload("application/octet-stream", "blob.bin", mb) });
   const up = await runLoad({ base: server.url, method: "POST", paths: ["/doc"], headers, body, connections: 4, seconds }, tool);

@@ -1,5 +1,5 @@
 // What recording a request's figures costs, in process: the start mark, the area from the route pattern and
-// RequestStats.record (what every request pays at every log level since issue 16), against the time one GET by
+// RequestStats.record (what every request pays at every log level, for the status page and /_metrics), against the time one GET by
 // key takes at the measured throughput. The end-to-end comparison is scripts/bench/edge.ts against a build
 // without the recording. Usage: bun run scripts/bench/request-figures.ts [--write] [--rps 27000]
 

@@ -1,6 +1,6 @@
 // User accounts over any user schema: token login (also with a temporary password and new_password), the legacy
 // session login (one password check for both), refresh, logout, the logged-in user, forgot/reset password.
-// Answers and errors follow the original service (behaviour.md §6, §11.22-28): token responses, 401
+// Answers and errors follow the original service (docs/api/users.md): token responses, 401
 // access_denied, the temporary-password message; the session login's refusals are plain {"error": ...}.
 // The account logic only: user rows are read and written through the UserRows port (the datastore's
 // src/datastore/user-rows.ts) and mail leaves through the MailSender port (src/mail/mailer.ts), both declared here.
@@ -37,14 +37,14 @@ interface LoginRefusals {
   invalid(message: string): ApiError;
 }
 
-/** accessToken: OAuth 2.0 token errors (behaviour.md §11.22). */
+/** accessToken: OAuth 2.0 token errors (docs/api/users.md#accesstoken). */
 const TOKEN_REFUSALS: LoginRefusals = {
   denied: () => oauthError(401, "access_denied", INVALID_CREDENTIALS),
   resetRequired: () => oauthError(401, TEMP_REQUIRED, TEMP_REQUIRED),
   invalid: (message) => oauthError(400, "invalid_request", message),
 };
 
-/** The legacy /login: plain {"error": ...}, whose text for bad credentials contains "Invalid" (behaviour.md §2.2). */
+/** The legacy /login: plain {"error": ...}, whose text for bad credentials contains "Invalid" (docs/api/users.md#legacy-cookie-session). */
 const SESSION_REFUSALS: LoginRefusals = {
   denied: () => unauthorized(INVALID_CREDENTIALS),
   resetRequired: () => unauthorized(TEMP_REQUIRED),

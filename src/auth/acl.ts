@@ -1,4 +1,4 @@
-// Access-control decisions (product.md §6, behaviour.md §3): from a schema's permission for an operation and the
+// Access-control decisions (docs/api/permissions.md): from a schema's permission for an operation and the
 // caller, decide allow, deny (with the exact status and message of the original service), a role check, or a
 // row scope that the query ANDs in. Pure.
 

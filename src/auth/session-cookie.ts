@@ -1,4 +1,4 @@
-// The legacy cookie session of GET /<userSchema>/login (behaviour.md §5.4): the cookie's name, reading its
+// The legacy cookie session of GET /<userSchema>/login (docs/api/users.md#legacy-cookie-session): the cookie's name, reading its
 // token from a Cookie header, and the Set-Cookie values that start and end it. Pure.
 //
 // The name starts with "session_" because the original Java/Android SDK stores and replays only cookies

@@ -39,7 +39,7 @@ export interface Tokens {
 
 const ALPHANUM_CODES = [..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"].map((c) => c.charCodeAt(0));
 
-/** Random alphanumerics (behaviour.md §11.21), from a CSPRNG without modulo bias. */
+/** Random alphanumerics (docs/api/users.md#tokens), from a CSPRNG without modulo bias. */
 export function randomToken(length = SECRET_LENGTH): string {
   const codes: number[] = [];
   while (codes.length < length) {

@@ -1,4 +1,4 @@
-// The seed's binary-field upload format, parsed and validated. Pure. A value looks like:
+// The binary-field upload format (docs/api/datastore.md#binary-fields), parsed and validated. Pure. A value looks like:
 //   Content-Type: image/png\nContent-Disposition: attachment; filename=photo.png\n
 //   Content-Transfer-Encoding: base64\n\n<base64 text, possibly on several lines>
 

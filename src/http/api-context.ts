@@ -116,7 +116,7 @@ function unsignedContext(services: Services, info: RequestInfo, request: Request
   return contextFor(services, info, request, keyEnvironment(services, request), version, { kind: "anonymous" });
 }
 
-/** Environment and version from the key's environment and the Accept version (product.md §4). */
+/** Environment and version from the key's environment and the Accept version (docs/api/README.md#environments-and-versions). */
 function contextFor(services: Services, info: RequestInfo, request: Request, keyEnv: EnvName, version: number | null, principal: Principal): ApiContext {
   const fileBase = () => fileLinkBase(services.config, request, info);
   if (keyEnv === "development") {
@@ -131,7 +131,7 @@ function contextFor(services: Services, info: RequestInfo, request: Request, key
   return { env: "production", version: v, db: services.envDbs.production, schemas, infer: false, principal, fileBase };
 }
 
-/** Methods a signature may cover: the request line's, then the overriding one (behaviour.md §11.46). */
+/** Methods a signature may cover: the request line's, then the overriding one (docs/api/signing.md#method-override). */
 function signedMethods(info: RequestInfo, request: Request): string[] {
   const original = info.original(request).method;
   return original === request.method ? [original] : [original, request.method];

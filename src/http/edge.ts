@@ -67,7 +67,7 @@ function filesOriginRule(services: Services, info: RequestInfoWriter, filesUrl: 
 }
 
 /**
- * The seed's rule: only GET and POST can be overridden; GET may become DELETE or HEAD (no payload),
+ * The override rule (docs/api/README.md#requests): only GET and POST can be overridden; GET may become DELETE or HEAD (no payload),
  * POST may become PUT. Anything else is a 400 rather than a silent surprise.
  */
 async function override(request: Request, to: string, limit: number): Promise<Request> {

@@ -1,4 +1,4 @@
-// Custom code endpoints at the edge: `/<method>` (seed.md "Custom code endpoints"). Builds the request object
+// Custom code endpoints at the edge: `/<method>` (docs/api/custom-code.md#calls). Builds the request object
 // a method gets from the HTTP request (declared URL parameters only, the raw body for PUT and POST, forms
 // refused, the MAC-signed caller as loggedInUser) and turns the method's answer into the HTTP response (JSON,
 // text or bytes, with the method's own headers where they are valid).

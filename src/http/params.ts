@@ -28,7 +28,7 @@ export async function requestParams(request: Request, limit: number): Promise<Re
 }
 
 /**
- * Social endpoints read their parameters from the query, a form or JSON alike (behaviour.md §7): the query's,
+ * Social endpoints read their parameters from the query, a form or JSON alike (docs/api/social.md#parameters): the query's,
  * overridden by the body's on POST.
  */
 export async function queryAndBodyParams(request: Request, limit: number): Promise<Record<string, string>> {

@@ -1,4 +1,4 @@
-// Push payloads (seed.md "Push payload", behaviour.md §8.3): validation, the size rule that decides which
+// Push payloads (docs/api/push.md#payloads): validation, the size rule that decides which
 // platforms receive a payload, and the shape each platform gets. Pure.
 
 import { badRequest } from "../errors.ts";

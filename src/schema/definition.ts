@@ -1,4 +1,4 @@
-// Schema definitions (product.md §6): types, validation and normalization. Pure: no I/O.
+// Schema definitions (docs/api/datastore.md#schemas-and-field-types): types, validation and normalization. Pure: no I/O.
 // validateDefinition turns untrusted JSON into a normalized SchemaDef or throws a 400 naming the problem.
 
 import { badRequest } from "../errors.ts";

@@ -1,5 +1,5 @@
-// Every social endpoint under a user schema, in both spellings: the seed's (Social1, Social2, Aggregator) and the
-// original service's provider names (Facebook, Twitter, Gigya; behaviour.md §7), plus OpenID Connect. Each name
+// Every social endpoint under a user schema, in both spellings: the neutral one (Social1, Social2, Aggregator) and the
+// original service's provider names (Facebook, Twitter, Gigya; docs/api/social.md#endpoints), plus OpenID Connect. Each name
 // maps to a provider, an action and the verbs it answers. Pure data.
 
 export type ProviderKind = "social1" | "social2" | "aggregator" | "oidc";
@@ -66,7 +66,7 @@ export const SOCIAL_ENDPOINTS: readonly SocialEndpoint[] = [
   ...table("social2", "social2", [
     ["createUserWithSocial2", "create", WRITE],
     ["social2AccessToken", "login", WRITE],
-    // seed.md: 200 with a cookie and {username, social2: {...}}.
+    // A cookie login (docs/api/social.md#cookie-logins): 200 with a cookie and {username, social2: {...}}.
     ["social2AccessTokenWithCreate", "sessionLoginWithCreate", WRITE],
     ["social2Login", "sessionLogin", WRITE],
     ["linkUserWithSocial2", "link", READ],
@@ -105,7 +105,7 @@ export const SOCIAL_ENDPOINTS: readonly SocialEndpoint[] = [
   ]),
 ];
 
-/** Parameter names per meaning, the seed's spelling first. */
+/** Parameter names per meaning, the neutral spelling first (docs/api/social.md#parameters). */
 export const PARAM_NAMES = {
   social1Token: ["social1_at", "fb_at"],
   social2Token: ["social2_tk", "tw_tk"],

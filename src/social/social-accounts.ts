@@ -228,7 +228,7 @@ export class SocialAccounts {
 
   private async link(ctx: ApiContext, s: CompiledSchema, p: Provider, params: Record<string, string>): Promise<SocialAnswer> {
     const username = this.signedIn(ctx, s);
-    // The aggregator answers 401 for any failed link (seed.md); the networks 400.
+    // The aggregator answers 401 for any failed link (docs/api/social.md#link-and-unlink); the networks 400.
     const refuse = (m: string) => (p.kind === "aggregator" ? unauthorized(m) : badRequest(m));
     const v = await this.verify(ctx, p, params);
     if (!v.ok) throw refuse(`${p.label} refused the credentials: ${v.reason}`);

@@ -127,7 +127,7 @@ export function isImageUrl(v: unknown): v is string {
   return typeof v === "string" && IMAGE_RE.test(v);
 }
 
-/** The seed's upload format for a binary field: headers, a blank line, then base64. */
+/** The upload format of a binary field (docs/api/datastore.md#binary-fields): headers, a blank line, then base64. */
 export function uploadValue(contentType: string, filename: string, bytes: Uint8Array): string {
   let binary = "";
   for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));

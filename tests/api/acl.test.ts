@@ -1,5 +1,5 @@
 // Access control: every permission level against anonymous callers, unrelated users, qualifying users and
-// the app (private key), with exactly the answers of behaviour.md §3.2; lists filtered in SQL; sm_owner;
+// the app (private key), with exactly the answers of docs/api/permissions.md#denials; lists filtered in SQL; sm_owner;
 // relations, expand, upsert and cascade respecting the permissions of every schema they touch.
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

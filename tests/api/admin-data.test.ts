@@ -1,4 +1,4 @@
-// The admin API's data browser, push and code-call routes (issue 15): objects of any schema in either environment
+// The admin API's data browser, push and code-call routes (docs/api/admin.md#data-browser): objects of any schema in either environment
 // read and written as the server, queries in the public API's syntax, totals only when asked, production through
 // a deployed version, role limits, and the ugly inputs.
 

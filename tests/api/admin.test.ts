@@ -1,4 +1,4 @@
-// Admin API (product.md §5): login, keys, schemas with in-place migrations, deploy, settings, status.
+// Admin API (docs/api/admin.md): login, keys, schemas with in-place migrations, deploy, settings, status.
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { KEYS, ADMIN, makeTestApp, type TestApp } from "../helpers/app.ts";

@@ -1,6 +1,7 @@
-// The admin console's files at /_admin/ (issue 15): built from static/console by Bun's HTML bundler; hashed chunks
-// served with br/gzip, strong ETags (304 on revalidation) and year-long caching; the page never stored, with a
-// strict content security policy (tests/api/page-policy.test.ts); the whole console stays under 1 MB uncompressed.
+// The admin console's files at /_admin/ (docs/api/admin.md#console-and-reference-pages): built from static/console
+// by Bun's HTML bundler; hashed chunks served with br/gzip, strong ETags (304 on revalidation) and year-long
+// caching; the page never stored, with a strict content security policy (tests/api/page-policy.test.ts); the whole
+// console stays under 1 MB uncompressed.
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";

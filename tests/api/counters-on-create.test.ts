@@ -1,4 +1,4 @@
-// Counters on create (product.md §7): `"<field>[inc]": n` in a create body sets the field to n (a new counter
+// Counters on create (docs/api/datastore.md#counters): `"<field>[inc]": n` in a create body sets the field to n (a new counter
 // starts at 0), in single and batch creates, related creates and nested upserts; an upsert of an existing
 // object adds atomically. The PUT checks apply: integer field, integer amount, no plain set beside it.
 

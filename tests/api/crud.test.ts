@@ -1,4 +1,4 @@
-// Datastore CRUD (seed.md "Datastore CRUD", product.md §7, behaviour.md §1.3-1.7, §2.2).
+// Datastore CRUD (docs/api/datastore.md#create-read-update-delete).
 
 import { macAuth } from "../helpers/sign.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

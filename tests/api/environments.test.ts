@@ -1,4 +1,4 @@
-// Environments, versions and API keys (product.md §4): Accept parsing, key/environment matching, deploys.
+// Environments, versions and API keys (docs/api/README.md#environments-and-versions): Accept parsing, key/environment matching, deploys.
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { KEYS, makeTestApp, type TestApp } from "../helpers/app.ts";

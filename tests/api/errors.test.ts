@@ -1,4 +1,4 @@
-// Errors that say what was expected (issue 10.4): type errors name the field, the expected type and what was
+// Errors that say what was expected (docs/api/errors.md): type errors name the field, the expected type and what was
 // sent (also past the integer range and in query values); a Range index past the limit, however long; MAC and
 // OAuth timestamps in milliseconds or off the clock; a refused access token says whether refreshing helps.
 

@@ -1,6 +1,6 @@
-// Binary fields: uploads in the seed's format, files served at /_files with the right headers, replaced and
-// deleted files removed from the store (also by cascade and by query), no orphans after failed writes, and the
-// S3 store (against a local S3-compatible server).
+// Binary fields: uploads in their format (docs/api/datastore.md#binary-fields), files served at /_files with the
+// right headers, replaced and deleted files removed from the store (also by cascade and by query), no orphans after
+// failed writes, and the S3 store (against a local S3-compatible server).
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync } from "node:fs";

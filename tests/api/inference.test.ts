@@ -1,4 +1,4 @@
-// Development inference of schemas and fields on write (product.md §4), and --no-infer.
+// Development inference of schemas and fields on write (docs/api/datastore.md#inference-in-development), and --no-infer.
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { makeTestApp, type TestApp } from "../helpers/app.ts";

@@ -1,4 +1,4 @@
-// The legacy session login of the original Java/Android SDK (GET /<userSchema>/login, behaviour.md §5.4): the
+// The legacy session login of the original Java/Android SDK (GET /<userSchema>/login, docs/api/users.md#legacy-cookie-session): the
 // cookie and its attributes, refusals, the cookie acting as the user (ACLs, sm_owner, loggedInUser,
 // resetPassword) beside the API key or an OAuth 1.0 signature only, logout across nodes, environments,
 // temporary passwords, rate limits shared with accessToken, and the Secure flag behind a trusted proxy.

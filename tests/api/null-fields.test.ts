@@ -1,4 +1,4 @@
-// NULL fields are omitted from every response object (product.md §7): create, read, list, update, batch,
+// NULL fields are omitted from every response object (docs/api/README.md#null-fields-are-omitted): create, read, list, update, batch,
 // upsert, relationship sub-resources, expansion at every depth, select, login; queries on NULL are unchanged.
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

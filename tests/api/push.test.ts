@@ -1,4 +1,4 @@
-// The push API through the app (seed.md "Push endpoints", product.md §7): registering, overwriting and removing
+// The push API through the app (docs/api/push.md): registering, overwriting and removing
 // tokens, tokens per user, sends stored in the queue with the size rule deciding the platforms, who may send,
 // the expired list, the legacy *_universal endpoints, the admin views, and bad input.
 

@@ -125,7 +125,7 @@ describe("OR blocks", () => {
     expect(await ids("?[or1].[and1].age[gt]=20&[or1].[and1].age[lt]=30&[or1].[and2].name=Eve&[or1].[and2].score[lt]=0")).toEqual(["bob", "dee", "eve"]);
   });
 
-  test("the rules of the seed: one block, one level of AND groups, no sorting or geo", async () => {
+  test("the OR block's rules: one block, one level of AND groups, no sorting or geo", async () => {
     expect(await error("?[or1].age=1&[or2].age=2")).toContain("only one OR block");
     expect(await error("?[or1].[and1].[or2].age=1")).toContain("nesting deeper");
     expect(await error("?[or1].[and1].[and2].age=1")).toContain("nesting deeper");

@@ -1,4 +1,4 @@
-// The server's own figures (issue 16, points 1-3): requests counted by area in GET /_admin/api/status and
+// The server's own figures (docs/api/admin.md#status-metrics-and-health): requests counted by area in GET /_admin/api/status and
 // /_status/data, the status page public or for admins only, /_metrics off by default, on with --metrics and
 // behind a token with BURROW_METRICS_TOKEN, and the request log ring at GET /_admin/api/logs?source=requests.
 

@@ -1,5 +1,5 @@
 // The built-in user schema is safe by default: sign-up and reading are open, only the user itself updates or
-// deletes its account (answers of behaviour.md §3.2 for others), the password stays write-only; a data
+// deletes its account (answers of docs/api/permissions.md#denials for others), the password stays write-only; a data
 // directory keeps what its admin set; deploys warn about production schemas anyone may change or delete.
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

@@ -1,8 +1,8 @@
-// The admin console in real Chromium (issue 15), driven by playwright-core against the built binary: sign in,
-// create a schema through the form (with its migration plan), add objects, filter, edit in place (a refused value
-// keeps what was typed), see a script uploaded under /_files/ refused by the page's policy, deploy, change a
-// setting, add a viewer and check what a viewer cannot do, in the browser and at the API. Screenshots of every
-// screen, light and dark, and a phone-width view go to test-results/console/.
+// The admin console in real Chromium (docs/api/admin.md#console-and-reference-pages), driven by playwright-core
+// against the built binary: sign in, create a schema through the form (with its migration plan), add objects,
+// filter, edit in place (a refused value keeps what was typed), see a script uploaded under /_files/ refused by the
+// page's policy, deploy, change a setting, add a viewer and check what a viewer cannot do, in the browser and at the
+// API. Screenshots of every screen, light and dark, and a phone-width view go to test-results/console/.
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, rmSync } from "node:fs";

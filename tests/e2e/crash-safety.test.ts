@@ -1,4 +1,4 @@
-// Crash safety (issue 16, point 6): the server is killed with SIGKILL under concurrent writes 20 times and
+// Crash safety: the server is killed with SIGKILL under concurrent writes 20 times and
 // started again on the same data directory. Every write it acknowledged with a 2xx must be there after the
 // restart, and every database must pass PRAGMA integrity_check at the end. Burrow runs SQLite in WAL mode with
 // synchronous=NORMAL: a commit is in the WAL file (the operating system's cache) before the answer is sent, so

@@ -1,4 +1,4 @@
-// `--push-http ADDR` (product.md §2): a second listener serving the push API at its root. Registrations and
+// `--push-http ADDR` (docs/api/push.md#second-listener): a second listener serving the push API at its root. Registrations and
 // signed sends work there with signatures over the path the client used, the main listener sees the same
 // tokens under /_push, nothing but the push API is served there, and a busy address fails in one line.
 

@@ -1,8 +1,8 @@
 // Vectors for the pure parts of social sign-in: the aggregator's signature and its window, the three-legged
 // OAuth 1.0a signature a Social network 2 call carries (the provider's published example, checked with openssl),
 // Graph's appsecret_proof, Graph token verification against the loopback Graph fake (only tokens issued to this
-// app, for the user /me names, still valid), and the endpoint table (every name of seed.md and of behaviour.md §7
-// is served).
+// app, for the user /me names, still valid), and the endpoint table (every name of
+// docs/api/social.md#endpoints is served).
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { baseStringUri, parseOAuthHeader, signOAuth1, verifyOAuth1 } from "../../src/auth/oauth1.ts";
@@ -159,18 +159,18 @@ describe("endpoint table", () => {
     for (const e of SOCIAL_ENDPOINTS) expect(e.verbs.length).toBeGreaterThan(0);
   });
 
-  test("every social path of seed.md and every reserved provider name of behaviour.md is served", () => {
-    // seed.md's "Social network 1", "Social network 2" and "Aggregator login" tables:
+  test("every social path in both spellings of docs/api/social.md#endpoints is served", () => {
+    // The neutral names of Social network 1, Social network 2 and the aggregator:
     const seed = ["createUserWithSocial1", "social1AccessTokenWithCreate", "social1AccessToken", "linkUserWithSocial1", "getSocial1UserInfo", "postSocial1Message", "unlinkUserFromSocial1",
       "createUserWithSocial2", "social2AccessTokenWithCreate", "social2Login", "linkUserWithSocial2", "getSocial2UserInfo", "social2StatusUpdate", "unlinkUserFromSocial2",
       "aggregatorAccessToken", "linkUserWithAggregator", "unlinkUserFromAggregator"];
     for (const n of seed) expect(names).toContain(n);
-    // behaviour.md §11.15, the reserved user-schema sub-paths of the original service:
+    // The original service's provider names, user-schema sub-paths of their own:
     for (const n of ["createUserWithFacebook", "facebookAccessToken", "facebookAccessTokenWithCreate", "facebookLogin", "linkUserWithFacebook", "unlinkUserFromFacebook", "getFacebookUserInfo", "postFacebookMessage", "twitterAccessToken", "twitterAccessTokenWithCreate", "twitterLogin", "twitterlogin", "createUserWithTwitter", "linkUserWithTwitter", "unlinkUserFromTwitter", "getTwitterUserInfo", "twitterStatusUpdate", "gigyaAccessToken", "linkUserWithGigya", "unlinkUserFromGigya"])
       expect(names).toContain(n);
   });
 
-  test("parameters are read in either spelling, the seed's first", () => {
+  test("parameters are read in either spelling, the neutral one first", () => {
     expect(param({ fb_at: "b" }, PARAM_NAMES.social1Token)).toBe("b");
     expect(param({ fb_at: "b", social1_at: "a" }, PARAM_NAMES.social1Token)).toBe("a");
     expect(param({ social1_at: "" }, PARAM_NAMES.social1Token)).toBeUndefined();

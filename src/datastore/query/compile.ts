@@ -210,7 +210,7 @@ export function compileSelection(s: CompiledSchema, tree: Conditions, scope: Sql
 }
 
 function orderSql(s: CompiledSchema, keys: OrderKey[], near: NearSort | null): SqlPart {
-  // Near results are always sorted by distance; a requested ordering is ignored (seed rule).
+  // Near results are always sorted by distance; a requested ordering is ignored (docs/api/datastore.md#order).
   if (near) return { sql: `ORDER BY ${near.distance.sql}, t.rowid`, args: [...near.distance.args] };
   const parts = keys.map((k) => {
     const f = resolveField(s, k.field, "X-Service-OrderBy");

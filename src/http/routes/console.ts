@@ -1,4 +1,4 @@
-// The admin console at /_admin/ (product.md §2): its index page and hashed chunks (src/http/page-files.ts).
+// The admin console at /_admin/ (docs/api/admin.md#console-and-reference-pages): its index page and hashed chunks (src/http/page-files.ts).
 // Everything it shows comes from the admin JSON API under /_admin/api.
 
 import { Elysia } from "elysia";

@@ -1,5 +1,5 @@
-// GET /_metrics in the Prometheus text format (product.md §2): off unless --metrics (or BURROW_METRICS_TOKEN) is
-// set; with a token it needs `Authorization: Bearer <token>`, compared in constant time.
+// GET /_metrics, Prometheus text format (docs/api/admin.md#status-metrics-and-health): off unless --metrics (or
+// BURROW_METRICS_TOKEN) is set; with a token it needs `Authorization: Bearer <token>`, compared in constant time.
 
 import { Elysia } from "elysia";
 import { timingSafeEqual } from "node:crypto";

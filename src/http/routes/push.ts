@@ -1,4 +1,4 @@
-// The push API under /_push (seed.md "Push endpoints", behaviour.md §8.3-8.4, product.md §7): device tokens,
+// The push API under /_push (docs/api/push.md): device tokens,
 // sends into the durable queue, the expired-token list, and the legacy `*_universal` endpoints of the original
 // iOS push client. Registering and removing tokens takes the public key; sending and reading expired tokens
 // take the private key (OAuth 1.0) unless the environment's push.clientSend setting allows clients.
@@ -85,7 +85,7 @@ export function pushRoutes(services: Services, info: RequestInfo, parsers: BodyP
       if (clear !== null && clear !== "true" && clear !== "false") throw badRequest("clear must be true or false");
       return json(await push.tokens(ctx.env).expired(clear === "true"));
     }, { detail: tag("Tokens the providers refused", "[{\"type\", \"token\", \"expired\": <UTC ms>}]; clear=true empties the list after answering it.") })
-    // The original iOS SDK's push client (behaviour.md §8.4).
+    // The original iOS SDK's push client (docs/api/push.md#legacy-universal-endpoints).
     .post("/register_device_token_universal", async ({ api, body }) => {
       const b = bodyObject(body);
       const t = isObj(b.token) ? b.token : {};

@@ -1,4 +1,4 @@
-// The status page at /_status (product.md §2): its page and chunks, and /_status/data, the figures it charts
+// The status page at /_status (docs/api/admin.md#status-metrics-and-health): its page and chunks, and /_status/data, the figures it charts
 // (the same as GET /_admin/api/status). Public unless --status-admin-only, which asks for an admin's bearer token
 // (any role) on the figures; the page then signs in through the console's token in the same tab.
 
