@@ -1,5 +1,5 @@
 // docs/api/endpoints.md, generated from the same source as GET /_admin/api/openapi.json: the app is built as the
-// tests build it (createApp over openServices on a temporary data directory), the document is fetched through
+// tests build it (createApp over openBurrow on a temporary data directory), the document is fetched through
 // app.handle, and every operation becomes a row of a markdown table per tag (method, path, summary, the statuses
 // it documents), sorted by path and method so the output depends only on the routes' declarations.
 //
@@ -14,7 +14,7 @@ import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config.ts";
 import { createApp } from "../src/http/app.ts";
 import { createLogger } from "../src/log.ts";
-import { openServices } from "../src/services.ts";
+import { openBurrow } from "../src/open-burrow.ts";
 
 export const ENDPOINTS_FILE = resolve(import.meta.dir, "../docs/api/endpoints.md");
 
@@ -35,14 +35,14 @@ export async function openapiDocument(): Promise<OpenApiDocument> {
   try {
     // No environment variables of the caller: the document must not depend on who runs the generator.
     const config = loadConfig({ "--dir": dir }, {});
-    const services = await openServices(config, { log: createLogger("error", () => {}) });
+    const burrow = await openBurrow(config, { log: createLogger("error", () => {}) });
     try {
-      const res = await createApp(services).handle(new Request("http://localhost/_admin/api/openapi.json"));
+      const res = await createApp(burrow).handle(new Request("http://localhost/_admin/api/openapi.json"));
       if (res.status !== 200) throw new Error(`GET /_admin/api/openapi.json answered ${res.status}`);
       return (await res.json()) as OpenApiDocument;
     } finally {
-      await services.code.close();
-      services.close();
+      await burrow.code.close();
+      burrow.close();
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

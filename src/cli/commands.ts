@@ -5,7 +5,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync, mkdirSync } from "n
 import { join } from "node:path";
 import { type Config, ConfigError, isEmail } from "../config.ts";
 import { notFound } from "../errors.ts";
-import { openServices } from "../services.ts";
+import { openBurrow } from "../open-burrow.ts";
 import { CodeError } from "../code/sandbox.ts";
 import { bundleCode } from "./code-deploy.ts";
 import { ROLES, isRole } from "../system/admin-roles.ts";
@@ -13,12 +13,12 @@ import { ADMIN_PASSWORD_MAX, ADMIN_PASSWORD_MIN, adminPasswordProblem } from "..
 
 const out = (s: string) => process.stdout.write(s + "\n");
 
-async function withServices<T>(config: Config, fn: (s: Awaited<ReturnType<typeof openServices>>) => Promise<T>): Promise<T> {
-  const services = await openServices(config);
+async function withServices<T>(config: Config, fn: (s: Awaited<ReturnType<typeof openBurrow>>) => Promise<T>): Promise<T> {
+  const burrow = await openBurrow(config);
   try {
-    return await fn(services);
+    return await fn(burrow);
   } finally {
-    services.close();
+    burrow.close();
   }
 }
 

@@ -9,14 +9,14 @@ import { createApp } from "../http/app.ts";
 import { serveOptions } from "../http/serve-options.ts";
 import { keepCodePagesReleased } from "../os/code-pages.ts";
 import { startDeliveryThread } from "../push/delivery-host.ts";
-import { openServices, type Services } from "../services.ts";
+import { openBurrow, type Burrow } from "../open-burrow.ts";
 import { mkdirSync } from "node:fs";
 
 interface RunningServer {
   url: string;
   /** The --push-http listener's URL, or null. */
   pushUrl: string | null;
-  services: Services;
+  burrow: Burrow;
   /** Requests the server is still answering. */
   pending(): number;
   stop(): Promise<void>;
@@ -42,10 +42,10 @@ function startupError(e: unknown, config: Config, listen: { host: string; port: 
 async function startServer(config: Config): Promise<RunningServer> {
   mkdirSync(config.dir, { recursive: true });
   const lock = lockDataDir(config.dir);
-  let services: Services | undefined;
+  let burrow: Burrow | undefined;
   try {
-    services = await openServices(config);
-    const app = createApp(services);
+    burrow = await openBurrow(config);
+    const app = createApp(burrow);
     // Elysia hands its routes to Bun's native router; what no route matches goes through app.fetch.
     app.listen(serveOptions(config));
     const server = app.server!;
@@ -62,19 +62,19 @@ async function startServer(config: Config): Promise<RunningServer> {
         throw startupError(e, config, config.pushHttp, "--push-http");
       }
     }
-    const stopMaintenance = services.startMaintenance();
-    const stopPush = await startDeliveryThread(services.push, { store: config.store, logLevel: config.logLevel, logFormat: config.logFormat });
+    const stopMaintenance = burrow.startMaintenance();
+    const stopPush = await startDeliveryThread(burrow.push, { store: config.store, logLevel: config.logLevel, logFormat: config.logFormat });
     // Load custom code into its threads before the first call needs it.
-    services.code.prewarm();
+    burrow.code.prewarm();
     // The runtime's code pages that only start-up (or a burst of requests) touched go back to the page cache.
-    const answered = services.requestStats.answered;
+    const answered = burrow.requestStats.answered;
     const stopReleasing = keepCodePagesReleased(() => Atomics.load(answered, 0));
     const hostOf = (h: string) => (h.includes(":") ? `[${h}]` : h);
-    const opened = services;
+    const opened = burrow;
     return {
       url: `http://${hostOf(config.http.host)}:${server.port}`,
       pushUrl: pushServer && config.pushHttp ? `http://${hostOf(config.pushHttp.host)}:${pushServer.port}` : null,
-      services: opened,
+      burrow: opened,
       pending: () => server.pendingRequests + (pushServer?.pendingRequests ?? 0),
       async stop() {
         stopMaintenance();
@@ -88,7 +88,7 @@ async function startServer(config: Config): Promise<RunningServer> {
       },
     };
   } catch (e) {
-    services?.close();
+    burrow?.close();
     lock.release();
     throw e;
   }
@@ -107,25 +107,25 @@ export async function serve(config: Config): Promise<void> {
   } catch (e) {
     throw startupError(e, config);
   }
-  const { services, url, pushUrl } = running;
-  const k = services.keys.set;
-  const latest = services.catalog.latestVersion();
-  const burrow = invocation();
+  const { burrow, url, pushUrl } = running;
+  const k = burrow.keys.set;
+  const latest = burrow.catalog.latestVersion();
+  const cmd = invocation();
   const lines = [
-    `Burrow ${services.version} serving ${url}`,
+    `Burrow ${burrow.version} serving ${url}`,
     `  data directory   ${config.dir}`,
     `  development key  ${k.development.publicKey}   (Accept: application/vnd.service+json; version=0)`,
-    `  production key   ${k.production.publicKey}   (${latest === null ? `nothing deployed yet: ${burrow} deploy` : `version=${latest} is the newest`})`,
-    `  private keys     ${burrow} keys   (or GET ${url}/_admin/api/keys)`,
+    `  production key   ${k.production.publicKey}   (${latest === null ? `nothing deployed yet: ${cmd} deploy` : `version=${latest} is the newest`})`,
+    `  private keys     ${cmd} keys   (or GET ${url}/_admin/api/keys)`,
     `  admin console    ${url}/_admin/   (sign in with an admin made by`,
-    `                   ${burrow} admin create --email E --password P, or BURROW_ADMIN_EMAIL + BURROW_ADMIN_PASSWORD)`,
+    `                   ${cmd} admin create --email E --password P, or BURROW_ADMIN_EMAIL + BURROW_ADMIN_PASSWORD)`,
     `  admin API        ${url}/_admin/api   (POST /_admin/api/login, then Authorization: Bearer <token>)`,
     `  API reference    ${url}/_admin/docs`,
     `  health           ${url}/_health`,
     ...(pushUrl ? [`  push API         ${pushUrl}/   (also ${url}/_push/)`] : []),
   ];
   process.stdout.write(lines.join("\n") + "\n");
-  for (const w of services.catalog.productionWarnings()) services.log.warn(w);
+  for (const w of burrow.catalog.productionWarnings()) burrow.log.warn(w);
 
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -2,7 +2,7 @@
 // The work is in src/cli/transfer/.
 
 import { type Config, ConfigError } from "../config.ts";
-import { openServices } from "../services.ts";
+import { openBurrow } from "../open-burrow.ts";
 import { exportData, pickSchemas } from "./transfer/export-data.ts";
 import { type ImportFormat, importData } from "./transfer/import-data.ts";
 import { Progress } from "./transfer/progress.ts";
@@ -29,7 +29,7 @@ export async function exportCommand(config: Config, flags: Flags): Promise<void>
   if (typeof out !== "string" || out === "") throw new ConfigError("export needs --out <dir>");
   const env = envOf(flags);
   const names = typeof flags["--schema"] === "string" ? flags["--schema"].split(",").filter(Boolean) : [];
-  const s = await openServices(config);
+  const s = await openBurrow(config);
   try {
     const version = env === "development" ? 0 : s.catalog.latestVersion();
     const set = version === null ? undefined : version === 0 ? s.catalog.development() : s.catalog.production(version);
@@ -70,7 +70,7 @@ export async function importCommand(config: Config, input: string | undefined, f
     crashAfterBatches: crash ? Number(crash) : undefined,
   };
   const env = envOf(flags);
-  const s = await openServices(config);
+  const s = await openBurrow(config);
   try {
     const r = await importData(s, env, opts);
     if (r.interrupted) throw new Error("interrupted: rerun the same command to continue after the last committed batch");

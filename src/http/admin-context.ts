@@ -6,7 +6,7 @@
 import { badRequest, notFound } from "../errors.ts";
 import { type ApiContext, systemContext } from "../request-context.ts";
 import { type EnvName, isEnvName } from "../system/environments.ts";
-import type { Services } from "./services.ts";
+import type { Burrow } from "./burrow.ts";
 
 /** An environment named in an admin path or query; 404 for any other name. */
 export function environmentOf(raw: string): EnvName {
@@ -40,14 +40,14 @@ export function bearerToken(request: Request): string | null {
  * The context of the server on one environment: development's schemas, or production version `versionRaw`'s
  * (default: the newest). `origin` is the request's, for file links when no public URL is set.
  */
-export function adminDataContext(services: Services, envRaw: string, versionRaw: string | null, origin: string): ApiContext {
+export function adminDataContext(burrow: Burrow, envRaw: string, versionRaw: string | null, origin: string): ApiContext {
   const env = environmentOf(envRaw);
-  const fileBase = () => services.config.filesUrl ?? services.config.publicUrl ?? origin;
-  if (env === "development") return systemContext(env, services.envDbs[env], services.catalog.development(), fileBase);
+  const fileBase = () => burrow.config.filesUrl ?? burrow.config.publicUrl ?? origin;
+  if (env === "development") return systemContext(env, burrow.envDbs[env], burrow.catalog.development(), fileBase);
   const raw = versionRaw;
   if (raw !== null && !/^[1-9]\d{0,6}$/.test(raw)) throw badRequest(`_version must be a positive integer, not "${raw.slice(0, 32)}"`);
-  const version = raw === null ? services.catalog.latestVersion() : Number(raw);
-  const schemas = version === null ? undefined : services.catalog.production(version);
+  const version = raw === null ? burrow.catalog.latestVersion() : Number(raw);
+  const schemas = version === null ? undefined : burrow.catalog.production(version);
   if (!schemas) throw notFound(version === null ? "production has no deployed version yet" : `API version ${version} is not deployed`);
-  return systemContext(env, services.envDbs[env], schemas, fileBase);
+  return systemContext(env, burrow.envDbs[env], schemas, fileBase);
 }

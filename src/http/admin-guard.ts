@@ -1,7 +1,7 @@
 // The admin API's one access check, as an Elysia macro: a route declares the least role it needs next to it,
 //
 //   new Elysia({ name: "admin-things", prefix: "/_admin/api/things" })
-//     .use(adminGuard(services))
+//     .use(adminGuard(burrow))
 //     .get("/:id", ({ admin, params }) => ..., { role: "viewer" })
 //
 // and the macro turns `Authorization: Bearer <token>` (from POST /_admin/api/login) into the admin with its
@@ -13,22 +13,22 @@ import { Elysia } from "elysia";
 import { ApiError } from "../errors.ts";
 import { type Role, allows, withArticle } from "../system/admin-roles.ts";
 import type { AdminSession } from "../system/admins.ts";
-import type { Services } from "./services.ts";
+import type { Burrow } from "./burrow.ts";
 import { bearerToken } from "./admin-context.ts";
 
 const NO_TOKEN = "admin authorization required: send Authorization: Bearer <token> from POST /_admin/api/login";
 
 /** The admin of a request's bearer token, or 401. */
-async function bearerAdmin(services: Services, request: Request): Promise<AdminSession> {
-  const due = services.refreshIfDue();
+async function bearerAdmin(burrow: Burrow, request: Request): Promise<AdminSession> {
+  const due = burrow.refreshIfDue();
   if (due) await due;
   const token = bearerToken(request);
-  const admin = token ? await services.admins.authenticate(token) : null;
+  const admin = token ? await burrow.admins.authenticate(token) : null;
   if (!admin) throw new ApiError(401, NO_TOKEN, { headers: { "www-authenticate": 'Bearer realm="burrow-admin"' } });
   return admin;
 }
 
-export function adminGuard(services: Services) {
+export function adminGuard(burrow: Burrow) {
   // The check runs at transform, as a derive would: before the route's body and params are validated, so a
   // request without a token learns nothing about the route's input (401, not 400). resolve then hands the
   // admin to the handler, typed.
@@ -36,7 +36,7 @@ export function adminGuard(services: Services) {
   return new Elysia().macro({
     role: (need: Role) => ({
       async transform({ request }: { request: Request }) {
-        const admin = await bearerAdmin(services, request);
+        const admin = await bearerAdmin(burrow, request);
         if (!allows(admin.role, need)) throw new ApiError(403, `this needs the ${need} role; ${admin.email} is ${withArticle(admin.role)}`);
         checked.set(request, admin);
       },

@@ -10,7 +10,7 @@ import type { Session, Sessions } from "../auth/sessions.ts";
 import { sessionToken } from "../auth/session-cookie.ts";
 import type { ApiContext, Principal } from "../request-context.ts";
 import { ApiError, unauthorized } from "../errors.ts";
-import type { Services } from "./services.ts";
+import type { Burrow } from "./burrow.ts";
 import type { EnvName } from "../system/environments.ts";
 import { parseAcceptVersion } from "./accept.ts";
 import { isFormType, readText } from "./body.ts";
@@ -25,10 +25,10 @@ const API_KEY_HEADER = "x-service-api-key";
  * the request's ApiContext is resolved. It is a plain value for unsigned requests (the hot path) and a Promise
  * when a signature check or a configuration refresh has to wait.
  */
-export function apiContextStep(services: Services, info: RequestInfo) {
+export function apiContextStep(burrow: Burrow, info: RequestInfo) {
   return ({ request, params }: { request: Request; params: Record<string, string | null> }): { api: ApiContext | Promise<ApiContext> } => {
     checkParams(params, request);
-    return { api: apiContext(services, info, request) };
+    return { api: apiContext(burrow, info, request) };
   };
 }
 
@@ -57,28 +57,28 @@ function decodablePath(url: string): boolean {
 }
 
 /** The context of an API request; synchronous for unsigned requests unless a configuration refresh is due. */
-export function apiContext(services: Services, info: RequestInfo, request: Request): ApiContext | Promise<ApiContext> {
-  const ctx = keyContext(services, info, request);
+export function apiContext(burrow: Burrow, info: RequestInfo, request: Request): ApiContext | Promise<ApiContext> {
+  const ctx = keyContext(burrow, info, request);
   // Without a Cookie header (nearly every request) this is one header lookup.
   const cookie = request.headers.get("cookie");
-  return cookie === null ? ctx : withSessionCookie(services, ctx, sessionToken(cookie));
+  return cookie === null ? ctx : withSessionCookie(burrow, ctx, sessionToken(cookie));
 }
 
 /**
  * The context from the API key or the signature alone, any session cookie left aside: the login endpoint's,
  * so that a client replaying a logged-out cookie can always log in again.
  */
-export function keyContext(services: Services, info: RequestInfo, request: Request): ApiContext | Promise<ApiContext> {
-  const due = services.refreshIfDue();
+export function keyContext(burrow: Burrow, info: RequestInfo, request: Request): ApiContext | Promise<ApiContext> {
+  const due = burrow.refreshIfDue();
   const auth = request.headers.get("authorization");
-  if (auth !== null) return due ? due.then(() => signedContext(services, info, request, auth)) : signedContext(services, info, request, auth);
-  return due ? due.then(() => unsignedContext(services, info, request)) : unsignedContext(services, info, request);
+  if (auth !== null) return due ? due.then(() => signedContext(burrow, info, request, auth)) : signedContext(burrow, info, request, auth);
+  return due ? due.then(() => unsignedContext(burrow, info, request)) : unsignedContext(burrow, info, request);
 }
 
-function keyEnvironment(services: Services, request: Request): EnvName {
+function keyEnvironment(burrow: Burrow, request: Request): EnvName {
   const key = request.headers.get(API_KEY_HEADER);
   if (key === null || key === "") throw unauthorized("missing X-Service-API-Key header with the app's public key");
-  const env = services.keys.byPublic.get(key);
+  const env = burrow.keys.byPublic.get(key);
   if (env === undefined) throw unauthorized("invalid API key");
   return env;
 }
@@ -91,11 +91,11 @@ const COOKIE_REFUSED = "the session cookie is not valid (logged out or expired);
  * it makes the caller that user, also for an OAuth 1.0 signature. A MAC signature wins over it. A cookie that
  * names no live session of this environment is 401, never an anonymous call.
  */
-export function withSessionCookie(services: Services, ctx: ApiContext | Promise<ApiContext>, token: string | null): ApiContext | Promise<ApiContext> {
+export function withSessionCookie(burrow: Burrow, ctx: ApiContext | Promise<ApiContext>, token: string | null): ApiContext | Promise<ApiContext> {
   if (token === null) return ctx;
-  if (ctx instanceof Promise) return ctx.then((c) => withSessionCookie(services, c, token));
+  if (ctx instanceof Promise) return ctx.then((c) => withSessionCookie(burrow, c, token));
   if (ctx.principal.kind === "user") return ctx;
-  const session = services.sessions[ctx.env].lookup(token);
+  const session = burrow.sessions[ctx.env].lookup(token);
   return session instanceof Promise ? session.then((s) => cookieCaller(ctx, s)) : cookieCaller(ctx, session);
 }
 
@@ -106,29 +106,29 @@ function cookieCaller(ctx: ApiContext, session: Session | null): ApiContext {
 }
 
 /** The environment a request addresses, for the request log: by its API key or OAuth consumer key; "-" if none. */
-export function loggedEnvironment(services: Services, request: Request): string {
+export function loggedEnvironment(burrow: Burrow, request: Request): string {
   const key = request.headers.get(API_KEY_HEADER) ?? /oauth_consumer_key="([^"]*)"/.exec(request.headers.get("authorization") ?? "")?.[1];
-  return (key && services.keys.byPublic.get(key)) || "-";
+  return (key && burrow.keys.byPublic.get(key)) || "-";
 }
 
-function unsignedContext(services: Services, info: RequestInfo, request: Request): ApiContext {
+function unsignedContext(burrow: Burrow, info: RequestInfo, request: Request): ApiContext {
   const version = parseAcceptVersion(request.headers.get("accept"));
-  return contextFor(services, info, request, keyEnvironment(services, request), version, { kind: "anonymous" });
+  return contextFor(burrow, info, request, keyEnvironment(burrow, request), version, { kind: "anonymous" });
 }
 
 /** Environment and version from the key's environment and the Accept version (docs/api/README.md#environments-and-versions). */
-function contextFor(services: Services, info: RequestInfo, request: Request, keyEnv: EnvName, version: number | null, principal: Principal): ApiContext {
-  const fileBase = () => fileLinkBase(services.config, request, info);
+function contextFor(burrow: Burrow, info: RequestInfo, request: Request, keyEnv: EnvName, version: number | null, principal: Principal): ApiContext {
+  const fileBase = () => fileLinkBase(burrow.config, request, info);
   if (keyEnv === "development") {
     if (version !== null && version !== 0) throw unauthorized(`the development API key cannot call API version ${version}; use the production key`);
-    return { env: "development", version: 0, db: services.envDbs.development, schemas: services.catalog.development(), infer: services.config.infer, principal, fileBase };
+    return { env: "development", version: 0, db: burrow.envDbs.development, schemas: burrow.catalog.development(), infer: burrow.config.infer, principal, fileBase };
   }
   if (version === 0) throw unauthorized("the production API key cannot call version 0 (development); use the development key");
-  const v = version ?? services.catalog.latestVersion();
+  const v = version ?? burrow.catalog.latestVersion();
   if (v === null) throw new ApiError(404, "no API version is deployed to production yet");
-  const schemas = services.catalog.production(v);
+  const schemas = burrow.catalog.production(v);
   if (!schemas) throw new ApiError(404, `API version ${v} is not deployed`);
-  return { env: "production", version: v, db: services.envDbs.production, schemas, infer: false, principal, fileBase };
+  return { env: "production", version: v, db: burrow.envDbs.production, schemas, infer: false, principal, fileBase };
 }
 
 /** Methods a signature may cover: the request line's, then the overriding one (docs/api/signing.md#method-override). */
@@ -137,30 +137,30 @@ function signedMethods(info: RequestInfo, request: Request): string[] {
   return original === request.method ? [original] : [original, request.method];
 }
 
-function signedContext(services: Services, info: RequestInfo, request: Request, auth: string): ApiContext | Promise<ApiContext> {
+function signedContext(burrow: Burrow, info: RequestInfo, request: Request, auth: string): ApiContext | Promise<ApiContext> {
   if (/^MAC\s/i.test(auth)) {
-    const env = keyEnvironment(services, request);
+    const env = keyEnvironment(burrow, request);
     const header = parseMacHeader(auth);
     if (!header) throw unauthorized("malformed MAC Authorization header");
-    const session = services.sessions[env].lookup(header.id);
-    return session instanceof Promise ? session.then((s) => macContext(services, info, request, env, header, s)) : macContext(services, info, request, env, header, session);
+    const session = burrow.sessions[env].lookup(header.id);
+    return session instanceof Promise ? session.then((s) => macContext(burrow, info, request, env, header, s)) : macContext(burrow, info, request, env, header, session);
   }
-  if (/^OAuth\s/i.test(auth)) return oauthContext(services, info, request, auth);
+  if (/^OAuth\s/i.test(auth)) return oauthContext(burrow, info, request, auth);
   throw unauthorized("unsupported Authorization scheme; use MAC (OAuth 2.0) or OAuth (OAuth 1.0)");
 }
 
-function macContext(services: Services, info: RequestInfo, request: Request, env: EnvName, header: MacHeader, session: Session | null): ApiContext | Promise<ApiContext> {
+function macContext(burrow: Burrow, info: RequestInfo, request: Request, env: EnvName, header: MacHeader, session: Session | null): ApiContext | Promise<ApiContext> {
   // A cookie session's token is not a MAC id (it has no MAC key); it is refused like an unknown token.
-  if (!session || session.cookie) return refusedToken(services.sessions[env], header.id);
+  if (!session || session.cookie) return refusedToken(burrow.sessions[env], header.id);
   const now = Date.now();
-  const origin = requestOrigin(request, info, services.config.trustedProxy);
+  const origin = requestOrigin(request, info, burrow.config.trustedProxy);
   const result = verifyMac({ header, key: session.sign, methods: signedMethods(info, request), rawTarget: rawTarget(request, info), host: origin.host, ports: candidatePorts(origin), now, windowSeconds: MAC_WINDOW_SECONDS });
   if (!result.ok) throw result.reason === "timestamp" ? timestampRefusal("the MAC timestamp", header.ts, MAC_WINDOW_SECONDS, now) : badMac(header, info, request, origin.host, candidatePorts(origin));
   // A replay is the same signature again. It covers ts, nonce, method, URI, host and port under the session's
   // own key, so it alone names the request (two sessions never share one); requests sharing ts and nonce differ.
   // Base64 has no '|', so it never equals an OAuth 1.0 key below.
-  const first = services.nonces.firstUse(header.mac, (Number(header.ts) + MAC_WINDOW_SECONDS + 1) * 1000);
-  const context = () => contextFor(services, info, request, env, parseAcceptVersion(request.headers.get("accept")), { kind: "user", schema: session.schema, username: session.username, family: session.family });
+  const first = burrow.nonces.firstUse(header.mac, (Number(header.ts) + MAC_WINDOW_SECONDS + 1) * 1000);
+  const context = () => contextFor(burrow, info, request, env, parseAcceptVersion(request.headers.get("accept")), { kind: "user", schema: session.schema, username: session.username, family: session.family });
   // In memory (one node) the answer is immediate; a shared store answers with a promise.
   if (first instanceof Promise) return first.then((ok) => (ok ? context() : Promise.reject(unauthorized("replayed request: this signature was already used"))));
   if (!first) throw unauthorized("replayed request: this signature was already used");
@@ -173,30 +173,30 @@ function badMac(header: MacHeader, info: RequestInfo, request: Request, host: st
   return new ApiError(401, "invalid MAC signature", { debug: `host ${host}, port ${ports.join(" or ")}; normalized string expected (first form tried): ${JSON.stringify(expected)}` });
 }
 
-async function oauthContext(services: Services, info: RequestInfo, request: Request, auth: string): Promise<ApiContext> {
+async function oauthContext(burrow: Burrow, info: RequestInfo, request: Request, auth: string): Promise<ApiContext> {
   const version = parseAcceptVersion(request.headers.get("accept"));
   const now = Date.now();
   const params = parseOAuthHeader(auth);
   const consumerKey = params?.oauth_consumer_key;
   if (!params || !consumerKey || !params.oauth_nonce || !params.oauth_timestamp) throw unauthorized("malformed OAuth Authorization header: consumer key, timestamp and nonce are required");
-  const env = services.keys.byPublic.get(consumerKey);
+  const env = burrow.keys.byPublic.get(consumerKey);
   if (env === undefined) throw unauthorized("invalid OAuth consumer key");
-  const origin = requestOrigin(request, info, services.config.trustedProxy);
+  const origin = requestOrigin(request, info, burrow.config.trustedProxy);
   const target = rawTarget(request, info);
   const q = target.indexOf("?");
   const path = q < 0 ? target : target.slice(0, q);
   const ports = candidatePorts(origin).map((p) => (p === defaultPort(origin.scheme) ? null : p));
   const baseUris = [...new Set(ports.map((port) => baseStringUri({ scheme: origin.scheme, host: origin.host, port, path })))];
-  const formBody = isFormType(request.headers.get("content-type")) ? await readText(request, services.config.bodyLimit) : undefined;
-  const result = verifyOAuth1({ header: params, consumerSecret: services.keys.set[env].privateKey, methods: signedMethods(info, request), baseUris, query: q < 0 ? "" : target.slice(q + 1), formBody, now, windowSeconds: OAUTH1_WINDOW_SECONDS });
+  const formBody = isFormType(request.headers.get("content-type")) ? await readText(request, burrow.config.bodyLimit) : undefined;
+  const result = verifyOAuth1({ header: params, consumerSecret: burrow.keys.set[env].privateKey, methods: signedMethods(info, request), baseUris, query: q < 0 ? "" : target.slice(q + 1), formBody, now, windowSeconds: OAUTH1_WINDOW_SECONDS });
   if (!result.ok) {
     if (result.reason === "timestamp") throw timestampRefusal("the OAuth timestamp", params.oauth_timestamp, OAUTH1_WINDOW_SECONDS, now);
     if (result.reason === "signature") throw new ApiError(401, "invalid OAuth signature", { debug: `base string URIs tried: ${baseUris.join(", ")}; methods: ${signedMethods(info, request).join(", ")}` });
     throw unauthorized(`unsupported OAuth ${result.reason}`);
   }
-  if (!(await services.nonces.firstUse(`oauth1|${consumerKey}|${params.oauth_timestamp}|${params.oauth_nonce}`, (Number(params.oauth_timestamp) + OAUTH1_WINDOW_SECONDS + 1) * 1000)))
+  if (!(await burrow.nonces.firstUse(`oauth1|${consumerKey}|${params.oauth_timestamp}|${params.oauth_nonce}`, (Number(params.oauth_timestamp) + OAUTH1_WINDOW_SECONDS + 1) * 1000)))
     throw unauthorized("replayed request: this OAuth nonce was already used");
-  return contextFor(services, info, request, env, version, { kind: "app" });
+  return contextFor(burrow, info, request, env, version, { kind: "app" });
 }
 
 /** The 401 of a token that is not live: refresh is suggested only when the refresh token can still work. */

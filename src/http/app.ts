@@ -3,7 +3,7 @@
 // bodies are read by named parsers with the size limit, and `app.handle(request)` is what tests call.
 
 import { Elysia } from "elysia";
-import type { Services } from "./services.ts";
+import type { Burrow } from "./burrow.ts";
 import { edgeError, edgeRequest, methodTable } from "./edge.ts";
 import { openapiPlugin } from "./openapi.ts";
 import { bodyParsers } from "./parsers.ts";
@@ -29,23 +29,23 @@ interface AppOptions {
   peer?: (req: Request) => string | null;
 }
 
-export function createApp(services: Services, opts: AppOptions = {}) {
+export function createApp(burrow: Burrow, opts: AppOptions = {}) {
   let peer = opts.peer;
   // Peers of requests that arrived on a second listener (--push-http), which the main server does not know.
   const mountedPeers = new WeakMap<Request, string | null>();
   const info = createRequestInfo((req) => (peer ? peer(req) : null));
-  const parsers = bodyParsers(services);
+  const parsers = bodyParsers(burrow);
   let allowedAt: (path: string) => string[] = () => [];
   let dispatch: (r: Request) => Promise<Response> = () => Promise.reject(new Error("not started"));
 
-  const edge = edgeRequest(services, info, (r) => dispatch(r));
+  const edge = edgeRequest(burrow, info, (r) => dispatch(r));
   // normalize: false, so a `t` schema with additionalProperties: false refuses unknown members instead of
   // silently dropping them.
   const base = new Elysia({ handler: { standardHostname: false }, normalize: false });
   // Every request is observed (its figures feed the status page and /_metrics; at info it is also logged),
   // timed from its arrival. A response the edge gives before routing (a CORS preflight) is finished here; an
   // overridden method is observed by its re-dispatch.
-  const observer = requestObserver({ log: services.log, stats: services.requestStats, ring: services.requestLog, environment: (r) => loggedEnvironment(services, r) });
+  const observer = requestObserver({ log: burrow.log, stats: burrow.requestStats, ring: burrow.requestLog, environment: (r) => loggedEnvironment(burrow, r) });
   base
     .onRequest(({ request, set }) => {
       observer.start(set);
@@ -61,25 +61,25 @@ export function createApp(services: Services, opts: AppOptions = {}) {
     .onAfterHandle(({ request, set, responseValue, route }) => {
       observer.answered(request, set, responseValue, route);
     });
-  const renderError = edgeError(services, (path) => allowedAt(path));
+  const renderError = edgeError(burrow, (path) => allowedAt(path));
   const app = base
     .onError(({ code, error, request, set, route }) => {
       const response = renderError({ code, error, request, set });
       observer.finish(request, set, response.status, route);
       return response;
     })
-    .use(openapiPlugin(services.version))
-    .use(healthRoutes(services))
-    .use(metricsRoutes(services))
-    .use(adminRoutes(services, info, parsers))
-    .use(consoleRoutes(services))
+    .use(openapiPlugin(burrow.version))
+    .use(healthRoutes(burrow))
+    .use(metricsRoutes(burrow))
+    .use(adminRoutes(burrow, info, parsers))
+    .use(consoleRoutes(burrow))
     .use(docsRoutes())
-    .use(statusRoutes(services))
-    .use(fileRoutes(services))
-    .use(pushRoutes(services, info, parsers))
-    .use(userRoutes(services, info, parsers))
-    .use(socialRoutes(services, info, parsers))
-    .use(objectRoutes(services, info, parsers));
+    .use(statusRoutes(burrow))
+    .use(fileRoutes(burrow))
+    .use(pushRoutes(burrow, info, parsers))
+    .use(userRoutes(burrow, info, parsers))
+    .use(socialRoutes(burrow, info, parsers))
+    .use(objectRoutes(burrow, info, parsers));
 
   // PUT /<name> serves custom code methods only: at a schema's path PUT stays unlisted in Allow.
   allowedAt = methodTable(app.routes.filter((r) => !(r.method === "PUT" && r.path === "/:schema")));

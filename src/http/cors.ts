@@ -2,7 +2,7 @@
 // environment comes from the API key (or the key named in an X-Service-API-Key-<key> header during a preflight);
 // a request that names no key is judged by the union of both environments' origins.
 
-import type { Services } from "./services.ts";
+import type { Burrow } from "./burrow.ts";
 import type { EnvName } from "../system/environments.ts";
 import { ENVIRONMENTS } from "../system/environments.ts";
 
@@ -14,21 +14,21 @@ function allowedHeader(name: string): boolean {
   return FIXED_HEADERS.has(name) || /^x-service-[a-z0-9-]+$/.test(name);
 }
 
-function environmentOf(services: Services, request: Request, requested: string[]): EnvName | null {
+function environmentOf(burrow: Burrow, request: Request, requested: string[]): EnvName | null {
   const key = request.headers.get("x-service-api-key") ?? /oauth_consumer_key="([^"]+)"/i.exec(request.headers.get("authorization") ?? "")?.[1];
-  if (key) return services.keys.byPublic.get(key) ?? null;
+  if (key) return burrow.keys.byPublic.get(key) ?? null;
   for (const h of requested) {
     const m = /^x-service-api-key-(.+)$/.exec(h);
-    const env = m && [...services.keys.byPublic].find(([k]) => k.toLowerCase() === m[1])?.[1];
+    const env = m && [...burrow.keys.byPublic].find(([k]) => k.toLowerCase() === m[1])?.[1];
     if (env) return env;
   }
   return null;
 }
 
 /** The Access-Control-Allow-Origin value for this origin, or null when it is not allowed. */
-function allowOrigin(services: Services, env: EnvName | null, origin: string): string | null {
+function allowOrigin(burrow: Burrow, env: EnvName | null, origin: string): string | null {
   for (const e of env ? [env] : ENVIRONMENTS) {
-    const origins = (services.settings.get(e).cors as { origins: string[] }).origins;
+    const origins = (burrow.settings.get(e).cors as { origins: string[] }).origins;
     if (origins.includes(origin)) return origin;
     if (origins.includes("*")) return "*";
   }
@@ -36,9 +36,9 @@ function allowOrigin(services: Services, env: EnvName | null, origin: string): s
 }
 
 /** Answer a preflight (OPTIONS with Access-Control-Request-Method). */
-export function preflight(services: Services, request: Request, origin: string): Response {
+export function preflight(burrow: Burrow, request: Request, origin: string): Response {
   const requested = (request.headers.get("access-control-request-headers") ?? "").toLowerCase().split(",").map((h) => h.trim()).filter(Boolean);
-  const allow = allowOrigin(services, environmentOf(services, request, requested), origin);
+  const allow = allowOrigin(burrow, environmentOf(burrow, request, requested), origin);
   const headers: Record<string, string> = { vary: "Origin" };
   if (allow === null || !requested.every(allowedHeader)) return new Response(null, { status: 403, headers });
   headers["access-control-allow-origin"] = allow;
@@ -49,8 +49,8 @@ export function preflight(services: Services, request: Request, origin: string):
 }
 
 /** CORS headers for the actual response to a request from `origin` (Vary always; the rest when it is allowed). */
-export function corsHeaders(services: Services, request: Request, origin: string): Record<string, string> {
-  const allow = allowOrigin(services, environmentOf(services, request, []), origin);
+export function corsHeaders(burrow: Burrow, request: Request, origin: string): Record<string, string> {
+  const allow = allowOrigin(burrow, environmentOf(burrow, request, []), origin);
   if (allow === null) return { vary: "Origin" };
   return { vary: "Origin", "access-control-allow-origin": allow, "access-control-expose-headers": EXPOSE };
 }

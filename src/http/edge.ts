@@ -3,7 +3,7 @@
 // 405 with Allow for a known path and another method). Installed by app.ts as onRequest and onError.
 
 import { ApiError, methodNotAllowed } from "../errors.ts";
-import type { Services } from "./services.ts";
+import type { Burrow } from "./burrow.ts";
 import { readText } from "./body.ts";
 import { corsHeaders, preflight } from "./cors.ts";
 import type { RequestInfoWriter } from "./request-meta.ts";
@@ -23,8 +23,8 @@ interface EdgeContext {
  * `set.headers` into whatever the route or the error handler returns), and re-dispatch a request whose method is
  * overridden. Everything else falls through to routing untouched.
  */
-export function edgeRequest(services: Services, info: RequestInfoWriter, dispatch: (r: Request) => Promise<Response>) {
-  const filesOrigin = services.config.filesUrl === null ? null : filesOriginRule(services, info, services.config.filesUrl);
+export function edgeRequest(burrow: Burrow, info: RequestInfoWriter, dispatch: (r: Request) => Promise<Response>) {
+  const filesOrigin = burrow.config.filesUrl === null ? null : filesOriginRule(burrow, info, burrow.config.filesUrl);
   return (c: EdgeContext): Response | Promise<Response> | undefined => {
     const request = c.request;
     if (filesOrigin !== null) {
@@ -33,13 +33,13 @@ export function edgeRequest(services: Services, info: RequestInfoWriter, dispatc
     }
     const origin = request.headers.get("origin");
     if (origin !== null) {
-      if (request.method === "OPTIONS" && request.headers.has("access-control-request-method")) return preflight(services, request, origin);
-      Object.assign(c.set.headers, corsHeaders(services, request, origin));
+      if (request.method === "OPTIONS" && request.headers.has("access-control-request-method")) return preflight(burrow, request, origin);
+      Object.assign(c.set.headers, corsHeaders(burrow, request, origin));
     }
     const to = request.headers.get("x-http-method-override")?.trim().toUpperCase();
     // An override naming the request's own method changes nothing; a rewritten request is not rewritten again.
     if (to === undefined || to === request.method || info.isRewritten(request)) return undefined;
-    const overridden = override(request, to, services.config.bodyLimit);
+    const overridden = override(request, to, burrow.config.bodyLimit);
     return overridden.then((next) => {
       info.rewrote(next, request);
       return dispatch(next);
@@ -52,11 +52,11 @@ export function edgeRequest(services: Services, info: RequestInfoWriter, dispatc
  * under /_files/ (anything else there is 404, so no page of Burrow ever runs beside an uploaded file), and a
  * /_files/ request on any other host is redirected (308) to the files origin.
  */
-function filesOriginRule(services: Services, info: RequestInfoWriter, filesUrl: string): (request: Request) => Response | undefined {
+function filesOriginRule(burrow: Burrow, info: RequestInfoWriter, filesUrl: string): (request: Request) => Response | undefined {
   const files = new URL(filesUrl);
   const filesPort = files.port === "" ? null : Number(files.port);
   return (request) => {
-    const o = requestOrigin(request, info, services.config.trustedProxy);
+    const o = requestOrigin(request, info, burrow.config.trustedProxy);
     const onFilesHost = o.host === files.hostname.replace(/^\[|\]$/g, "") && o.port === filesPort;
     const path = pathOf(request.url);
     const isFile = path.startsWith("/_files/");
@@ -109,7 +109,7 @@ interface ErrorContext {
  * The status goes to `set` and the reason to the request log. The context is destructured: a hook that takes
  * it whole makes Elysia parse headers, query and cookies on every route.
  */
-export function edgeError(services: Services, allowedAt: (path: string) => string[]) {
+export function edgeError(burrow: Burrow, allowedAt: (path: string) => string[]) {
   return ({ code, error, request, set }: ErrorContext): Response => {
     const refusal = apiErrorOf(code, error, request, allowedAt);
     if (refusal !== null) {
@@ -120,7 +120,7 @@ export function edgeError(services: Services, allowedAt: (path: string) => strin
       return code === "NOT_FOUND" && request.method === "HEAD" && !(error instanceof SystemPath) ? bareErrorResponse(refusal) : errorResponse(refusal);
     }
     set.status = 500;
-    services.log.error("request failed", { message: (error as Error)?.message, stack: (error as Error)?.stack });
+    burrow.log.error("request failed", { message: (error as Error)?.message, stack: (error as Error)?.stack });
     return json({ error: "internal error" }, 500);
   };
 }

@@ -10,7 +10,7 @@ import { JSON_TYPE } from "../net/json-response.ts";
 import { isHeaderName, isHeaderValue } from "../net/headers.ts";
 import { isFormType, readText } from "./body.ts";
 import { targetOf } from "./origin.ts";
-import type { Services } from "./services.ts";
+import type { Burrow } from "./burrow.ts";
 import { codeCalls } from "./request-area.ts";
 
 /** Request headers a method does not see (credentials). */
@@ -23,17 +23,17 @@ export const MAX_METHOD_RESPONSE = 20 * 1024 * 1024;
 type Verb = GuestRequest["verb"];
 
 /** The method a first path segment names in the caller's environment and version, if any. */
-export function methodOf(services: Services, ctx: ApiContext, name: string): MethodInfo | undefined {
-  return services.code.method(ctx.env, ctx.version, name);
+export function methodOf(burrow: Burrow, ctx: ApiContext, name: string): MethodInfo | undefined {
+  return burrow.code.method(ctx.env, ctx.version, name);
 }
 
 /** Call `method` for `request` and answer the HTTP response. */
-export async function callMethod(services: Services, ctx: ApiContext, request: Request, method: MethodInfo, verb: Verb): Promise<Response> {
+export async function callMethod(burrow: Burrow, ctx: ApiContext, request: Request, method: MethodInfo, verb: Verb): Promise<Response> {
   codeCalls.add(request);
   const hasBody = verb === "POST" || verb === "PUT";
   let body = "";
   if (hasBody) {
-    body = await readText(request, services.config.bodyLimit);
+    body = await readText(request, burrow.config.bodyLimit);
     // A JSON body sent with a form content type (curl -d does that) is still JSON, as for datastore writes.
     if (isFormType(request.headers.get("content-type")) && !/^\s*[[{]/.test(body))
       throw new ApiError(400, "custom code methods do not take form-encoded bodies; send JSON or a plain string");
@@ -63,7 +63,7 @@ export async function callMethod(services: Services, ctx: ApiContext, request: R
     environment: ctx.env,
     methodName: method.name,
   };
-  return responseOf(method.name, await services.code.call(ctx, guest));
+  return responseOf(method.name, await burrow.code.call(ctx, guest));
 }
 
 function responseOf(name: string, r: MethodResponse): Response {

@@ -3,7 +3,7 @@
 // checks can see the same text; malformed JSON is a 400 with the parser's message.
 
 import { Elysia } from "elysia";
-import type { Services } from "./services.ts";
+import type { Burrow } from "./burrow.ts";
 import { parseJson, readJsonBody, readText } from "./body.ts";
 import { objectBody, requestParams } from "./params.ts";
 
@@ -11,8 +11,8 @@ import { objectBody, requestParams } from "./params.ts";
 const ADMIN_BODY_LIMIT = 4 * 1024 * 1024;
 
 /** The parsers as a plugin: each route group uses it, so its routes may name them (and their types know them). */
-export function bodyParsers(services: Services) {
-  const limit = services.config.bodyLimit;
+export function bodyParsers(burrow: Burrow) {
+  const limit = burrow.config.bodyLimit;
   return (
     new Elysia({ name: "burrow-body-parsers" })
       /** Datastore writes: JSON whatever the content type says; forms are refused. */

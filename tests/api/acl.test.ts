@@ -52,7 +52,7 @@ async function annsObject(level: string): Promise<string> {
   expect(r.status).toBe(201);
   if (level === "none") {
     // Nothing can write to a "none" schema through the API: put a row in directly.
-    await t.services.envDbs.development.execute({ sql: `INSERT INTO o_none (none_id, text, collaborators, createddate, lastmoddate, sm_owner) VALUES (?, 'x', '["dee"]', 1, 1, 'user/ann')`, args: [r.body.open_id] });
+    await t.burrow.envDbs.development.execute({ sql: `INSERT INTO o_none (none_id, text, collaborators, createddate, lastmoddate, sm_owner) VALUES (?, 'x', '["dee"]', 1, 1, 'user/ann')`, args: [r.body.open_id] });
   }
   return r.body[`${level === "none" ? "open" : level}_id`];
 }

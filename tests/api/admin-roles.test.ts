@@ -125,14 +125,14 @@ describe("roles against the admin API", () => {
 
 describe("the guard in another route file", () => {
   test("routes that declare a role are guarded, in every instance that uses it; routes that declare none are not", async () => {
-    const services = t.services;
+    const burrow = t.burrow;
     const things = new Elysia({ prefix: "/_admin/api/things" })
       .get("/open", () => json({ open: true }))
-      .use(adminGuard(services))
+      .use(adminGuard(burrow))
       .get("/", ({ admin }) => json({ who: admin.email, role: admin.role }), { role: "viewer" })
       .post("/", ({ admin }) => json({ wrote: admin.email }), { role: "editor" });
     const others = new Elysia({ prefix: "/_admin/api/others" })
-      .use(adminGuard(services))
+      .use(adminGuard(burrow))
       .delete("/:id", ({ params }) => json({ deleted: params.id }), { role: "editor" });
     const neighbour = new Elysia().get("/_admin/api/neighbour", () => json({ free: true }));
     const app = new Elysia().use(things).use(others).use(neighbour);
@@ -294,11 +294,11 @@ describe("admins API", () => {
   test("an expired token is 401", async () => {
     const token = "expired-token-for-the-test";
     const digest = new Bun.CryptoHasher("sha256").update(token).digest("hex");
-    await t.services.system.execute({ sql: "INSERT INTO admin_tokens (token_hash, admin_id, expires) VALUES (?, ?, ?)", args: [digest, ids.owner!, Date.now() - 1] });
+    await t.burrow.system.execute({ sql: "INSERT INTO admin_tokens (token_hash, admin_id, expires) VALUES (?, ?, ?)", args: [digest, ids.owner!, Date.now() - 1] });
     const r = await as(token, "GET", "/me");
     expect(r.status).toBe(401);
     expect(r.headers.get("www-authenticate")).toContain("Bearer");
-    await t.services.system.execute({ sql: "UPDATE admin_tokens SET expires = ? WHERE token_hash = ?", args: [Date.now() + 60_000, digest] });
+    await t.burrow.system.execute({ sql: "UPDATE admin_tokens SET expires = ? WHERE token_hash = ?", args: [Date.now() + 60_000, digest] });
     expect((await as(token, "GET", "/me")).status).toBe(200);
   });
 
@@ -316,14 +316,14 @@ describe("existing admins", () => {
     const dir = tempDir();
     try {
       const first = await makeTestApp({ dir });
-      const location = first.services.config.store;
+      const location = first.burrow.config.store;
       await first.close();
       // Back to the schema before roles, as an older Burrow left it (on whichever store the suite runs).
       const store = await openStore(location);
       await store.system.executeMultiple("DROP INDEX admin_tokens_by_admin; ALTER TABLE admins DROP COLUMN role; UPDATE schema_version SET version = 2;");
       store.close();
       const second = await makeTestApp({ dir, env: { BURROW_ADMIN_EMAIL: "", BURROW_ADMIN_PASSWORD: "" } });
-      expect((await second.services.admins.list()).map((a) => [a.email, a.role])).toEqual([[ADMIN.email, "owner"]]);
+      expect((await second.burrow.admins.list()).map((a) => [a.email, a.role])).toEqual([[ADMIN.email, "owner"]]);
       expect((await second.admin("GET", "/me")).body.role).toBe("owner");
       await second.close();
     } finally {
@@ -343,7 +343,7 @@ describe("test mail", () => {
     const r = await as(tokens.owner!, "POST", "/mail/test", { env: "production", to: "ops@example.com" });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ sent: true, via: "outbox" });
-    const box = await t.services.mailer.outbox({ env: "production", limit: 1 });
+    const box = await t.burrow.mailer.outbox({ env: "production", limit: 1 });
     expect(box[0]).toMatchObject({ to: "ops@example.com", via: "outbox" });
     expect(box[0]!.subject).toContain("test mail");
     expect(box[0]!.text).toContain(ADMIN.email);

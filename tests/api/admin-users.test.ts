@@ -123,7 +123,7 @@ describe("revoke a user's sessions", () => {
 
 describe("social links", () => {
   const link = (username: string, provider: string, id: string, linked: number) =>
-    t.services.envDbs.development.execute({
+    t.burrow.envDbs.development.execute({
       sql: "INSERT INTO _burrow_social_links (user_schema, provider, provider_id, username, credentials, linked, used) VALUES ('user', ?, ?, ?, ?, ?, ?)",
       args: [provider, id, username, JSON.stringify({ token: "SECRET-TOKEN", secret: "SECRET-SECRET" }), linked, linked + 1000],
     });

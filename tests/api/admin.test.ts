@@ -9,8 +9,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const dev = () => t.services.envDbs.development;
-const prod = () => t.services.envDbs.production;
+const dev = () => t.burrow.envDbs.development;
+const prod = () => t.burrow.envDbs.production;
 async function columns(db: ReturnType<typeof dev>, table: string): Promise<string[]> {
   const rs = await db.execute({ sql: "SELECT name FROM pragma_table_info(?)", args: [table] });
   return rs.rows.map((r) => r.name as string);
@@ -202,15 +202,15 @@ describe("settings", () => {
     expect(put.status).toBe(200);
     expect(put.body.smtp).toMatchObject({ host: "127.0.0.1", password: { set: true } });
     expect(JSON.stringify(put.body)).not.toContain("hunter2");
-    expect(t.services.settings.get("production").smtp).toMatchObject({ password: "hunter2" });
+    expect(t.burrow.settings.get("production").smtp).toMatchObject({ password: "hunter2" });
 
     const roundTrip = await t.admin("PUT", "/settings/production", (await t.admin("GET", "/settings/production")).body);
     expect(roundTrip.status).toBe(200);
-    expect((t.services.settings.get("production").smtp as any).password).toBe("hunter2");
+    expect((t.burrow.settings.get("production").smtp as any).password).toBe("hunter2");
 
     const reset = await t.admin("PUT", "/settings/production", { smtp: { password: null } });
     expect(reset.body.smtp.password).toEqual({ set: false });
-    expect((t.services.settings.get("development").smtp as any).host).toBe("");
+    expect((t.burrow.settings.get("development").smtp as any).host).toBe("");
   });
 
   test("unknown keys and wrong types are 400", async () => {

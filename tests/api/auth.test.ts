@@ -178,7 +178,7 @@ describe("refresh, logout, sessions", () => {
 
   test("an expired access token is refused so the client refreshes", async () => {
     const c = await login();
-    await t.services.envDbs.development.execute("UPDATE _burrow_sessions SET expires = 0");
+    await t.burrow.envDbs.development.execute("UPDATE _burrow_sessions SET expires = 0");
     await new Promise((r) => setTimeout(r, 0));
     const r = await t.request("GET", "/user/loggedInUser", signed(c, "GET", "/user/loggedInUser"));
     expect(r.status).toBe(401);

@@ -102,7 +102,7 @@ describe("a backup while the server takes writes", () => {
     } finally {
       release();
     }
-    await t.services.files.drain("development", t.services.envDbs.development);
+    await t.burrow.files.drain("development", t.burrow.envDbs.development);
     expect(existsSync(join(stored[0]!.parentPath, stored[0]!.name))).toBe(false);
 
     const c = await t.request("POST", "/doc", { body: { doc_id: "d2", file: formatUpload("text/plain", "b.txt", new TextEncoder().encode("kept in the backup")) } });
@@ -147,8 +147,8 @@ describe("list, read, download, delete", () => {
   });
 
   test("roles: viewers list, editors make, only owners download", async () => {
-    await t.services.admins.upsert("viewer@example.com", "viewer password 1", "viewer");
-    await t.services.admins.upsert("editor@example.com", "editor password 1", "editor");
+    await t.burrow.admins.upsert("viewer@example.com", "viewer password 1", "viewer");
+    await t.burrow.admins.upsert("editor@example.com", "editor password 1", "editor");
     const as = async (email: string, password: string) => {
       const login = await t.request("POST", "/_admin/api/login", { body: { email, password }, key: null, version: null });
       const headers = { authorization: `Bearer ${login.body.token}` };
@@ -188,13 +188,13 @@ describe("retention and schedule", () => {
 
   test("the schedule makes a backup when the newest is `every` hours old (clock injected)", async () => {
     let now = Date.now();
-    const settings = () => t.services.settings.get("production").backups as unknown as BackupSettings;
-    const scheduler = new BackupScheduler(t.services.backups, settings, createLogger("error"), () => now);
+    const settings = () => t.burrow.settings.get("production").backups as unknown as BackupSettings;
+    const scheduler = new BackupScheduler(t.burrow.backups, settings, createLogger("error"), () => now);
     await t.admin("PUT", "/settings/production", { backups: { every: 0 } });
     expect(await scheduler.tick()).toBeNull();
     expect(scheduler.next()).toBeNull();
     await t.admin("PUT", "/settings/production", { backups: { every: 6 } });
-    const newest = t.services.backups.list()[0]!.created;
+    const newest = t.burrow.backups.list()[0]!.created;
     expect(scheduler.next()).toBe(newest + 6 * 3600_000);
     expect(await scheduler.tick()).toBeNull(); // the newest backup is minutes old
     now = newest + 6 * 3600_000 + 1;
@@ -211,20 +211,20 @@ describe("retention and schedule", () => {
 });
 
 test("with several nodes on one store only the node holding the backup lease makes scheduled backups", async () => {
-  await t.services.system.execute(JOB_LEASES_DDL);
+  await t.burrow.system.execute(JOB_LEASES_DDL);
   const settings = () => ({ every: 1, keep: 2, s3: false });
   const far = Date.now() + 1000 * 3600_000; // every backup there is is long overdue
   const made = { a: 0, b: 0 };
   const nodes = (["a", "b"] as const).map((name) => {
-    const leases = new StoreJobLeases(t.services.system);
+    const leases = new StoreJobLeases(t.burrow.system);
     const log = createLogger("info", (line) => void (line.includes("scheduled backup made") && made[name]!++));
-    return new BackupScheduler(t.services.backups, settings, log, () => far, () => leases.claim("backup-lease-test", 60_000)).start(25);
+    return new BackupScheduler(t.burrow.backups, settings, log, () => far, () => leases.claim("backup-lease-test", 60_000)).start(25);
   });
   const deadline = Date.now() + 10_000;
   while (made.a + made.b < 2 && Date.now() < deadline) await Bun.sleep(25);
   for (const stop of nodes) stop();
   await Bun.sleep(100); // a look under way ends, and the backup it started
-  while (t.services.backups.running) await Bun.sleep(20);
+  while (t.burrow.backups.running) await Bun.sleep(20);
   // Whichever looked first holds the lease; the other never made one.
   expect(Math.max(made.a, made.b)).toBeGreaterThanOrEqual(2);
   expect(Math.min(made.a, made.b)).toBe(0);
@@ -293,7 +293,7 @@ test.if(REMOTE_STORE)("a backup of the libSQL store restores into a data directo
   expect(b.status).toBe(201);
   const dir = join(scratch, `embedded-${crypto.randomUUID().slice(0, 8)}`);
   restoreBackup(join(t.dir, b.body.file), dir);
-  for (const [name, client] of [["system", t.services.system], ["development", t.services.envDbs.development], ["production", t.services.envDbs.production]] as const) {
+  for (const [name, client] of [["system", t.burrow.system], ["development", t.burrow.envDbs.development], ["production", t.burrow.envDbs.production]] as const) {
     const local = new Database(join(dir, `${name}.db`), { readonly: true });
     try {
       const tables = (local.query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '%\\_node' ESCAPE '\\' AND name NOT LIKE '%\\_parent' ESCAPE '\\' AND name NOT LIKE '%\\_rowid' ESCAPE '\\'`).all() as { name: string }[]).map((r) => r.name);

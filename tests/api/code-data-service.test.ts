@@ -15,7 +15,7 @@ import { devContext, makeTestApp, type TestApp } from "../helpers/app.ts";
 let t: TestApp;
 
 /** A fresh service over the current schemas (definitions change during the tests). */
-const svc = () => dataService(t.services.data, devContext(t));
+const svc = () => dataService(t.burrow.data, devContext(t));
 
 /** Call an op; RawJson answers are parsed (and checked to be RawJson where objects are expected). */
 async function call(op: string, ...args: unknown[]): Promise<any> {

@@ -37,8 +37,8 @@ beforeAll(async () => {
   expect((await t.admin("PUT", "/schemas/note", { fields: { title: { type: "string" }, n: { type: "integer" } } })).status).toBeLessThan(300);
   for (const [id, title, n] of [["a", "first", 1], ["b", "second", 2]] as const) expect((await t.request("POST", "/note", { body: { note_id: id, title, n } })).status).toBe(201);
   expect((await upload(t, CODE)).status).toBe(200);
-  const get = t.services.data.get.bind(t.services.data);
-  t.services.data.get = (...args: Parameters<typeof get>) => {
+  const get = t.burrow.data.get.bind(t.burrow.data);
+  t.burrow.data.get = (...args: Parameters<typeof get>) => {
     mainReads++;
     return get(...args);
   };

@@ -274,7 +274,7 @@ describe("users", () => {
     expect(r.status).toBe(201);
     expect(r.body).toEqual({ username: "alice", email: "a@example.com", createddate: r.body.createddate, lastmoddate: r.body.lastmoddate });
     expect(JSON.stringify((await t.request("GET", "/user")).body)).not.toContain("password");
-    const row = await t.services.envDbs.development.execute("SELECT password FROM o_user WHERE username = 'alice'");
+    const row = await t.burrow.envDbs.development.execute("SELECT password FROM o_user WHERE username = 'alice'");
     expect(String(row.rows[0]!.password)).toStartWith("$argon2id$");
     expect(await Bun.password.verify("s3cret-pass", String(row.rows[0]!.password))).toBe(true);
   });

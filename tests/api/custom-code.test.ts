@@ -199,8 +199,8 @@ describe("deploys pin code to versions", () => {
   });
 
   test("deploy refuses a schema and a method with the same name", async () => {
-    await t.services.system.execute(`UPDATE code_bundles SET methods = json_insert(methods, '$[#]', json('{"name":"user","params":[]}')) WHERE env = 'development'`);
-    await t.services.reload();
+    await t.burrow.system.execute(`UPDATE code_bundles SET methods = json_insert(methods, '$[#]', json('{"name":"user","params":[]}')) WHERE env = 'development'`);
+    await t.burrow.reload();
     const r = await t.admin("POST", "/deploy", {});
     expect([r.status, r.body.error]).toEqual([409, '"user" is both a schema and a custom code method; rename one before deploying']);
     expect((await upload(t, BASIC)).status).toBe(200);

@@ -12,13 +12,13 @@ const app = () => ctx({ kind: "app" });
 const user = (username: string) => ctx({ kind: "user", schema: "user", username, family: "f" });
 const status = (p: Promise<unknown>) => p.then(() => 200, (e: { status?: number }) => e.status ?? 500);
 const eq = (field: string, value: string): Conditions => ({ where: [{ field, op: "eq", value, key: field }], or: null });
-const text = async (key: string) => JSON.parse(await t.services.data.get(app(), "mine", key)).text;
+const text = async (key: string) => JSON.parse(await t.burrow.data.get(app(), "mine", key)).text;
 
 beforeAll(async () => {
   t = await makeTestApp();
   const r = await t.admin("PUT", "/schemas/mine", { fields: { text: { type: "string" }, n: { type: "integer" } }, permissions: { create: "open", read: "owner", update: "owner", delete: "owner" } });
   expect(r.status).toBe(201);
-  const data = t.services.data;
+  const data = t.burrow.data;
   await data.create(app(), "user", [{ username: "ann", password: "ann-password" }, { username: "bob", password: "bob-password" }]);
   await data.create(app(), "mine", [
     { mine_id: "a1", text: "x", n: 1, sm_owner: "user/ann" },
@@ -29,7 +29,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 test("count covers the matches the caller may read", async () => {
-  const data = t.services.data;
+  const data = t.burrow.data;
   expect(await data.count(user("ann"), "mine", eq("text", "x"))).toBe(2);
   expect(await data.count(user("bob"), "mine", eq("text", "x"))).toBe(1);
   expect(await data.count(app(), "mine", { where: [], or: null })).toBe(3);
@@ -37,7 +37,7 @@ test("count covers the matches the caller may read", async () => {
 });
 
 test("updateWhere changes only what the caller may update", async () => {
-  const data = t.services.data;
+  const data = t.burrow.data;
   expect(await data.updateWhere(user("bob"), "mine", eq("text", "x"), { text: "bob was here", "n[inc]": 10 })).toBe(1);
   expect([await text("a1"), await text("a2"), await text("b1")]).toEqual(["x", "x", "bob was here"]);
   expect(JSON.parse(await data.get(app(), "mine", "b1")).n).toBe(13);
@@ -47,7 +47,7 @@ test("updateWhere changes only what the caller may update", async () => {
 });
 
 test("updateIf: another user's object is null and unchanged; the owner's changes when it matches", async () => {
-  const data = t.services.data;
+  const data = t.burrow.data;
   expect(await data.updateIf(user("bob"), "mine", "a1", { text: "stolen" }, eq("text", "x"))).toBeNull();
   expect(await text("a1")).toBe("x");
   expect(await data.updateIf(user("ann"), "mine", "a1", { text: "mine" }, eq("text", "not x"))).toBeNull();
@@ -58,7 +58,7 @@ test("updateIf: another user's object is null and unchanged; the owner's changes
 });
 
 test("passwords change only by the private key or the server itself", async () => {
-  const data = t.services.data;
+  const data = t.burrow.data;
   expect(await status(data.update(user("ann"), "user", "ann", { password: "new-password" }))).toBe(400);
   expect(await status(data.update(app(), "user", "ann", { password: "new-password" }))).toBe(200);
   const system = devContext(t);
@@ -66,7 +66,7 @@ test("passwords change only by the private key or the server itself", async () =
 });
 
 test("removeWhere by a missing key: 404 by default, 0 when asked", async () => {
-  const data = t.services.data;
+  const data = t.burrow.data;
   expect(await status(data.removeWhere(app(), "mine", eq("mine_id", "ghost")))).toBe(404);
   expect(await data.removeWhere(app(), "mine", eq("mine_id", "ghost"), { missingKeyIs404: false })).toBe(0);
   expect(await data.removeWhere(app(), "mine", eq("mine_id", "a2"), { missingKeyIs404: false })).toBe(1);

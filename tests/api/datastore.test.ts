@@ -22,7 +22,7 @@ beforeAll(async () => {
     const r = await t.admin("PUT", `/schemas/${name}`, { fields: { text: { type: "string" } }, permissions: { create: "open", read, update: read, delete: read } });
     expect(r.status).toBe(201);
   }
-  const data = t.services.data;
+  const data = t.burrow.data;
   expect((await data.create(app(), "user", [{ username: "ann", password: "ann-password" }, { username: "bob", password: "bob-password" }])).succeeded).toEqual(["ann", "bob"]);
   await data.create(app(), "mine", [{ text: "a1", sm_owner: "user/ann" }, { text: "a2", sm_owner: "user/ann" }, { text: "b1", sm_owner: "user/bob" }]);
   await data.create(app(), "pub", [{ text: "p" }]);
@@ -36,9 +36,9 @@ describe("andScope", () => {
   });
 });
 
-describe("services.data checks access itself", () => {
+describe("the datastore checks access itself", () => {
   test("counts cover what the caller may read; the system principal counts everything", async () => {
-    const data = t.services.data;
+    const data = t.burrow.data;
     const ann = await data.counts(user("ann"));
     expect(ann.mine).toBe(2);
     expect(ann.pub).toBe(1);
@@ -49,7 +49,7 @@ describe("services.data checks access itself", () => {
   });
 
   test("reads, lists and deletes stay inside the caller's scope", async () => {
-    const data = t.services.data;
+    const data = t.burrow.data;
     const tree = { where: [], or: null, select: null, expand: 0, orderBy: [], range: null };
     expect(JSON.parse((await data.list(user("bob"), "mine", tree)).body).map((o: { text: string }) => o.text)).toEqual(["b1"]);
     expect(await status(data.list(ctx({ kind: "anonymous" }), "mine", tree))).toBe(401);
@@ -70,7 +70,7 @@ test("login reads the user row once (JSON and hash together)", async () => {
     Object.entries(userRows).map(([name, fn]) => [name, (...args: unknown[]) => (calls.push(name), (fn as (...a: unknown[]) => unknown)(...args))]),
   ) as unknown as UserRows;
   const accounts = new Accounts({
-    sessions: (c) => t.services.sessions[c.env],
+    sessions: (c) => t.burrow.sessions[c.env],
     limiter: new MemoryRateLimiter(),
     users,
     mailer: { send: async () => ({}), isAddress: () => true, keepUnsent: async () => ({}) },

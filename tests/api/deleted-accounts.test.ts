@@ -21,7 +21,7 @@ const login = async (username: string, password: string): Promise<Creds> => {
 const as = (c: Creds, method: string, path: string, body?: unknown) => t.request(method, path, { body, headers: { authorization: macAuth(c, method, path) } });
 const app = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
   t.request(method, path, { body, key: null, headers: { ...headers, authorization: oauthAuth(KEYS.devPublic, KEYS.devPrivate, method, `http://localhost${path}`) } });
-const count = async (sql: string, ...args: string[]) => Number((await t.services.envDbs.development.execute({ sql, args })).rows[0]!.n);
+const count = async (sql: string, ...args: string[]) => Number((await t.burrow.envDbs.development.execute({ sql, args })).rows[0]!.n);
 
 beforeAll(async () => {
   t = await makeTestApp();
@@ -50,7 +50,7 @@ async function fullAccount(name: string) {
   const cookie = (await t.request("GET", `/user/login?${new URLSearchParams({ username: name, password })}`)).headers.get("set-cookie")!.split(";")[0]!;
   expect((await t.request("POST", "/user/forgotPassword", { body: { username: name } })).status).toBe(200);
   const temp = /is: ([A-Za-z0-9]+)/.exec((await t.admin("GET", "/outbox")).body[0].text)![1]!;
-  await t.services.envDbs.development.execute({
+  await t.burrow.envDbs.development.execute({
     sql: "INSERT INTO _burrow_social_links (user_schema, provider, provider_id, username, credentials, linked, used) VALUES ('user', 'social1', ?, ?, '{}', 0, 0)",
     args: [`fb-${name}`, name],
   });

@@ -200,7 +200,7 @@ describe("a refused access token says whether refreshing helps", () => {
     return r.body.error;
   }
   const expire = (c: { access_token: string }, columns: string) =>
-    t.services.envDbs.development.execute({ sql: `UPDATE _burrow_sessions SET ${columns} WHERE family = ?`, args: [c.access_token.slice(0, 16)] });
+    t.burrow.envDbs.development.execute({ sql: `UPDATE _burrow_sessions SET ${columns} WHERE family = ?`, args: [c.access_token.slice(0, 16)] });
 
   test("expired with a live refresh token: refresh", async () => {
     const c = await login();

@@ -22,7 +22,7 @@ const at = (origin: string, method: string, path: string, body?: unknown, header
   t.app.handle(new Request(`${origin}${path}`, { method, headers: { ...API, ...headers }, body: body === undefined ? undefined : JSON.stringify(body) }));
 const jsonOf = async (r: Response | Promise<Response>): Promise<any> => (await r).json();
 const fileOf = async (url: string, init: RequestInit = {}) => t.app.handle(new Request(`http://localhost${new URL(url).pathname}`, init));
-const stored = async (id: string) => (await t.services.envDbs.development.execute({ sql: `SELECT file FROM o_doc WHERE doc_id = ?`, args: [id] })).rows[0]!.file as string;
+const stored = async (id: string) => (await t.burrow.envDbs.development.execute({ sql: `SELECT file FROM o_doc WHERE doc_id = ?`, args: [id] })).rows[0]!.file as string;
 
 /** Uploads that could run as a page (markup, scripts, unknown types) and those a browser only shows. */
 const TYPES: [string, string, "inline" | "attachment"][] = [
@@ -163,14 +163,14 @@ describe("links stored by earlier versions", () => {
     await a.admin("PUT", "/schemas/doc", { fields: { file: { type: "binary" } } });
     const made = (await a.request("POST", "/doc", { body: { doc_id: "old", file: formatUpload("image/png", "old.png", new Uint8Array(7)) } })).body.file as string;
     const path = new URL(made).pathname;
-    const db = a.services.envDbs.development;
+    const db = a.burrow.envDbs.development;
     // As an earlier version stored it: the uploader's origin (here a forged one) in the field and the file row.
     const absolute = `http://evil.example${path}`;
     await db.batch([{ sql: `UPDATE _burrow_files SET url = ?`, args: [absolute] }, { sql: `UPDATE o_doc SET file = ?`, args: [absolute] }], "write");
     await a.close();
     const b = await makeTestApp({ dir });
     try {
-      const dbb = b.services.envDbs.development;
+      const dbb = b.burrow.envDbs.development;
       expect((await dbb.execute(`SELECT file FROM o_doc`)).rows[0]!.file).toBe(path);
       expect((await dbb.execute(`SELECT url FROM _burrow_files`)).rows[0]!.url).toBe(path);
       expect(Number((await dbb.execute(`SELECT count(*) AS n FROM _burrow_trash`)).rows[0]!.n)).toBe(0);
@@ -187,7 +187,7 @@ describe("imported links", () => {
     const url = "https://files.parse.example/abc/photo.png";
     expect((await t.request("POST", "/doc", { body: { doc_id: "imported", title: "i" } })).status).toBe(201);
     // As `burrow import` stores a binary field: the URL given.
-    await t.services.envDbs.development.execute({ sql: `UPDATE o_doc SET file = ? WHERE doc_id = 'imported'`, args: [url] });
+    await t.burrow.envDbs.development.execute({ sql: `UPDATE o_doc SET file = ? WHERE doc_id = 'imported'`, args: [url] });
     expect((await jsonOf(at("http://elsewhere.example", "GET", "/doc/imported"))).file).toBe(url);
   });
 });

@@ -143,7 +143,7 @@ describe("no orphan files", () => {
     await t.request("POST", "/scratch", { body: [{ f: upload(bytes(5)) }, { f: upload(bytes(6)) }] });
     expect(storedFiles().length).toBe(before + 2);
     await t.admin("DELETE", "/schemas/scratch");
-    await t.services.files.drain("development", t.services.envDbs.development);
+    await t.burrow.files.drain("development", t.burrow.envDbs.development);
     expect(storedFiles().length).toBe(before);
     // Deleted uploads leave no empty directories behind.
     const dirs = readdirSync(join(t.dir, "files/development"), { withFileTypes: true }).filter((e) => e.isDirectory());

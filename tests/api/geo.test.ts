@@ -120,12 +120,12 @@ describe("within", () => {
     expect(await get("?kind=moving&at[within]=49,49,51,51")).toEqual([]);
     await t.request("PUT", "/place/mover", { body: { at: { lat: 50, lon: 50 } } });
     await t.request("DELETE", "/place/mover");
-    const rtree = await t.services.envDbs.development.execute(`SELECT count(*) AS n FROM "g$place$at"`);
+    const rtree = await t.burrow.envDbs.development.execute(`SELECT count(*) AS n FROM "g$place$at"`);
     expect(Number(rtree.rows[0]!.n)).toBe(places.length - 1 + randomPoints.length);
   });
 
   test("queries use the R*Tree", async () => {
-    const plan = await t.services.envDbs.development.execute({
+    const plan = await t.burrow.envDbs.development.execute({
       sql: `EXPLAIN QUERY PLAN SELECT 1 FROM o_place AS t WHERE t.rowid IN (SELECT id FROM "g$place$at" WHERE min_lat <= ? AND max_lat >= ? AND min_lon <= ? AND max_lon >= ?)`,
       args: [1, 0, 1, 0],
     });

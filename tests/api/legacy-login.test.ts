@@ -95,7 +95,7 @@ describe("login", () => {
 
   test("a cookie session ends with its access token: no year-long refresh window in the store", async () => {
     const token = sessionToken(await session("ann"))!;
-    const rs = await t.services.envDbs.development.execute({ sql: "SELECT expires, refresh_expires FROM _burrow_sessions WHERE family = ?", args: [token.slice(0, 16)] });
+    const rs = await t.burrow.envDbs.development.execute({ sql: "SELECT expires, refresh_expires FROM _burrow_sessions WHERE family = ?", args: [token.slice(0, 16)] });
     expect(rs.rows).toHaveLength(1);
     expect(Number(rs.rows[0]!.refresh_expires)).toBe(Number(rs.rows[0]!.expires));
   });
@@ -275,7 +275,7 @@ describe("temporary passwords and rate limits", () => {
       expect((await login("ann")).status).toBe(200);
     } finally {
       await t.admin("PUT", "/settings/development", { rateLimits: null });
-      t.services.limiter.reset("development|fail|user|net");
+      t.burrow.limiter.reset("development|fail|user|net");
     }
     expect((await login("net")).status).toBe(200);
   });

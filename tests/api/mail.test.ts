@@ -19,7 +19,7 @@ const logged: string[] = [];
 
 beforeAll(async () => {
   t = await makeTestApp();
-  mailer = new Mailer(t.services.system, t.services.settings, createLogger("debug", (l) => logged.push(l)));
+  mailer = new Mailer(t.burrow.system, t.burrow.settings, createLogger("debug", (l) => logged.push(l)));
   await mailer.init();
   await mailer.init(); // idempotent
   smtp = await startSmtp();

@@ -21,7 +21,7 @@ afterAll(() => t.close());
 
 test("the document is valid OpenAPI 3.1", async () => {
   expect(doc.openapi).toStartWith("3.1.");
-  expect(doc.info.version).toBe(t.services.version);
+  expect(doc.info.version).toBe(t.burrow.version);
   const result = await validate(structuredClone(doc) as never);
   if (!result.valid) throw new Error(compileErrors(result));
   expect(result.valid).toBe(true);

@@ -53,7 +53,7 @@ describe("forgot password", () => {
   test("an expired temporary password does not log in", async () => {
     await t.request("POST", "/user/forgotPassword", { body: { username: "ann" } });
     const temp = tempFrom((await t.admin("GET", "/outbox")).body[0].text);
-    await t.services.envDbs.development.execute("UPDATE _burrow_temp_passwords SET expires = 0");
+    await t.burrow.envDbs.development.execute("UPDATE _burrow_temp_passwords SET expires = 0");
     const r = await login("ann", temp);
     expect(r.status).toBe(401);
     expect(r.body.error).toBe("access_denied");

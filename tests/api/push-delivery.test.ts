@@ -19,7 +19,7 @@ let apns: ApnsFake;
 
 /** Run the worker until the queue is empty or nothing is due (bounded). */
 async function drainAll(env: "development" | "production" = "development"): Promise<void> {
-  for (let i = 0; i < 50; i++) if ((await t.services.push.drain(env)) === 0) return;
+  for (let i = 0; i < 50; i++) if ((await t.burrow.push.drain(env)) === 0) return;
   throw new Error("the queue did not drain");
 }
 
@@ -29,7 +29,7 @@ beforeAll(async () => {
   // VAPID keys are made on first use; make them now so the fake can check signatures.
   const put = await t.admin("PUT", "/settings/development", { push: { fcm: { serviceAccount: fcm.account.json, url: fcm.url }, web: { allowPrivateEndpoints: true } } });
   expect(put.status).toBe(200);
-  await t.services.push.drain("development"); // nothing queued; keeps the call cheap
+  await t.burrow.push.drain("development"); // nothing queued; keeps the call cheap
   const { generateVapidKeys } = await import("../../src/push/providers/web-push.ts");
   const keys = generateVapidKeys();
   expect((await t.admin("PUT", "/settings/development", { push: { web: { vapidPublicKey: keys.publicKey, vapidPrivateKey: keys.privateKey } } })).status).toBe(200);
@@ -84,7 +84,7 @@ describe("delivery", () => {
     expect(expired).toEqual(["fcm-dead", gone.endpoint].sort());
     // The busy device recovers; the retry is not due before Retry-After.
     fcm.respond("fcm-busy", undefined);
-    expect(await t.services.push.drain("development")).toBe(0);
+    expect(await t.burrow.push.drain("development")).toBe(0);
     await Bun.sleep(1100);
     await drainAll();
     [n] = (await t.admin("GET", "/push/notifications?env=development&limit=1")).body;
@@ -112,7 +112,7 @@ describe("delivery", () => {
     apns.deliveries.length = 0;
     fcm.deliveries.length = 0;
     web.deliveries.length = 0;
-    const tokens = Number((await t.services.envDbs.development.execute(`SELECT count(*) AS n FROM _burrow_push_tokens WHERE type <> 'ios'`)).rows[0]!.n);
+    const tokens = Number((await t.burrow.envDbs.development.execute(`SELECT count(*) AS n FROM _burrow_push_tokens WHERE type <> 'ios'`)).rows[0]!.n);
     const r = await t.request("POST", "/_push/notifications", { body: { payload: { message: "m".repeat(400) } } });
     expect(r.body).toEqual({ queued: tokens });
     await drainAll();

@@ -30,7 +30,7 @@ async function broadcast(more: number, concurrency: number, delayMs = 25): Promi
     expect(r.status).toBe(200);
   }
   expect((await t.request("POST", "/_push/notifications", { body: { payload: { message: "hi" } } })).body).toEqual({ queued: registered });
-  for (let i = 0; i < 500 && (await t.services.push.drain("development")) > 0; i++);
+  for (let i = 0; i < 500 && (await t.burrow.push.drain("development")) > 0; i++);
   expect(apns.deliveries.length).toBe(registered);
   return apns;
 }
@@ -59,7 +59,7 @@ test("a provider next door (loopback, answering at once): round trips stretch lo
 }, 30_000);
 
 test("a delivery that waited past its lease goes back to the queue unsent, its attempt not counted", async () => {
-  const queue = t.services.push.queue("development");
+  const queue = t.burrow.push.queue("development");
   const tokens = [1, 2].map((i) => ({ type: "ios", token: `${"f".repeat(63)}${i}` }));
   expect((await t.request("POST", "/_push/notifications", { body: { payload: { message: "later" }, tokens } })).body).toEqual({ queued: 2 });
   const now = Date.now();

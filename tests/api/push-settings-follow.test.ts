@@ -28,7 +28,7 @@ afterAll(async () => {
 
 /** A worker's side as the delivery thread builds it: connections, settings and push service of its own. */
 async function threadSide(logs: string[]) {
-  store = await openStore(t.services.config.store);
+  store = await openStore(t.burrow.config.store);
   const envDbs = { development: store.development, production: store.production };
   const settings = new Settings(store.system);
   expect(await settings.refresh()).toBe(true); // the first look loads
@@ -55,7 +55,7 @@ test("a send queued right after new push settings is delivered with them by a wo
   const stop = thread.push.start();
   try {
     const deadline = Date.now() + 10_000;
-    while ((await t.services.push.queue("development").stats()).depth > 0 && Date.now() < deadline) await Bun.sleep(10);
+    while ((await t.burrow.push.queue("development").stats()).depth > 0 && Date.now() < deadline) await Bun.sleep(10);
   } finally {
     await stop();
   }
@@ -68,10 +68,10 @@ test("a send queued right after new push settings is delivered with them by a wo
 });
 
 test("Settings.refresh reloads only when the configuration epoch moved", async () => {
-  const other = new Settings(t.services.system);
+  const other = new Settings(t.burrow.system);
   expect(await other.refresh()).toBe(true);
   expect(await other.refresh()).toBe(false);
-  await t.services.settings.update("development", { app: { name: "Followed" } });
+  await t.burrow.settings.update("development", { app: { name: "Followed" } });
   expect(await other.refresh()).toBe(true);
   expect((other.get("development").app as { name: string }).name).toBe("Followed");
   expect(await other.refresh()).toBe(false);

@@ -11,8 +11,8 @@ const ios = (n: number) => n.toString(16).padStart(64, "0");
 const app = (method: string, path: string, body?: unknown, version = 0) =>
   t.request(method, path, { body, version, key: null, headers: { authorization: oauthAuth(version === 0 ? KEYS.devPublic : KEYS.prodPublic, version === 0 ? KEYS.devPrivate : KEYS.prodPrivate, method, `http://localhost${path}`) } });
 const deliveries = async (env: "development" | "production" = "development") =>
-  (await t.services.envDbs[env].execute(`SELECT type, token FROM _burrow_push_deliveries ORDER BY type, token`)).rows.map((r) => `${r.type}:${r.token}`);
-const clearQueue = () => t.services.envDbs.development.execute(`DELETE FROM _burrow_push_deliveries`);
+  (await t.burrow.envDbs[env].execute(`SELECT type, token FROM _burrow_push_deliveries ORDER BY type, token`)).rows.map((r) => `${r.type}:${r.token}`);
+const clearQueue = () => t.burrow.envDbs.development.execute(`DELETE FROM _burrow_push_deliveries`);
 
 beforeAll(async () => {
   t = await makeTestApp();
@@ -74,13 +74,13 @@ describe("sending", () => {
     await clearQueue();
     expect((await t.request("POST", "/_push/notifications", { body: { payload: { badge: 1 }, tokens: [{ type: "ios", token: ios(9) }, { type: "android", token: "reg-x" }, { type: "ios", token: ios(9) }] } })).body).toEqual({ queued: 2 });
     await clearQueue();
-    const before = Number((await t.services.envDbs.development.execute(`SELECT count(*) AS n FROM _burrow_push_tokens`)).rows[0]!.n);
+    const before = Number((await t.burrow.envDbs.development.execute(`SELECT count(*) AS n FROM _burrow_push_tokens`)).rows[0]!.n);
     expect((await t.request("POST", "/_push/notifications", { body: { payload: { message: "all" } } })).body).toEqual({ queued: before });
     await clearQueue();
     // 257..1024 bytes: not to iOS.
     const big = { message: "x".repeat(300) };
     const r = await t.request("POST", "/_push/notifications", { body: { payload: big } });
-    const iosCount = Number((await t.services.envDbs.development.execute(`SELECT count(*) AS n FROM _burrow_push_tokens WHERE type = 'ios'`)).rows[0]!.n);
+    const iosCount = Number((await t.burrow.envDbs.development.execute(`SELECT count(*) AS n FROM _burrow_push_tokens WHERE type = 'ios'`)).rows[0]!.n);
     expect(iosCount).toBeGreaterThan(0);
     expect(r.body.queued).toBe(before - iosCount);
     expect((await deliveries()).some((d) => d.startsWith("ios:"))).toBe(false);
@@ -121,7 +121,7 @@ describe("expired tokens", () => {
   test("a refused token leaves the registry for the expired list; clear=false keeps it, clear=true empties it", async () => {
     await t.request("POST", `/_push/tokens/ios/${ios(7)}`, { body: { user: "zed" } });
     const before = Date.now();
-    await t.services.push.tokens("development").expire("ios", ios(7), "Unregistered");
+    await t.burrow.push.tokens("development").expire("ios", ios(7), "Unregistered");
     expect((await app("GET", "/_push/tokens?user=zed")).body.zed).toEqual([]);
     const first = await t.request("GET", "/_push/expired_tokens?clear=false");
     expect(first.body).toEqual([{ type: "ios", token: ios(7), expired: expect.any(Number) }]);
@@ -161,7 +161,7 @@ describe("admin views and settings", () => {
   test("a platform without credentials fails its deliveries with the reason; nothing is retried", async () => {
     await clearQueue();
     await t.request("POST", "/_push/notifications", { body: { payload: { message: "nowhere" }, tokens: [{ type: "ios", token: ios(12) }] } });
-    expect(await t.services.push.drain("development")).toBe(1);
+    expect(await t.burrow.push.drain("development")).toBe(1);
     const [n] = (await t.admin("GET", "/push/notifications?env=development&limit=1")).body;
     expect([n.failed, n.pending, n.errors]).toEqual([1, 0, ["ios: APNs is not configured (settings push.apns)"]]);
   });

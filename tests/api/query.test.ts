@@ -228,7 +228,7 @@ describe("select and expand", () => {
   });
 
   test("expand is batched: one query per level and relationship field, never one per object", async () => {
-    const db = t.services.envDbs.development;
+    const db = t.burrow.envDbs.development;
     const original = db.execute.bind(db);
     let calls = 0;
     (db as any).execute = (...a: any[]) => {
@@ -260,7 +260,7 @@ describe("DELETE by query", () => {
 
 describe("indexes", () => {
   test("a schema's indexes are used by queries on them", async () => {
-    const db = t.services.envDbs.development;
+    const db = t.burrow.envDbs.development;
     const plan = async (sql: string, args: unknown[]) =>
       (await db.execute({ sql: `EXPLAIN QUERY PLAN ${sql}`, args: args as never })).rows.map((r) => String(r.detail)).join(" | ");
     expect(await plan(`SELECT 1 FROM o_person AS t WHERE t."age" = ?`, [25])).toContain('ix$person$age');

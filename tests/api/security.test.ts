@@ -93,7 +93,7 @@ describe("rate limits", () => {
     const right = await login("ann-password");
     expect(right.status).toBe(429);
     expect(Number(right.headers.get("retry-after"))).toBeGreaterThan(0);
-    t.services.limiter.reset("development|fail|user|ann");
+    t.burrow.limiter.reset("development|fail|user|ann");
     expect((await login("ann-password")).status).toBe(200);
   });
 

@@ -286,12 +286,12 @@ describe("Social network 1 (Graph)", () => {
     const del = await t.request("DELETE", "/user/gone", signed(login.body, "DELETE", "/user/gone"));
     expect(del.status).toBe(200);
     expect((await t.request("POST", "/user/facebookAccessToken", form({ fb_at: token }))).status).toBe(401);
-    const rows = await t.services.envDbs.development.execute("SELECT count(*) AS n FROM _burrow_social_links WHERE username = 'gone'");
+    const rows = await t.burrow.envDbs.development.execute("SELECT count(*) AS n FROM _burrow_social_links WHERE username = 'gone'");
     expect(rows.rows[0]!.n).toBe(0);
     // A link left behind by a user removed outside the datastore (a dropped schema) is forgotten on next use.
     const stale = graphToken("10013");
     await t.request("POST", "/user/createUserWithFacebook", { body: { fb_at: stale, username: "stale" } });
-    await t.services.envDbs.development.execute(`DELETE FROM ${t.services.catalog.development().schemas.get("user")!.table} WHERE username = 'stale'`);
+    await t.burrow.envDbs.development.execute(`DELETE FROM ${t.burrow.catalog.development().schemas.get("user")!.table} WHERE username = 'stale'`);
     expect((await t.request("POST", "/user/facebookAccessToken", form({ fb_at: stale }))).status).toBe(401);
     const recreated = await t.request("POST", "/user/createUserWithFacebook", { body: { fb_at: stale, username: "stale-again" } });
     expect(recreated.status).toBe(201);
@@ -383,10 +383,10 @@ describe("Social network 1 accepts only tokens issued to this app", () => {
     expect((await t.admin("GET", "/settings/production")).body.social.social1.appId).toBe("");
 
     // Settings stored before this rule: an app id and no secret.
-    const doc = await t.services.settings.stored("development");
+    const doc = await t.burrow.settings.stored("development");
     delete (doc.social as { social1: Record<string, unknown> }).social1.appSecret;
-    await t.services.system.execute({ sql: "UPDATE settings SET doc = ? WHERE env = 'development'", args: [JSON.stringify(doc)] });
-    await t.services.settings.load();
+    await t.burrow.system.execute({ sql: "UPDATE settings SET doc = ? WHERE env = 'development'", args: [JSON.stringify(doc)] });
+    await t.burrow.settings.load();
     try {
       const calls = graph.calls;
       const ann = await passwordLogin("ann", "ann-password");

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { loadConfig } from "../../src/config.ts";
 import { createApp, type App } from "../../src/http/app.ts";
 import { type Level, createLogger } from "../../src/log.ts";
-import { openServices, type Services } from "../../src/services.ts";
+import { openBurrow, type Burrow } from "../../src/open-burrow.ts";
 import type { ApiContext, Principal } from "../../src/request-context.ts";
 import { REMOTE_STORE, remoteStoreFlags } from "./sqld.ts";
 
@@ -39,7 +39,7 @@ export interface RequestOptions {
 
 export interface TestApp {
   dir: string;
-  services: Services;
+  burrow: Burrow;
   app: App;
   request(method: string, path: string, opts?: RequestOptions): Promise<TestResponse>;
   /** Admin API call with a bearer token obtained once. */
@@ -53,8 +53,8 @@ export function tempDir(prefix = "burrow-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-/** The configuration and opened services of a test app in `dir` (STORE=sqld: on the shared libSQL server). */
-async function openTestServices(dir: string, opts: { flags?: Record<string, string | boolean>; env?: Record<string, string>; logLevel?: Level; open?: Omit<Parameters<typeof openServices>[1], "log"> }, logs: string[]) {
+/** The configuration and opened Burrow (its parts) of a test app in `dir` (STORE=sqld: on the shared libSQL server). */
+async function openTestServices(dir: string, opts: { flags?: Record<string, string | boolean>; env?: Record<string, string>; logLevel?: Level; open?: Omit<Parameters<typeof openBurrow>[1], "log"> }, logs: string[]) {
   // STORE=sqld: every test app keeps its databases on one libSQL server, under namespaces of its own.
   const store = REMOTE_STORE && !opts.flags?.["--store"] ? await remoteStoreFlags(dir) : {};
   const config = loadConfig(
@@ -69,21 +69,21 @@ async function openTestServices(dir: string, opts: { flags?: Record<string, stri
       ...opts.env,
     },
   );
-  return openServices(config, { ...opts.open, log: createLogger(opts.logLevel ?? "warn", (l) => logs.push(l)) });
+  return openBurrow(config, { ...opts.open, log: createLogger(opts.logLevel ?? "warn", (l) => logs.push(l)) });
 }
 
-export async function makeTestApp(opts: { flags?: Record<string, string | boolean>; env?: Record<string, string>; dir?: string; peer?: (req: Request) => string | null; logLevel?: Level; open?: Omit<Parameters<typeof openServices>[1], "log"> } = {}): Promise<TestApp> {
+export async function makeTestApp(opts: { flags?: Record<string, string | boolean>; env?: Record<string, string>; dir?: string; peer?: (req: Request) => string | null; logLevel?: Level; open?: Omit<Parameters<typeof openBurrow>[1], "log"> } = {}): Promise<TestApp> {
   const dir = opts.dir ?? tempDir();
-  let services: Services;
+  let burrow: Burrow;
   const logs: string[] = [];
   try {
-    services = await openTestServices(dir, opts, logs);
+    burrow = await openTestServices(dir, opts, logs);
   } catch (e) {
     // A configuration a test expects to be refused still made a directory: it goes with the failure.
     if (!opts.dir) rmSync(dir, { recursive: true, force: true });
     throw e;
   }
-  const app = createApp(services, { peer: opts.peer });
+  const app = createApp(burrow, { peer: opts.peer });
   let token: string | null = null;
 
   async function request(method: string, path: string, o: RequestOptions = {}): Promise<TestResponse> {
@@ -119,14 +119,14 @@ export async function makeTestApp(opts: { flags?: Record<string, string | boolea
 
   return {
     dir,
-    services,
+    burrow,
     app,
     request,
     admin,
     logs,
     async close() {
-      await services.code.close();
-      services.close();
+      await burrow.code.close();
+      burrow.close();
       if (!opts.dir) rmSync(dir, { recursive: true, force: true });
       const errors = logs.filter((l) => l.includes(" ERROR "));
       if (errors.length) throw new Error(`server logged errors:\n${errors.join("\n")}`);
@@ -136,5 +136,5 @@ export async function makeTestApp(opts: { flags?: Record<string, string | boolea
 
 /** A development ApiContext of a test app for calling the datastore directly (the server itself by default). */
 export function devContext(t: TestApp, principal: Principal = { kind: "system" }): ApiContext {
-  return { env: "development", version: 0, db: t.services.envDbs.development, schemas: t.services.catalog.development(), infer: false, principal, fileBase: () => "http://localhost" };
+  return { env: "development", version: 0, db: t.burrow.envDbs.development, schemas: t.burrow.catalog.development(), infer: false, principal, fileBase: () => "http://localhost" };
 }

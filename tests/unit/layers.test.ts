@@ -24,7 +24,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["code/"],
   ["console/"],
   ["http/"],
-  ["cli/", "services.ts", "shared-state.ts", "main.ts"],
+  ["cli/", "open-burrow.ts", "shared-state.ts", "main.ts"],
 ];
 
 interface Import {

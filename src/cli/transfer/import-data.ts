@@ -7,7 +7,7 @@ import { appendFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFile
 import { basename, dirname, extname, join, resolve } from "node:path";
 import type { ApiContext } from "../../request-context.ts";
 import { ConfigError } from "../../config.ts";
-import type { Services } from "../../services.ts";
+import type { Burrow } from "../../open-burrow.ts";
 import type { BulkRow } from "../../datastore/datastore.ts";
 import { type Checkpoint, CHECKPOINT_DDL, checkpointStatement, clearCheckpoint, readCheckpoint, sourceId } from "./checkpoint.ts";
 import { type ParseReport, looksLikeParse, parseSources } from "./parse-import.ts";
@@ -60,7 +60,7 @@ export function detectFormat(input: string, isDir: boolean, names: readonly stri
 }
 
 /** The sources of the export format (or plain .jsonl files); development applies schemas.json first. */
-async function jsonlSources(s: Services, env: string, input: string, isDir: boolean, only: string | undefined): Promise<Source[]> {
+async function jsonlSources(s: Burrow, env: string, input: string, isDir: boolean, only: string | undefined): Promise<Source[]> {
   if (!isDir) return [jsonlSource(input, only ?? basename(input, extname(input)))];
   const names = readdirSync(input);
   const manifestPath = join(input, "manifest.json");
@@ -93,7 +93,7 @@ async function jsonlSources(s: Services, env: string, input: string, isDir: bool
 }
 
 /** CSV sources: each file's header decides its columns; development adds the columns a schema lacks. */
-async function csvSources(s: Services, ctx: () => ApiContext, input: string, isDir: boolean, only: string | undefined): Promise<Source[]> {
+async function csvSources(s: Burrow, ctx: () => ApiContext, input: string, isDir: boolean, only: string | undefined): Promise<Source[]> {
   const files = isDir ? readdirSync(input).filter((n) => n.endsWith(".csv")).sort().map((n) => join(input, n)) : [input];
   const out: Source[] = [];
   for (const path of files) {
@@ -124,7 +124,7 @@ async function csvSources(s: Services, ctx: () => ApiContext, input: string, isD
 }
 
 /** The context the import writes in: the server itself on development (inferring unless --no-infer) or production's newest version. */
-function contextFor(s: Services, env: "development" | "production"): ApiContext {
+function contextFor(s: Burrow, env: "development" | "production"): ApiContext {
   const fileBase = () => s.config.filesUrl ?? s.config.publicUrl ?? "";
   if (env === "development") return { env, version: 0, db: s.envDbs.development, schemas: s.catalog.development(), infer: s.config.infer, principal: { kind: "system" }, fileBase };
   const latest = s.catalog.latestVersion();
@@ -133,13 +133,13 @@ function contextFor(s: Services, env: "development" | "production"): ApiContext 
   return { env, version: schemas.version, db: s.envDbs.production, schemas, infer: false, principal: { kind: "system" }, fileBase };
 }
 
-function reportPath(s: Services, opts: ImportOptions): string {
+function reportPath(s: Burrow, opts: ImportOptions): string {
   if (opts.report) return resolve(opts.report);
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   return join(s.config.dir, "import-reports", `import-${stamp}.txt`);
 }
 
-export async function importData(s: Services, env: "development" | "production", opts: ImportOptions): Promise<ImportSummary> {
+export async function importData(s: Burrow, env: "development" | "production", opts: ImportOptions): Promise<ImportSummary> {
   const input = resolve(opts.input);
   let isDir: boolean;
   try {

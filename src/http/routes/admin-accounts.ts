@@ -9,7 +9,7 @@ import { adminGuard } from "../admin-guard.ts";
 import type { BodyParsers } from "../parsers.ts";
 import { json } from "../respond.ts";
 import * as S from "../schemas.ts";
-import type { Services } from "../services.ts";
+import type { Burrow } from "../burrow.ts";
 
 const admin = (summary: string, description?: string) => ({ tags: ["admin"], summary, description, security: [{ adminBearer: [] }] });
 
@@ -23,11 +23,11 @@ const IdParams = t.Object({ id: t.String({ description: "the admin's id" }) });
 
 const view = (a: AdminRecord) => ({ id: a.id, email: a.email, role: a.role, created: new Date(a.created).toISOString(), updated: new Date(a.updated).toISOString() });
 
-export function adminAccountRoutes(services: Services, parsers: BodyParsers) {
-  const admins = services.admins;
+export function adminAccountRoutes(burrow: Burrow, parsers: BodyParsers) {
+  const admins = burrow.admins;
   return new Elysia({ name: "admin-accounts", prefix: "/_admin/api" })
     .use(parsers)
-    .use(adminGuard(services))
+    .use(adminGuard(burrow))
     .get("/me", ({ admin: a }) => json({ id: a.id, email: a.email, role: a.role, expiresAt: new Date(a.expires).toISOString() }), { role: "viewer",
       detail: admin("The admin this token belongs to, its role, and when the token expires"),
       response: { 200: Me, ...S.errors(401) },

@@ -7,7 +7,7 @@ import { adminGuard } from "../admin-guard.ts";
 import type { BodyParsers } from "../parsers.ts";
 import { json } from "../respond.ts";
 import * as S from "../schemas.ts";
-import type { Services } from "../services.ts";
+import type { Burrow } from "../burrow.ts";
 import type { BackupSettings } from "../../backup/backups.ts";
 import { nextBackupAt } from "../../backup/schedule.ts";
 
@@ -32,16 +32,16 @@ const BackupList = t.Object({
 const NewBackup = t.Optional(t.Object({ s3: t.Optional(t.Boolean({ description: "upload to the S3 file store (default: the setting backups.s3)" })) }, { additionalProperties: false }));
 const IdParams = t.Object({ id: t.String({ description: "the backup's id" }) });
 
-export function adminBackupRoutes(services: Services, parsers: BodyParsers) {
-  const backups = services.backups;
+export function adminBackupRoutes(burrow: Burrow, parsers: BodyParsers) {
+  const backups = burrow.backups;
   const schedule = () => {
-    const s = services.settings.get("production").backups as unknown as BackupSettings;
+    const s = burrow.settings.get("production").backups as unknown as BackupSettings;
     const newest = backups.list()[0]?.created ?? null;
     return { every: s.every, keep: s.keep, s3: s.s3, next: nextBackupAt(s, newest, Date.now()) };
   };
   return new Elysia({ name: "admin-backups", prefix: "/_admin/api" })
     .use(parsers)
-    .use(adminGuard(services))
+    .use(adminGuard(burrow))
     .get("/backups", () => json({ backups: backups.list(), running: backups.running, schedule: schedule() }), { role: "viewer",
       detail: admin("Backups of the data directory, newest first, with the one being made and the schedule"),
       response: { 200: BackupList, ...S.errors(401, 403) },

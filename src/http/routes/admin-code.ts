@@ -11,7 +11,7 @@ import { readText } from "../body.ts";
 import { isPlainObject as isObj } from "../../plain-object.ts";
 import type { ApiContext } from "../../request-context.ts";
 import { callMethod, methodOf } from "../method-call.ts";
-import type { Services } from "../services.ts";
+import type { Burrow } from "../burrow.ts";
 import type { BodyParsers } from "../parsers.ts";
 import { adminGuard } from "../admin-guard.ts";
 import { json } from "../respond.ts";
@@ -24,18 +24,18 @@ const MEMBERS = ["env", "method", "verb", "params", "body", "version"];
 /** A method's answer is shown as text up to this size (the rest is cut with a note). */
 const MAX_SHOWN = 256 * 1024;
 
-export function adminCodeRoutes(services: Services, parsers: BodyParsers) {
-  const { catalog } = services;
+export function adminCodeRoutes(burrow: Burrow, parsers: BodyParsers) {
+  const { catalog } = burrow;
   return new Elysia({ name: "admin-code", prefix: "/_admin/api" })
     .use(parsers)
-    .use(adminGuard(services))
+    .use(adminGuard(burrow))
     .put("/code", async ({ request }) => {
       const url = new URL(request.url);
       const lang = url.searchParams.get("lang") ?? (/typescript/i.test(request.headers.get("content-type") ?? "") ? "ts" : "auto");
       if (lang !== "js" && lang !== "ts" && lang !== "auto") throw badRequest("lang must be js, ts or auto");
       const source = await readText(request, MAX_BUNDLE_BYTES);
       try {
-        return json(await services.code.upload(source, lang));
+        return json(await burrow.code.upload(source, lang));
       } catch (e) {
         if (e instanceof CodeError) return json({ error: e.message, ...(e.line !== undefined ? { line: e.line } : {}) }, 400);
         throw e;
@@ -50,13 +50,13 @@ export function adminCodeRoutes(services: Services, parsers: BodyParsers) {
     .get("/code", ({ request }) => {
       const v = versionParam(new URL(request.url));
       if (v !== 0 && !catalog.versions().includes(v)) throw notFound(`API version ${v} is not deployed`);
-      const code = v === 0 ? services.code.development() : services.code.production(v);
+      const code = v === 0 ? burrow.code.development() : burrow.code.production(v);
       if (!code) throw notFound(v === 0 ? "development has no custom code; PUT /_admin/api/code uploads it" : `API version ${v} has no custom code`);
       return json(code);
     }, {
       role: "viewer", query: S.SchemaVersionQuery, detail: admin("Custom code of development or of a production version: source, methods, updated"), response: { 200: S.AnyObject, ...S.errors(400, 401, 404) } })
     .delete("/code", async () => {
-      if (!(await services.code.remove())) throw notFound("development has no custom code");
+      if (!(await burrow.code.remove())) throw notFound("development has no custom code");
       return json({});
     }, {
       role: "editor", detail: admin("Remove development's custom code (production versions keep theirs)"), response: { 200: S.AnyObject, ...S.errors(401, 403, 404) } })
@@ -72,8 +72,8 @@ export function adminCodeRoutes(services: Services, parsers: BodyParsers) {
       if (body.body !== undefined && typeof body.body !== "string") throw badRequest("body must be a string (the raw request body)");
       if (body.version !== undefined && (typeof body.version !== "number" || !Number.isSafeInteger(body.version) || body.version < 1)) throw badRequest("version must be a positive integer");
       const url = new URL(request.url);
-      const ctx: ApiContext = { ...adminDataContext(services, env, body.version === undefined ? null : String(body.version), url.origin), principal: { kind: "app" } };
-      const method = methodOf(services, ctx, body.method);
+      const ctx: ApiContext = { ...adminDataContext(burrow, env, body.version === undefined ? null : String(body.version), url.origin), principal: { kind: "app" } };
+      const method = methodOf(burrow, ctx, body.method);
       if (!method) throw notFound(`there is no method "${body.method}" in ${ctx.env}${ctx.env === "production" ? ` version ${ctx.version}` : ""}`);
       const target = new URL(`/${body.method}`, url.origin);
       for (const [k, v] of Object.entries(params)) target.searchParams.set(k, v as string);
@@ -81,7 +81,7 @@ export function adminCodeRoutes(services: Services, parsers: BodyParsers) {
       const headers: Record<string, string> = hasBody ? { "content-type": "application/json" } : {};
       const call = new Request(target.href, { method: verb, body: hasBody ? ((body.body as string | undefined) ?? "") : null, headers });
       const started = performance.now();
-      const answer = await callMethod(services, ctx, call, method, verb);
+      const answer = await callMethod(burrow, ctx, call, method, verb);
       const text = await answer.text();
       return json({
         status: answer.status,

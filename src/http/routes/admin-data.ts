@@ -8,7 +8,7 @@ import { badRequest, notFound } from "../../errors.ts";
 import { parseQuery } from "../../datastore/query/parse.ts";
 import type { ApiContext } from "../../request-context.ts";
 import { adminDataContext } from "../admin-context.ts";
-import type { Services } from "../services.ts";
+import type { Burrow } from "../burrow.ts";
 import type { BodyParsers } from "../parsers.ts";
 import { json, rawJson } from "../respond.ts";
 import { adminGuard } from "../admin-guard.ts";
@@ -26,18 +26,18 @@ function knownSchema(ctx: ApiContext, name: string): string {
   return name;
 }
 
-export function adminDataRoutes(services: Services, parsers: BodyParsers) {
-  const data = services.data;
+export function adminDataRoutes(burrow: Burrow, parsers: BodyParsers) {
+  const data = burrow.data;
   const contextOf = (env: string, request: Request) => {
     const url = new URL(request.url);
-    return adminDataContext(services, env, url.searchParams.get("_version"), url.origin);
+    return adminDataContext(burrow, env, url.searchParams.get("_version"), url.origin);
   };
   return new Elysia({ name: "admin-data", prefix: "/_admin/api/data" })
     .use(parsers)
-    .use(adminGuard(services))
+    .use(adminGuard(burrow))
     .get("/:env/:schema", async ({ params, request }) => {
       const url = new URL(request.url);
-      const ctx = adminDataContext(services, params.env, url.searchParams.get("_version"), url.origin);
+      const ctx = adminDataContext(burrow, params.env, url.searchParams.get("_version"), url.origin);
       const schema = knownSchema(ctx, params.schema);
       const count = url.searchParams.get("_count");
       if (count !== null && count !== "true" && count !== "false") throw badRequest("_count must be true or false");

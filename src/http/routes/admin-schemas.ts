@@ -5,18 +5,18 @@
 import { Elysia, t } from "elysia";
 import { badRequest, notFound } from "../../errors.ts";
 import { isValidName } from "../../schema/definition.ts";
-import type { Services } from "../services.ts";
+import type { Burrow } from "../burrow.ts";
 import type { BodyParsers } from "../parsers.ts";
 import { adminGuard } from "../admin-guard.ts";
 import { adminDoc as admin, flag, versionParam } from "../admin-context.ts";
 import { json } from "../respond.ts";
 import * as S from "../schemas.ts";
 
-export function adminSchemaRoutes(services: Services, parsers: BodyParsers) {
-  const { catalog } = services;
+export function adminSchemaRoutes(burrow: Burrow, parsers: BodyParsers) {
+  const { catalog } = burrow;
   return new Elysia({ name: "admin-schemas", prefix: "/_admin/api" })
     .use(parsers)
-    .use(adminGuard(services))
+    .use(adminGuard(burrow))
     .get("/schemas", async ({ request }) => {
       const v = versionParam(new URL(request.url));
       const defs = catalog.definitions(v);
@@ -53,7 +53,7 @@ export function adminSchemaRoutes(services: Services, parsers: BodyParsers) {
       if (versionParam(new URL(request.url)) !== 0) throw badRequest("only development schemas can be deleted");
       await catalog.remove(params.name);
       // A user schema's sessions ended with its table; this node forgets those it cached.
-      services.sessions.development.forgetSchema(params.name);
+      burrow.sessions.development.forgetSchema(params.name);
       return json({});
     }, {
       role: "editor", query: S.SchemaVersionQuery, detail: admin("Drop a development schema and its objects"), response: { 200: S.AnyObject, ...S.errors(400, 401, 403, 404) } })
@@ -62,7 +62,7 @@ export function adminSchemaRoutes(services: Services, parsers: BodyParsers) {
       if (typeof b !== "object" || b === null || Array.isArray(b)) throw badRequest("send {} or {\"version\": N, \"force\": true}");
       for (const k of Object.keys(b)) if (!["version", "force", "dryRun"].includes(k)) throw badRequest(`unknown deploy option "${k}"`);
       const r = await catalog.deploy({ version: b.version, force: b.force === true, dryRun: b.dryRun === true, admin: admin.email });
-      if (b.dryRun !== true) for (const w of r.warnings) services.log.warn(w);
+      if (b.dryRun !== true) for (const w of r.warnings) burrow.log.warn(w);
       return json(r);
     }, {
       role: "editor",

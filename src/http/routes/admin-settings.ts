@@ -5,7 +5,7 @@
 
 import { Elysia, t } from "elysia";
 import { ApiError, badRequest } from "../../errors.ts";
-import type { Services } from "../services.ts";
+import type { Burrow } from "../burrow.ts";
 import { ENVIRONMENTS, isEnvName } from "../../system/environments.ts";
 import { describeSettings, redactSettings } from "../../system/settings.ts";
 import type { BodyParsers } from "../parsers.ts";
@@ -20,18 +20,18 @@ const MailTest = t.Object(
   { additionalProperties: false },
 );
 
-export function adminSettingRoutes(services: Services, parsers: BodyParsers) {
+export function adminSettingRoutes(burrow: Burrow, parsers: BodyParsers) {
   const spec = describeSettings();
   return new Elysia({ name: "admin-settings", prefix: "/_admin/api" })
     .use(parsers)
-    .use(adminGuard(services))
+    .use(adminGuard(burrow))
     .get("/settings/:env", ({ params }) => {
-      return json(redactSettings(services.settings.get(environmentOf(params.env))));
+      return json(redactSettings(burrow.settings.get(environmentOf(params.env))));
     }, {
       role: "owner", params: t.Object({ env: t.String({ description: "development or production" }) }), detail: admin("An environment's settings, secrets shown as {set: true|false} (owners only)"), response: { 200: S.AnyObject, ...S.errors(401, 403, 404) } })
     .put("/settings/:env", async ({ params, body }) => {
       const env = environmentOf(params.env);
-      return json(redactSettings(await services.settings.update(env, body, services.push.validateSettings)));
+      return json(redactSettings(await burrow.settings.update(env, body, burrow.push.validateSettings)));
     }, {
       role: "owner",
       parse: "admin",
@@ -41,21 +41,21 @@ export function adminSettingRoutes(services: Services, parsers: BodyParsers) {
       response: { 200: S.AnyObject, ...S.errors(400, 401, 403, 404) },
     })
     .get("/keys", () => {
-      return json(services.keys.set);
+      return json(burrow.keys.set);
     }, {
       role: "owner", detail: admin("Both environments' public and private API keys (owners only)"), response: { 200: S.Keys, ...S.errors(401, 403) } })
     .post("/mail/test", async ({ admin, body }) => {
       if (!isEnvName(body.env)) throw badRequest("env must be development or production");
       const env = body.env;
       // A subject of its own, so a failure's full (redacted) SMTP error can be found in the outbox record.
-      const subject = `${(services.settings.get(env).app as { name: string }).name}: test mail ${crypto.randomUUID().slice(0, 8)}`;
+      const subject = `${(burrow.settings.get(env).app as { name: string }).name}: test mail ${crypto.randomUUID().slice(0, 8)}`;
       const text = `This is a test mail from Burrow's ${env} environment, sent by ${admin.email} at ${new Date().toISOString()}.\nIt arrived, so the mail settings work.\n`;
       try {
-        const sent = await services.mailer.send(env, { to: body.to, subject, text });
+        const sent = await burrow.mailer.send(env, { to: body.to, subject, text });
         return json({ sent: true, via: sent.via });
       } catch (e) {
         if (!(e instanceof ApiError) || e.status !== 502) throw e;
-        const failed = (await services.mailer.outbox({ env, limit: 50 })).find((m) => m.subject === subject && m.error);
+        const failed = (await burrow.mailer.outbox({ env, limit: 50 })).find((m) => m.subject === subject && m.error);
         throw new ApiError(502, `the test mail could not be sent: ${failed?.error ?? e.message}`);
       }
     }, {

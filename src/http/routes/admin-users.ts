@@ -12,7 +12,7 @@ import { adminGuard } from "../admin-guard.ts";
 import type { BodyParsers } from "../parsers.ts";
 import { json } from "../respond.ts";
 import * as S from "../schemas.ts";
-import type { Services } from "../services.ts";
+import type { Burrow } from "../burrow.ts";
 
 const admin = (summary: string, description?: string) => ({ tags: ["admin"], summary, description, security: [{ adminBearer: [] }] });
 
@@ -31,24 +31,24 @@ const LinkedAccount = t.Object({
 });
 
 /** The server's context on an environment and the user schema named; 404 for either unknown. */
-function userSchemaOf(services: Services, request: Request, params: Record<string, string | null>): { ctx: ApiContext; s: CompiledSchema; key: string } {
+function userSchemaOf(burrow: Burrow, request: Request, params: Record<string, string | null>): { ctx: ApiContext; s: CompiledSchema; key: string } {
   // The router gives null for a malformed percent-escape.
   for (const v of Object.values(params)) if (v === null) throw new ApiError(400, "malformed percent-encoding in the URL path");
-  const ctx = adminDataContext(services, params.env!, null, new URL(request.url).origin);
-  return { ctx, s: services.accounts.userSchema(ctx, params.schema!), key: params.key! };
+  const ctx = adminDataContext(burrow, params.env!, null, new URL(request.url).origin);
+  return { ctx, s: burrow.accounts.userSchema(ctx, params.schema!), key: params.key! };
 }
 
 const noUser = (s: CompiledSchema, key: string) => notFound(`${s.name} "${key.slice(0, 64)}" does not exist`);
 
-export function adminUserRoutes(services: Services, parsers: BodyParsers) {
+export function adminUserRoutes(burrow: Burrow, parsers: BodyParsers) {
   return new Elysia({ name: "admin-users", prefix: "/_admin/api/users" })
     .use(parsers)
-    .use(adminGuard(services))
+    .use(adminGuard(burrow))
     .put("/:env/:schema/:key/password", async ({ request, params, body }) => {
-      const { ctx, s, key } = userSchemaOf(services, request, params);
+      const { ctx, s, key } = userSchemaOf(burrow, request, params);
       const problem = userPasswordProblem(body.password);
       if (problem) throw badRequest(problem);
-      if (!(await setUserPassword(ctx, services.sessions[ctx.env], s, key, body.password))) throw noUser(s, key);
+      if (!(await setUserPassword(ctx, burrow.sessions[ctx.env], s, key, body.password))) throw noUser(s, key);
       return json({});
     }, { role: "editor",
       parse: "admin",
@@ -61,8 +61,8 @@ export function adminUserRoutes(services: Services, parsers: BodyParsers) {
       response: { 200: S.AnyObject, ...S.errors(400, 401, 403, 404) },
     })
     .delete("/:env/:schema/:key/sessions", async ({ request, params }) => {
-      const { ctx, s, key } = userSchemaOf(services, request, params);
-      const revoked = await revokeUserSessions(ctx, services.sessions[ctx.env], s.name, key);
+      const { ctx, s, key } = userSchemaOf(burrow, request, params);
+      const revoked = await revokeUserSessions(ctx, burrow.sessions[ctx.env], s.name, key);
       if (revoked === 0 && !(await userExists(ctx, s, key))) throw noUser(s, key);
       return json({ revoked });
     }, { role: "editor",
@@ -71,7 +71,7 @@ export function adminUserRoutes(services: Services, parsers: BodyParsers) {
       response: { 200: t.Object({ revoked: t.Number({ multipleOf: 1 }) }), ...S.errors(401, 403, 404) },
     })
     .get("/:env/:schema/:key/social", async ({ request, params }) => {
-      const { ctx, s, key } = userSchemaOf(services, request, params);
+      const { ctx, s, key } = userSchemaOf(burrow, request, params);
       const accounts = await linkedAccounts(ctx, s.name, key);
       if (accounts.length === 0 && !(await userExists(ctx, s, key))) throw noUser(s, key);
       return json(accounts.map((a) => ({ provider: a.provider, subject: a.subject, created: new Date(a.linked).toISOString(), lastUsed: new Date(a.used).toISOString() })));
@@ -81,7 +81,7 @@ export function adminUserRoutes(services: Services, parsers: BodyParsers) {
       response: { 200: t.Array(LinkedAccount), ...S.errors(401, 404) },
     })
     .delete("/:env/:schema/:key/social/:provider", async ({ request, params }) => {
-      const { ctx, s, key } = userSchemaOf(services, request, params);
+      const { ctx, s, key } = userSchemaOf(burrow, request, params);
       if (!(await unlinkAccount(ctx, s.name, key, params.provider))) {
         if (!(await userExists(ctx, s, key))) throw noUser(s, key);
         throw notFound(`${s.name} "${key.slice(0, 64)}" has no ${params.provider.slice(0, 64)} account linked`);

@@ -5,7 +5,7 @@
 
 import { Elysia } from "elysia";
 import { tooManyRequests, unauthorized } from "../../errors.ts";
-import type { Services } from "../services.ts";
+import type { Burrow } from "../burrow.ts";
 import { json } from "../respond.ts";
 import { clientIp } from "../origin.ts";
 import { rateKeyOfIp } from "../../net/ip.ts";
@@ -26,26 +26,26 @@ import { adminUserRoutes } from "./admin-users.ts";
 const ADMIN_LIMITS = { ipPerMinute: 60, failures: 10, failureWindowMs: 15 * 60_000 };
 
 /** The admin API: the sign-in and every route file. */
-export function adminRoutes(services: Services, info: RequestInfo, parsers: BodyParsers) {
+export function adminRoutes(burrow: Burrow, info: RequestInfo, parsers: BodyParsers) {
   return new Elysia({ name: "admin" })
-    .use(loginRoute(services, info, parsers))
-    .use(adminSchemaRoutes(services, parsers))
-    .use(adminCodeRoutes(services, parsers))
-    .use(adminDataRoutes(services, parsers))
-    .use(adminUserRoutes(services, parsers))
-    .use(adminAccountRoutes(services, parsers))
-    .use(adminPushRoutes(services, parsers))
-    .use(adminSettingRoutes(services, parsers))
-    .use(adminBackupRoutes(services, parsers))
-    .use(adminMetaRoutes(services));
+    .use(loginRoute(burrow, info, parsers))
+    .use(adminSchemaRoutes(burrow, parsers))
+    .use(adminCodeRoutes(burrow, parsers))
+    .use(adminDataRoutes(burrow, parsers))
+    .use(adminUserRoutes(burrow, parsers))
+    .use(adminAccountRoutes(burrow, parsers))
+    .use(adminPushRoutes(burrow, parsers))
+    .use(adminSettingRoutes(burrow, parsers))
+    .use(adminBackupRoutes(burrow, parsers))
+    .use(adminMetaRoutes(burrow));
 }
 
-function loginRoute(services: Services, info: RequestInfo, parsers: BodyParsers) {
-  const { limiter } = services;
+function loginRoute(burrow: Burrow, info: RequestInfo, parsers: BodyParsers) {
+  const { limiter } = burrow;
   return new Elysia({ name: "admin-login", prefix: "/_admin/api" })
     .use(parsers)
     .post("/login", async ({ request, body }) => {
-      const ip = clientIp(request, info, services.config.trustedProxy);
+      const ip = clientIp(request, info, burrow.config.trustedProxy);
       const perIp = await limiter.hit(`admin|ip|${ip === null ? "unknown" : rateKeyOfIp(ip)}`, ADMIN_LIMITS.ipPerMinute, 60_000);
       if (!perIp.ok) throw tooManyRequests(perIp.retryAfter);
       const b = body as { email?: unknown; password?: unknown } | undefined;
@@ -53,7 +53,7 @@ function loginRoute(services: Services, info: RequestInfo, parsers: BodyParsers)
       // The attempt is taken from the failure budget before the password is checked (parallel guesses included).
       const attempt = await limiter.hit(account, ADMIN_LIMITS.failures, ADMIN_LIMITS.failureWindowMs);
       if (!attempt.ok) throw tooManyRequests(attempt.retryAfter);
-      const session = await services.admins.login(b?.email, b?.password);
+      const session = await burrow.admins.login(b?.email, b?.password);
       if (!session) throw unauthorized("invalid email or password");
       await limiter.reset(account);
       return json(session);

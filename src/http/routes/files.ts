@@ -3,20 +3,20 @@
 
 import { Elysia } from "elysia";
 import { notFound } from "../../errors.ts";
-import type { Services } from "../services.ts";
+import type { Burrow } from "../burrow.ts";
 import { isEnvName } from "../../system/environments.ts";
 import { ErrorBody } from "../schemas.ts";
 import { FILE_ANSWER_HEADERS } from "../../files/store.ts";
 
-export function fileRoutes(services: Services) {
+export function fileRoutes(burrow: Burrow) {
   return new Elysia({ name: "files" }).get("/_files/:env/:id/:name", async ({ request, params, set }) => {
     // Refusals too carry the files' headers (Elysia merges set.headers into the error's answer).
     Object.assign(set.headers, FILE_ANSWER_HEADERS);
     if (!isEnvName(params.env) || !/^[0-9a-f]{32}$/.test(params.id) || params.name === null) throw notFound("file not found");
     // Where files are (settings files.store) may have been changed on another node.
-    const due = services.refreshIfDue();
+    const due = burrow.refreshIfDue();
     if (due) await due;
-    return services.files.serve(params.env, services.envDbs[params.env], `${params.env}/${params.id}/${params.name}`, request);
+    return burrow.files.serve(params.env, burrow.envDbs[params.env], `${params.env}/${params.id}/${params.name}`, request);
   }, {
     detail: {
       tags: ["files"],

@@ -6,7 +6,7 @@ import { timingSafeEqual } from "node:crypto";
 import { ApiError, notFound } from "../../errors.ts";
 import { prometheusText } from "../../system/prometheus.ts";
 import { ENVIRONMENTS } from "../../system/environments.ts";
-import type { Services } from "../services.ts";
+import type { Burrow } from "../burrow.ts";
 import { storeSizes } from "../status-figures.ts";
 import { bearerToken } from "../admin-context.ts";
 
@@ -16,8 +16,8 @@ function sameToken(given: string, expected: string): boolean {
   return timingSafeEqual(a, b);
 }
 
-export function metricsRoutes(services: Services) {
-  const { enabled, token } = services.config.metrics;
+export function metricsRoutes(burrow: Burrow) {
+  const { enabled, token } = burrow.config.metrics;
   return new Elysia({ name: "metrics" }).get("/_metrics", async ({ request }) => {
     if (!enabled) throw notFound("metrics are off; start the server with --metrics (or BURROW_METRICS_TOKEN) to serve /_metrics");
     if (token) {
@@ -25,16 +25,16 @@ export function metricsRoutes(services: Services) {
       if (!given || !sameToken(given, token)) throw new ApiError(401, "metrics need Authorization: Bearer <BURROW_METRICS_TOKEN>", { headers: { "www-authenticate": 'Bearer realm="burrow-metrics"' } });
     }
     const push: Record<string, { depth: number; retrying: number; leased: number; oldestAgeMs: number | null; tokens: number }> = {};
-    for (const env of ENVIRONMENTS) push[env] = { ...(await services.push.queue(env).stats()), tokens: await services.push.tokens(env).count() };
+    for (const env of ENVIRONMENTS) push[env] = { ...(await burrow.push.queue(env).stats()), tokens: await burrow.push.tokens(env).count() };
     const mem = process.memoryUsage();
-    const text = prometheusText(services.requestStats, {
-      version: services.version,
-      uptimeSeconds: Math.floor((Date.now() - services.startedAt) / 1000),
+    const text = prometheusText(burrow.requestStats, {
+      version: burrow.version,
+      uptimeSeconds: Math.floor((Date.now() - burrow.startedAt) / 1000),
       rssBytes: mem.rss,
       heapUsedBytes: mem.heapUsed,
-      stores: await storeSizes(services),
+      stores: await storeSizes(burrow),
       push,
-      code: services.code.stats(),
+      code: burrow.code.stats(),
     });
     return new Response(text, { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8", "cache-control": "no-store" } });
   }, { detail: { tags: ["health"], summary: "Metrics in the Prometheus text format (off unless --metrics)", description: "Requests and latency histograms by area and status class, store and WAL sizes, push queue depths, custom code calls, memory. With BURROW_METRICS_TOKEN set, send Authorization: Bearer <token>." } });

@@ -6,7 +6,7 @@ import { badRequest } from "../../errors.ts";
 import { MAX_PASSWORDS_PER_REQUEST, hasNested } from "../../datastore/datastore.ts";
 import { type ReadShape, parseConditions, parseQuery, parseReadShape } from "../../datastore/query/parse.ts";
 import { parseRelationsHeader } from "../../schema/infer.ts";
-import type { Services } from "../services.ts";
+import type { Burrow } from "../burrow.ts";
 import type { ApiContext } from "../../request-context.ts";
 import { apiContext, apiContextStep, checkParams } from "../api-context.ts";
 import type { BodyParsers } from "../parsers.ts";
@@ -38,8 +38,8 @@ export function readShape(request: Request): ReadShape | null {
 /** The key segment of /<schema>/<key> as sent (user-schema endpoint names are read by key on other schemas). */
 export const keyOfPath = (request: Request) => new URL(request.url).pathname.split("/")[2]!;
 
-export function objectRoutes(services: Services, info: RequestInfo, parsers: BodyParsers) {
-  const data = services.data;
+export function objectRoutes(burrow: Burrow, info: RequestInfo, parsers: BodyParsers) {
+  const data = burrow.data;
   const list = async (ctx: ApiContext, schema: string, request: Request): Promise<Response> => {
     const tree = parseQuery(new URL(request.url).searchParams, request.headers);
     const found = await data.list(ctx, schema, tree);
@@ -54,31 +54,31 @@ export function objectRoutes(services: Services, info: RequestInfo, parsers: Bod
     .get("/:schema/:id", ({ params, request }) => {
       checkParams(params, request);
       const shape = readShape(request);
-      const api = apiContext(services, info, request);
+      const api = apiContext(burrow, info, request);
       const read = (ctx: ApiContext) => data.get(ctx, schemaParam(params.schema), params.id, shape).then(rawJson);
       return api instanceof Promise ? api.then(read) : read(api);
     }, { detail: docs.get })
     // A list, or a custom code method called with GET (the hottest way to call one): the same, for the same reason.
     .get("/:schema", ({ params, request }) => {
       checkParams(params, request);
-      const api = apiContext(services, info, request);
+      const api = apiContext(burrow, info, request);
       const answer = (ctx: ApiContext) => {
-        const method = methodOf(services, ctx, schemaParam(params.schema));
-        if (method) return callMethod(services, ctx, request, method, "GET");
+        const method = methodOf(burrow, ctx, schemaParam(params.schema));
+        if (method) return callMethod(burrow, ctx, request, method, "GET");
         return list(ctx, schemaParam(params.schema), request);
       };
       return api instanceof Promise ? api.then(answer) : answer(api);
     }, { detail: docs.list })
-    .derive(apiContextStep(services, info))
+    .derive(apiContextStep(burrow, info))
     .post(
       "/:schema",
       async ({ api, request, params, body: text }) => {
         const ctx = await api;
         const name = schemaParam(params.schema);
-        const method = methodOf(services, ctx, name);
-        if (method) return callMethod(services, ctx, request, method, "POST");
+        const method = methodOf(burrow, ctx, name);
+        if (method) return callMethod(burrow, ctx, request, method, "POST");
         const body = jsonBodyOf(request, text as string);
-        if (ctx.schemas.schemas.get(name)?.def.user) await services.accounts.limitSignups(ctx, clientIp(request, info, services.config.trustedProxy), Array.isArray(body) ? Math.min(body.length, MAX_PASSWORDS_PER_REQUEST) : 1);
+        if (ctx.schemas.schemas.get(name)?.def.user) await burrow.accounts.limitSignups(ctx, clientIp(request, info, burrow.config.trustedProxy), Array.isArray(body) ? Math.min(body.length, MAX_PASSWORDS_PER_REQUEST) : 1);
         const header = request.headers.get("x-service-relations");
         const relations = parseRelationsHeader(header);
         if (relations.size && hasNested(body)) {
@@ -99,14 +99,14 @@ export function objectRoutes(services: Services, info: RequestInfo, parsers: Bod
     // which the edge answers as for any other unrouted method: 405 with the path's Allow.
     .put("/:schema", async ({ api, request, params }) => {
       const ctx = await api;
-      const method = methodOf(services, ctx, schemaParam(params.schema));
-      if (method) return callMethod(services, ctx, request, method, "PUT");
+      const method = methodOf(burrow, ctx, schemaParam(params.schema));
+      if (method) return callMethod(burrow, ctx, request, method, "PUT");
       throw new NotFoundError();
     }, { parse: "none", detail: docs.callMethod })
     .delete("/:schema", async ({ api, request, params }) => {
       const ctx = await api;
-      const method = methodOf(services, ctx, schemaParam(params.schema));
-      if (method) return callMethod(services, ctx, request, method, "DELETE");
+      const method = methodOf(burrow, ctx, schemaParam(params.schema));
+      if (method) return callMethod(burrow, ctx, request, method, "DELETE");
       await data.removeWhere(ctx, schemaParam(params.schema), parseConditions(new URL(request.url).searchParams));
       return json({});
     }, { detail: docs.removeWhere })
@@ -129,7 +129,7 @@ export function objectRoutes(services: Services, info: RequestInfo, parsers: Bod
         const ctx = await api;
         const field = ctx.schemas.schemas.get(schemaParam(params.schema))?.fields.get(params.field);
         if (field?.type === "relationship" && ctx.schemas.schemas.get(field.schema!)?.def.user)
-          await services.accounts.limitSignups(ctx, clientIp(request, info, services.config.trustedProxy), Array.isArray(body) ? Math.min(body.length, MAX_PASSWORDS_PER_REQUEST) : 1);
+          await burrow.accounts.limitSignups(ctx, clientIp(request, info, burrow.config.trustedProxy), Array.isArray(body) ? Math.min(body.length, MAX_PASSWORDS_PER_REQUEST) : 1);
         return json(await data.createRelated(ctx, schemaParam(params.schema), params.id, params.field, body));
       },
       { parse: "datastore", detail: docs.createRelated },

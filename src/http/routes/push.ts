@@ -9,7 +9,7 @@ import type { ApiContext } from "../../request-context.ts";
 import type { Target } from "../../push/queue.ts";
 import { sendTarget, stringList, userOf } from "../../push/targets.ts";
 import { type TokenType, normalizeToken, parseTokenType } from "../../push/tokens.ts";
-import type { Services } from "../services.ts";
+import type { Burrow } from "../burrow.ts";
 import { apiContext } from "../api-context.ts";
 import type { BodyParsers } from "../parsers.ts";
 import type { RequestInfo } from "../request-meta.ts";
@@ -18,8 +18,8 @@ import { isPlainObject as isObj } from "../../plain-object.ts";
 
 const tag = (summary: string, description?: string) => ({ tags: ["push"], summary, description });
 
-export function pushRoutes(services: Services, info: RequestInfo, parsers: BodyParsers) {
-  const { push } = services;
+export function pushRoutes(burrow: Burrow, info: RequestInfo, parsers: BodyParsers) {
+  const { push } = burrow;
   const requireSender = (ctx: ApiContext) => {
     if (ctx.principal.kind !== "app" && !push.pushSettings(ctx.env).clientSend)
       throw unauthorized("sending push notifications and reading expired tokens need the private key (OAuth 1.0), or the setting push.clientSend");
@@ -52,7 +52,7 @@ export function pushRoutes(services: Services, info: RequestInfo, parsers: BodyP
 
   return new Elysia({ name: "push", prefix: "/_push" })
     .use(parsers)
-    .derive(({ request }) => ({ api: apiContext(services, info, request) }))
+    .derive(({ request }) => ({ api: apiContext(burrow, info, request) }))
     .post("/tokens/:type/:token", async ({ api, params, body }) => {
       await register(await api, params.type, params.token, body, false);
       return json({});

@@ -5,7 +5,7 @@
 
 import { Elysia } from "elysia";
 import type { ApiContext } from "../../request-context.ts";
-import type { Services } from "../services.ts";
+import type { Burrow } from "../burrow.ts";
 import { apiContextStep } from "../api-context.ts";
 import { queryAndBodyParams } from "../params.ts";
 import { clientIp, requestOrigin } from "../origin.ts";
@@ -17,9 +17,9 @@ import { json, rawJson } from "../respond.ts";
 import { keyOfPath, readShape, schemaParam } from "./objects.ts";
 import { SOCIAL_ENDPOINTS, type SocialEndpoint } from "../../social/endpoints.ts";
 
-export function socialRoutes(services: Services, info: RequestInfo, parsers: BodyParsers) {
-  const { accounts, data, social } = services;
-  const limit = services.config.bodyLimit;
+export function socialRoutes(burrow: Burrow, info: RequestInfo, parsers: BodyParsers) {
+  const { accounts, data, social } = burrow;
+  const limit = burrow.config.bodyLimit;
   const NO_STORE = { "cache-control": "no-store" };
 
   const run = async (ep: SocialEndpoint, api: ApiContext | Promise<ApiContext>, schema: string, request: Request): Promise<Response> => {
@@ -33,13 +33,13 @@ export function socialRoutes(services: Services, info: RequestInfo, parsers: Bod
       }
     }
     const s = accounts.userSchema(ctx, name);
-    const answer = await social.run(ctx, s, ep, await queryAndBodyParams(request, limit), clientIp(request, info, services.config.trustedProxy));
+    const answer = await social.run(ctx, s, ep, await queryAndBodyParams(request, limit), clientIp(request, info, burrow.config.trustedProxy));
     if (!answer.session) return rawJson(answer.body, answer.status, NO_STORE);
-    const secure = requestOrigin(request, info, services.config.trustedProxy).scheme === "https";
+    const secure = requestOrigin(request, info, burrow.config.trustedProxy).scheme === "https";
     return rawJson(answer.body, answer.status, { ...NO_STORE, ...sessionCookieHeaders(request, sessionCookie(answer.session.token, answer.session.expiresIn, secure)) });
   };
 
-  const app = new Elysia({ name: "social" }).use(parsers).derive(apiContextStep(services, info));
+  const app = new Elysia({ name: "social" }).use(parsers).derive(apiContextStep(burrow, info));
   for (const ep of SOCIAL_ENDPOINTS) {
     // A literal type, so Elysia types the :schema parameter.
     const path = `/:schema/${ep.name}` as "/:schema/endpoint";

@@ -4,7 +4,7 @@
 
 import { Elysia } from "elysia";
 import { ApiError } from "../../errors.ts";
-import type { Services } from "../services.ts";
+import type { Burrow } from "../burrow.ts";
 import { pageFile, pageIndex } from "../page-files.ts";
 import { json } from "../respond.ts";
 import { statusFigures } from "../status-figures.ts";
@@ -14,19 +14,19 @@ const doc = (summary: string, description?: string) => ({ detail: { tags: ["heal
 
 const SHARED_MS = 1000;
 
-export function statusRoutes(services: Services) {
+export function statusRoutes(burrow: Burrow) {
   // One computation per view serves every caller for a second: the page is public, and the queue figures scan the queue.
   const latest: Record<"admin" | "public", { at: number; value: Promise<Record<string, unknown>> } | null> = { admin: null, public: null };
   return new Elysia({ name: "status" })
     .get("/_status/", ({ request }) => pageIndex("status", "/_status", request), doc("The status page (/_status redirects here)"))
     .get("/_status/data", async ({ request }) => {
       const token = bearerToken(request);
-      const admin = token !== null && (await services.admins.authenticate(token)) !== null;
-      if (services.config.statusAdminOnly && !admin)
+      const admin = token !== null && (await burrow.admins.authenticate(token)) !== null;
+      if (burrow.config.statusAdminOnly && !admin)
         throw new ApiError(401, "the status page needs an admin: sign in to the console (/_admin/) in this tab first", { headers: { "www-authenticate": 'Bearer realm="burrow-admin"' } });
       const view = admin ? "admin" : "public";
       let current = latest[view];
-      if (!current || Date.now() - current.at > SHARED_MS) current = latest[view] = { at: Date.now(), value: statusFigures(services, new URL(request.url).origin, false, admin) };
+      if (!current || Date.now() - current.at > SHARED_MS) current = latest[view] = { at: Date.now(), value: statusFigures(burrow, new URL(request.url).origin, false, admin) };
       const mine = current;
       mine.value.catch(() => latest[view] === mine && (latest[view] = null));
       return json(await mine.value, 200, { "cache-control": "no-store" });

@@ -5,7 +5,7 @@
 
 import { Elysia } from "elysia";
 import type { ApiContext } from "../../request-context.ts";
-import type { Services } from "../services.ts";
+import type { Burrow } from "../burrow.ts";
 import { apiContextStep, checkParams, keyContext, withSessionCookie } from "../api-context.ts";
 import { requestParams } from "../params.ts";
 import { clientIp, requestOrigin } from "../origin.ts";
@@ -18,10 +18,10 @@ import { userDocs as docs } from "../openapi-docs.ts";
 import { json, rawJson } from "../respond.ts";
 import { keyOfPath, readShape, schemaParam } from "./objects.ts";
 
-export function userRoutes(services: Services, info: RequestInfo, parsers: BodyParsers) {
-  const { accounts, data } = services;
-  const limit = services.config.bodyLimit;
-  const ip = (request: Request) => clientIp(request, info, services.config.trustedProxy);
+export function userRoutes(burrow: Burrow, info: RequestInfo, parsers: BodyParsers) {
+  const { accounts, data } = burrow;
+  const limit = burrow.config.bodyLimit;
+  const ip = (request: Request) => clientIp(request, info, burrow.config.trustedProxy);
   const isUserSchema = (ctx: ApiContext, name: string) => !!ctx.schemas.schemas.get(name)?.def.user;
   /** A GET endpoint, or the object of that key when the schema has no user block. */
   const getEndpoint = (run: (ctx: ApiContext, schema: string, request: Request) => Promise<Response>) =>
@@ -33,7 +33,7 @@ export function userRoutes(services: Services, info: RequestInfo, parsers: BodyP
     };
   const readByKey = async (ctx: ApiContext, name: string, request: Request) => rawJson(await data.get(ctx, name, keyOfPath(request), readShape(request)));
   /** Session cookies are Secure when the client reached us over https (directly or through a trusted proxy). */
-  const secure = (request: Request) => requestOrigin(request, info, services.config.trustedProxy).scheme === "https";
+  const secure = (request: Request) => requestOrigin(request, info, burrow.config.trustedProxy).scheme === "https";
   const NO_STORE = { "cache-control": "no-store" };
 
   return new Elysia({ name: "users" })
@@ -42,13 +42,13 @@ export function userRoutes(services: Services, info: RequestInfo, parsers: BodyP
     // a client replaying a logged-out or expired cookie must still be able to log in.
     .get("/:schema/login", async ({ params, request }) => {
       checkParams(params, request);
-      const ctx = await keyContext(services, info, request);
+      const ctx = await keyContext(burrow, info, request);
       const name = schemaParam(params.schema);
-      if (!isUserSchema(ctx, name)) return readByKey(await withSessionCookie(services, ctx, sessionToken(request.headers.get("cookie"))), name, request);
+      if (!isUserSchema(ctx, name)) return readByKey(await withSessionCookie(burrow, ctx, sessionToken(request.headers.get("cookie"))), name, request);
       const login = await accounts.sessionLogin(ctx, accounts.userSchema(ctx, name), await requestParams(request, limit), ip(request));
       return rawJson(login.user, 200, { ...NO_STORE, ...sessionCookieHeaders(request, sessionCookie(login.token, login.expiresIn, secure(request))) });
     }, { detail: docs.login })
-    .derive(apiContextStep(services, info))
+    .derive(apiContextStep(burrow, info))
     .get("/:schema/accessToken", getEndpoint(async (ctx, schema, request) => rawJson(await accounts.login(ctx, accounts.userSchema(ctx, schema), await requestParams(request, limit), ip(request)))), { detail: docs.accessTokenGet })
     .get("/:schema/logout", getEndpoint(async (ctx, schema, request) => {
       await accounts.logout(ctx, accounts.userSchema(ctx, schema));

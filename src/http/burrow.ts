@@ -1,5 +1,6 @@
-// What the HTTP layer is given: the record of opened services (databases, catalog, datastore, accounts, ...)
-// that src/services.ts builds at start-up. Declared here, below its builder, so src/http imports only downward.
+// `Burrow`: one running instance's parts (databases, catalog, datastore, accounts, push, custom code, ...), the
+// record src/open-burrow.ts builds at start-up and every route is given. Declared here, below its builder, so
+// src/http imports only downward. (Custom code's `services` object is another thing: src/code/services/.)
 
 import type { Client } from "@libsql/core/api";
 import type { Accounts } from "../auth/accounts.ts";
@@ -30,7 +31,7 @@ export interface KeyIndex {
   byPublic: Map<string, EnvName>;
 }
 
-export interface Services {
+export interface Burrow {
   readonly config: Config;
   readonly version: string;
   readonly startedAt: number;

@@ -1,5 +1,5 @@
 // Composition root below the CLI: opens the data directory (system.db, development.db, production.db),
-// migrates it, and wires the catalog, keys, admins, settings and datastore into one Services record.
+// migrates it, and wires the catalog, keys, admins, settings and datastore into one Burrow record (src/http/burrow.ts): the parts of this running instance.
 
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -34,13 +34,13 @@ import type { CodeRunner } from "./code/code-runner.ts";
 import type { LocalReadFiles } from "./code/local-reads.ts";
 import type { publicOnlyLookup } from "./net/public-address.ts";
 import { LogStore } from "./system/logs.ts";
-import type { KeyIndex, Services } from "./http/services.ts";
+import type { KeyIndex, Burrow } from "./http/burrow.ts";
 import { SOCIAL_LINKS_DDL, SocialLinks } from "./social/social-links.ts";
 import { SocialAccounts, type SocialSettings } from "./social/social-accounts.ts";
 import { Backups, type BackupSettings } from "./backup/backups.ts";
 import { BACKUP_LEASE_MS, BackupScheduler } from "./backup/schedule.ts";
 
-export type { Services } from "./http/services.ts";
+export type { Burrow } from "./http/burrow.ts";
 
 
 
@@ -74,7 +74,7 @@ interface OpenOptions {
   httpLookup?: ReturnType<typeof publicOnlyLookup>;
 }
 
-export async function openServices(config: Config, opts: OpenOptions = {}): Promise<Services> {
+export async function openBurrow(config: Config, opts: OpenOptions = {}): Promise<Burrow> {
   mkdirSync(config.dir, { recursive: true });
   const log = opts.log ?? createLogger(config.logLevel, undefined, config.logFormat);
   const store = await openStore(config.store);
@@ -177,7 +177,7 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
     store: config.store,
   });
 
-  const services: Services = {
+  const burrow: Burrow = {
     config,
     version: VERSION,
     startedAt: Date.now(),
@@ -208,7 +208,7 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
       const now = Date.now();
       if (now - lastCheck < interval) return undefined;
       lastCheck = now;
-      const look = readEpoch(system).then((e) => (e !== epoch ? services.reload() : undefined));
+      const look = readEpoch(system).then((e) => (e !== epoch ? burrow.reload() : undefined));
       checking = look.finally(() => {
         checking = undefined;
       });
@@ -217,7 +217,7 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
     async reload() {
       const e = await readEpoch(system);
       const stored = await readKeys(system);
-      if (stored.development && stored.production) services.keys = indexKeys(stored as KeySet);
+      if (stored.development && stored.production) burrow.keys = indexKeys(stored as KeySet);
       await Promise.all([catalog.load(), settings.load(), codeStore.load()]);
       code.sync();
       epoch = e;
@@ -256,5 +256,5 @@ export async function openServices(config: Config, opts: OpenOptions = {}): Prom
       for (const env of ENVIRONMENTS) envDbs[env].close();
     },
   };
-  return services;
+  return burrow;
 }
