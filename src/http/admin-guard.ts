@@ -6,8 +6,9 @@
 //
 // and the macro turns `Authorization: Bearer <token>` (from POST /_admin/api/login) into the admin with its
 // current role, as `admin` ({id, email, role, expires, tokenHash}) in the context: 401 without a valid, unexpired
-// token, 403 when the role is below the route's. A route without a role would take no token at all, so
-// tests/api/admin-roles.test.ts sends every admin route (but login) a request without one and expects 401.
+// token, 403 when the role is below the route's, then 400 for a malformed percent-escape in the path. A route
+// without a role would take no token at all, so tests/api/admin-roles.test.ts sends every admin route (but login)
+// a request without one and expects 401.
 
 import { Elysia } from "elysia";
 import { ApiError } from "../errors.ts";
@@ -15,6 +16,7 @@ import { type Role, allows, withArticle } from "../system/admin-roles.ts";
 import type { AdminSession } from "../system/admins.ts";
 import type { Burrow } from "./burrow.ts";
 import { bearerToken } from "./admin-context.ts";
+import { checkPathParams } from "./path-params.ts";
 
 const NO_TOKEN = "admin authorization required: send Authorization: Bearer <token> from POST /_admin/api/login";
 
@@ -35,9 +37,10 @@ export function adminGuard(burrow: Burrow) {
   const checked = new WeakMap<Request, AdminSession>();
   return new Elysia().macro({
     role: (need: Role) => ({
-      async transform({ request }: { request: Request }) {
+      async transform({ request, params }: { request: Request; params?: Record<string, string | null> }) {
         const admin = await bearerAdmin(burrow, request);
         if (!allows(admin.role, need)) throw new ApiError(403, `this needs the ${need} role; ${admin.email} is ${withArticle(admin.role)}`);
+        if (params !== undefined) checkPathParams(params, request);
         checked.set(request, admin);
       },
       resolve({ request }: { request: Request }) {

@@ -14,61 +14,53 @@ import type { Burrow } from "./burrow.ts";
 import type { EnvName } from "../system/environments.ts";
 import { parseAcceptVersion } from "./accept.ts";
 import { isFormType, readText } from "./body.ts";
-import { candidatePorts, defaultPort, fileLinkBase, pathOf, rawTarget, requestOrigin } from "./origin.ts";
+import { candidatePorts, defaultPort, fileLinkBase, rawTarget, requestOrigin } from "./origin.ts";
+import { checkPathParams } from "./path-params.ts";
 import type { RequestInfo } from "./request-meta.ts";
 
 const API_KEY_HEADER = "x-service-api-key";
 
 /**
- * The derive step of the API route groups, declared once per group: the path's parameters are checked (a
- * malformed percent-encoding is a 400; a first segment starting with "_" is the system's, never a schema) and
- * the request's ApiContext is resolved. It is a plain value for unsigned requests (the hot path) and a Promise
- * when a signature check or a configuration refresh has to wait.
+ * Who and what an API request addresses, for every API route: the path's parameters are checked (a malformed
+ * percent-escape is a 400; a first segment starting with "_" is the system's, never a schema), then the context is
+ * resolved from the API key or signature and, unless `cookie` is "ignore", the session cookie. It is a plain value
+ * for unsigned requests (the hot path) and a Promise when a signature check or a configuration refresh has to wait.
+ */
+export function resolveApi(
+  burrow: Burrow,
+  info: RequestInfo,
+  request: Request,
+  params: Record<string, string | null> | undefined,
+  cookie: "use" | "ignore" = "use",
+): ApiContext | Promise<ApiContext> {
+  // Static routes (/_push/notifications) have no params at all.
+  if (params !== undefined) {
+    checkPathParams(params, request);
+    // Not a route at all: the edge answers 404, or 405 where another method has a route at this path.
+    if (params.schema !== undefined && params.schema!.charCodeAt(0) === 95) throw new SystemPath();
+  }
+  const ctx = keyContext(burrow, info, request);
+  if (cookie === "ignore") return ctx;
+  // Without a Cookie header (nearly every request) this is one header lookup.
+  const header = request.headers.get("cookie");
+  return header === null ? ctx : withSessionCookie(burrow, ctx, sessionToken(header));
+}
+
+/**
+ * resolveApi as the derive step of a route group (declared once per group), giving `api` to its handlers. The
+ * hottest routes call resolveApi themselves, before the step (src/http/routes/objects.ts says why).
  */
 export function apiContextStep(burrow: Burrow, info: RequestInfo) {
-  return ({ request, params }: { request: Request; params: Record<string, string | null> }): { api: ApiContext | Promise<ApiContext> } => {
-    checkParams(params, request);
-    return { api: apiContext(burrow, info, request) };
-  };
+  return ({ request, params }: { request: Request; params?: Record<string, string | null> }): { api: ApiContext | Promise<ApiContext> } => ({
+    api: resolveApi(burrow, info, request, params),
+  });
 }
 
 /** A first path segment starting with "_" taken by a parametric route: the system's paths are never schemas. */
 export class SystemPath extends NotFoundError {}
 
-export function checkParams(params: Record<string, string | null>, request: Request): void {
-  // Elysia's router gives null for a malformed escape; Bun's native router gives U+FFFD, which a well-formed
-  // %EF%BF%BD gives too, so then the raw path decides (rare, and never on a plain path).
-  for (const k in params) {
-    const v = params[k];
-    if (v === null || (v?.includes("\uFFFD") && !decodablePath(request.url))) throw new ApiError(400, "malformed percent-encoding in the URL path");
-  }
-  // Not a route at all: the edge answers 404, or 405 where another method has a route at this path.
-  if (params.schema!.charCodeAt(0) === 95) throw new SystemPath();
-}
-
-/** Whether the path of a URL decodes (every % starts a valid escape of UTF-8). */
-function decodablePath(url: string): boolean {
-  try {
-    decodeURIComponent(pathOf(url));
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The context of an API request; synchronous for unsigned requests unless a configuration refresh is due. */
-export function apiContext(burrow: Burrow, info: RequestInfo, request: Request): ApiContext | Promise<ApiContext> {
-  const ctx = keyContext(burrow, info, request);
-  // Without a Cookie header (nearly every request) this is one header lookup.
-  const cookie = request.headers.get("cookie");
-  return cookie === null ? ctx : withSessionCookie(burrow, ctx, sessionToken(cookie));
-}
-
-/**
- * The context from the API key or the signature alone, any session cookie left aside: the login endpoint's,
- * so that a client replaying a logged-out cookie can always log in again.
- */
-export function keyContext(burrow: Burrow, info: RequestInfo, request: Request): ApiContext | Promise<ApiContext> {
+/** The context from the API key or the signature alone, any session cookie left aside. */
+function keyContext(burrow: Burrow, info: RequestInfo, request: Request): ApiContext | Promise<ApiContext> {
   const due = burrow.refreshIfDue();
   const auth = request.headers.get("authorization");
   if (auth !== null) return due ? due.then(() => signedContext(burrow, info, request, auth)) : signedContext(burrow, info, request, auth);

@@ -26,6 +26,26 @@ test("parameters are percent-decoded; a malformed encoding is a 400", async () =
   expect(bad.body.error).toContain("malformed percent-encoding");
 });
 
+test("every kind of route refuses a malformed escape the same way: data, user endpoints, push, admin", async () => {
+  const cases: [string, string, Parameters<TestApp["request"]>[2]?][] = [
+    ["GET", "/todo/%E0%A4%A"],
+    ["GET", "/t%zzdo"],
+    ["PUT", "/todo/%zz", { body: { title: "x" } }],
+    ["DELETE", "/todo/x/tags/a,%zz"],
+    ["GET", "/us%zzer/login?username=a&password=b"],
+    ["POST", "/_push/tokens/ios/%zz", { body: {} }],
+    ["DELETE", "/_push/tokens/ios/%zz"],
+  ];
+  for (const [method, path, opts] of cases) {
+    const r = await t.request(method, path, opts);
+    expect([method, path, r.status, r.body?.error]).toEqual([method, path, 400, "malformed percent-encoding in the URL path"]);
+  }
+  // Admin routes: after the token check (no token is 401 whatever the path), then the same 400.
+  expect((await t.request("GET", "/_admin/api/schemas/%zz", { key: null, version: null })).status).toBe(401);
+  const admin = await t.admin("GET", "/schemas/%zz");
+  expect([admin.status, admin.body.error]).toEqual([400, "malformed percent-encoding in the URL path"]);
+});
+
 test("unknown paths are 404 {error}; paths starting with _ are never schemas", async () => {
   for (const path of ["/a/b/c/d/e", "/", "//x", "/_anything", "/_anything/x"]) {
     const r = await t.request("GET", path);

@@ -3,7 +3,7 @@
 // version. Roles are adminGuard's; the account work is src/social/user-admin.ts.
 
 import { Elysia, t } from "elysia";
-import { ApiError, badRequest, notFound } from "../../errors.ts";
+import { badRequest, notFound } from "../../errors.ts";
 import type { ApiContext } from "../../request-context.ts";
 import { adminDataContext } from "../admin-context.ts";
 import type { CompiledSchema } from "../../schema/compiled.ts";
@@ -32,8 +32,6 @@ const LinkedAccount = t.Object({
 
 /** The server's context on an environment and the user schema named; 404 for either unknown. */
 function userSchemaOf(burrow: Burrow, request: Request, params: Record<string, string | null>): { ctx: ApiContext; s: CompiledSchema; key: string } {
-  // The router gives null for a malformed percent-escape.
-  for (const v of Object.values(params)) if (v === null) throw new ApiError(400, "malformed percent-encoding in the URL path");
   const ctx = adminDataContext(burrow, params.env!, null, new URL(request.url).origin);
   return { ctx, s: burrow.accounts.userSchema(ctx, params.schema!), key: params.key! };
 }

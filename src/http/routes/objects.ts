@@ -8,7 +8,8 @@ import { type ReadShape, parseConditions, parseQuery, parseReadShape } from "../
 import { parseRelationsHeader } from "../../schema/infer.ts";
 import type { Burrow } from "../burrow.ts";
 import type { ApiContext } from "../../request-context.ts";
-import { apiContext, apiContextStep, checkParams } from "../api-context.ts";
+import { apiContextStep, resolveApi } from "../api-context.ts";
+import { decodeSegment } from "../path-params.ts";
 import type { BodyParsers } from "../parsers.ts";
 import type { RequestInfo } from "../request-meta.ts";
 import { objectDocs as docs } from "../openapi-docs.ts";
@@ -19,14 +20,6 @@ import { clientIp } from "../origin.ts";
 
 /** Schema names in paths are case-insensitive (clients have sent "User" for "user"). */
 export const schemaParam = (s: string) => s.toLowerCase();
-
-function decodeSegment(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    throw badRequest("malformed percent-encoding in the URL path");
-  }
-}
 
 /** X-Service-Select / X-Service-Expand / `_expand` of a read by key (null for the plain object). */
 export function readShape(request: Request): ReadShape | null {
@@ -52,16 +45,14 @@ export function objectRoutes(burrow: Burrow, info: RequestInfo, parsers: BodyPar
     // measured, the per-request derive (an extra context merge and, in the minified build, an awaited step)
     // cost GET by key several points of throughput. No async frame when the context is ready.
     .get("/:schema/:id", ({ params, request }) => {
-      checkParams(params, request);
+      const api = resolveApi(burrow, info, request, params);
       const shape = readShape(request);
-      const api = apiContext(burrow, info, request);
       const read = (ctx: ApiContext) => data.get(ctx, schemaParam(params.schema), params.id, shape).then(rawJson);
       return api instanceof Promise ? api.then(read) : read(api);
     }, { detail: docs.get })
     // A list, or a custom code method called with GET (the hottest way to call one): the same, for the same reason.
     .get("/:schema", ({ params, request }) => {
-      checkParams(params, request);
-      const api = apiContext(burrow, info, request);
+      const api = resolveApi(burrow, info, request, params);
       const answer = (ctx: ApiContext) => {
         const method = methodOf(burrow, ctx, schemaParam(params.schema));
         if (method) return callMethod(burrow, ctx, request, method, "GET");

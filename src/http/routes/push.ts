@@ -10,7 +10,7 @@ import type { Target } from "../../push/queue.ts";
 import { sendTarget, stringList, userOf } from "../../push/targets.ts";
 import { type TokenType, normalizeToken, parseTokenType } from "../../push/tokens.ts";
 import type { Burrow } from "../burrow.ts";
-import { apiContext } from "../api-context.ts";
+import { apiContextStep } from "../api-context.ts";
 import type { BodyParsers } from "../parsers.ts";
 import type { RequestInfo } from "../request-meta.ts";
 import { json } from "../respond.ts";
@@ -24,9 +24,8 @@ export function pushRoutes(burrow: Burrow, info: RequestInfo, parsers: BodyParse
     if (ctx.principal.kind !== "app" && !push.pushSettings(ctx.env).clientSend)
       throw unauthorized("sending push notifications and reading expired tokens need the private key (OAuth 1.0), or the setting push.clientSend");
   };
-  const register = async (ctx: ApiContext, rawType: string, rawToken: string | null, body: unknown, overwrite: boolean) => {
+  const register = async (ctx: ApiContext, rawType: string, rawToken: string, body: unknown, overwrite: boolean) => {
     const type = parseTokenType(rawType);
-    if (rawToken === null) throw badRequest("malformed percent-encoding in the token");
     const b = body === undefined ? {} : body;
     if (!isObj(b)) throw badRequest('send {"user": "<username>"} or nothing');
     const token = normalizeToken(type, type === "web" && b.subscription !== undefined ? b.subscription : rawToken);
@@ -52,7 +51,7 @@ export function pushRoutes(burrow: Burrow, info: RequestInfo, parsers: BodyParse
 
   return new Elysia({ name: "push", prefix: "/_push" })
     .use(parsers)
-    .derive(({ request }) => ({ api: apiContext(burrow, info, request) }))
+    .derive(apiContextStep(burrow, info))
     .post("/tokens/:type/:token", async ({ api, params, body }) => {
       await register(await api, params.type, params.token, body, false);
       return json({});
@@ -64,7 +63,6 @@ export function pushRoutes(burrow: Burrow, info: RequestInfo, parsers: BodyParse
     .delete("/tokens/:type/:token", async ({ api, params }) => {
       const ctx = await api;
       const type = parseTokenType(params.type);
-      if (params.token === null) throw badRequest("malformed percent-encoding in the token");
       await push.tokens(ctx.env).remove(type, normalizeToken(type, params.token));
       return json({});
     }, { detail: tag("Remove a device token") })

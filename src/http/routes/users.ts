@@ -6,7 +6,7 @@
 import { Elysia } from "elysia";
 import type { ApiContext } from "../../request-context.ts";
 import type { Burrow } from "../burrow.ts";
-import { apiContextStep, checkParams, keyContext, withSessionCookie } from "../api-context.ts";
+import { apiContextStep, resolveApi, withSessionCookie } from "../api-context.ts";
 import { requestParams } from "../params.ts";
 import { clientIp, requestOrigin } from "../origin.ts";
 import { endSessionCookie, sessionCookie, sessionToken } from "../../auth/session-cookie.ts";
@@ -41,8 +41,7 @@ export function userRoutes(burrow: Burrow, info: RequestInfo, parsers: BodyParse
     // The legacy session login resolves its context before the group's derive step, without the session cookie:
     // a client replaying a logged-out or expired cookie must still be able to log in.
     .get("/:schema/login", async ({ params, request }) => {
-      checkParams(params, request);
-      const ctx = await keyContext(burrow, info, request);
+      const ctx = await resolveApi(burrow, info, request, params, "ignore");
       const name = schemaParam(params.schema);
       if (!isUserSchema(ctx, name)) return readByKey(await withSessionCookie(burrow, ctx, sessionToken(request.headers.get("cookie"))), name, request);
       const login = await accounts.sessionLogin(ctx, accounts.userSchema(ctx, name), await requestParams(request, limit), ip(request));
