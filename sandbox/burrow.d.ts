@@ -34,6 +34,7 @@ declare namespace Burrow {
     name: string;
     /** The only URL parameters passed in (GET and DELETE). */
     params?: string[];
+    // biome-ignore lint/suspicious/noConfusingVoidType: a method may end without returning anything (an empty 200)
     execute(request: Request, services: Services): Response | void | Promise<Response | void>;
   }
 

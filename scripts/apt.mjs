@@ -8,8 +8,18 @@ const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
 /** True when dpkg reports every package as installed. */
 export function installed(packages) {
   try {
-    const out = execFileSync("dpkg-query", ["-W", "-f=${db:Status-Abbrev}\\n", ...packages], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
-    return out.trim().split("\n").length === packages.length && out.trim().split("\n").every((l) => l.startsWith("ii"));
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's own format syntax, not a template
+    const out = execFileSync("dpkg-query", ["-W", "-f=${db:Status-Abbrev}\\n", ...packages], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    return (
+      out.trim().split("\n").length === packages.length &&
+      out
+        .trim()
+        .split("\n")
+        .every((l) => l.startsWith("ii"))
+    );
   } catch {
     return false;
   }
@@ -20,7 +30,10 @@ export function aptInstall(packages) {
   if (process.platform !== "linux") throw new Error("apt-get is Linux-only");
   if (installed(packages)) return;
   const apt = (args) =>
-    execFileSync(isRoot ? "apt-get" : "sudo", isRoot ? args : ["-n", "apt-get", ...args], { stdio: ["ignore", "inherit", "inherit"], env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+    execFileSync(isRoot ? "apt-get" : "sudo", isRoot ? args : ["-n", "apt-get", ...args], {
+      stdio: ["ignore", "inherit", "inherit"],
+      env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+    });
   const install = ["install", "-y", "--no-install-recommends", ...packages];
   try {
     apt(install);

@@ -16,10 +16,13 @@ import { parseArgs } from "node:util";
 import { SITES, type Site, buildSite } from "../src/console/console-build.ts";
 import { bunRuntime, pinnedBunVersion } from "./bun-runtime.ts";
 
-const { values } = parseArgs({ options: { target: { type: "string" }, outfile: { type: "string" }, arm64: { type: "boolean" }, all: { type: "boolean" } } });
+const { values } = parseArgs({
+  options: { target: { type: "string" }, outfile: { type: "string" }, arm64: { type: "boolean" }, all: { type: "boolean" } },
+});
 const root = new URL("..", import.meta.url).pathname;
 const started = performance.now();
-if (Bun.version !== (await pinnedBunVersion())) console.warn(`warning: building with Bun ${Bun.version}, package.json pins ${await pinnedBunVersion()}`);
+if (Bun.version !== (await pinnedBunVersion()))
+  console.warn(`warning: building with Bun ${Bun.version}, package.json pins ${await pinnedBunVersion()}`);
 
 interface Build {
   outfile: string;
@@ -54,7 +57,22 @@ const lines: string[] = [];
 try {
   for (const b of builds) {
     // Worker threads are separate entrypoints in a compiled binary (Bun embeds them next to the main bundle).
-    const args = ["build", "--compile", "--minify", "--bytecode", "--format=esm", "src/main.ts", "src/auth/hasher-worker.ts", "src/push/delivery-thread.ts", "src/code/code-thread.ts", "src/backup/backup-worker.ts", ...assets, "--outfile", b.outfile, ...(await b.flags())];
+    const args = [
+      "build",
+      "--compile",
+      "--minify",
+      "--bytecode",
+      "--format=esm",
+      "src/main.ts",
+      "src/auth/hasher-worker.ts",
+      "src/push/delivery-thread.ts",
+      "src/code/code-thread.ts",
+      "src/backup/backup-worker.ts",
+      ...assets,
+      "--outfile",
+      b.outfile,
+      ...(await b.flags()),
+    ];
     const t = performance.now();
     const proc = Bun.spawnSync([process.execPath, ...args], { cwd: root, stdout: "inherit", stderr: "inherit" });
     if (proc.exitCode !== 0) process.exit(proc.exitCode ?? 1);
@@ -65,4 +83,6 @@ try {
   rmSync(staging, { recursive: true, force: true });
 }
 for (const l of lines) console.log(l);
-console.log(`pages (${Object.keys(SITES).join(", ")}) ${(pageBytes / 1024).toFixed(0)} KiB embedded; ${((performance.now() - started) / 1000).toFixed(1)} s in all`);
+console.log(
+  `pages (${Object.keys(SITES).join(", ")}) ${(pageBytes / 1024).toFixed(0)} KiB embedded; ${((performance.now() - started) / 1000).toFixed(1)} s in all`,
+);

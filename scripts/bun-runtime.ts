@@ -19,7 +19,11 @@ export async function bunRuntime(platform: string): Promise<string> {
   const bin = join(dir, "bun");
   if (existsSync(bin)) return bin;
   mkdirSync(dir, { recursive: true });
-  const pack = Bun.spawnSync(["npm", "pack", `@oven/bun-${platform}@${version}`, "--pack-destination", dir, "--silent"], { cwd: root, stdout: "pipe", stderr: "inherit" });
+  const pack = Bun.spawnSync(["npm", "pack", `@oven/bun-${platform}@${version}`, "--pack-destination", dir, "--silent"], {
+    cwd: root,
+    stdout: "pipe",
+    stderr: "inherit",
+  });
   if (pack.exitCode !== 0) throw new Error(`npm pack @oven/bun-${platform}@${version} failed`);
   const tarball = join(dir, pack.stdout.toString().trim().split("\n").pop()!);
   const staging = join(dir, "staging");

@@ -24,7 +24,11 @@ if (!path) {
     process.exit(1);
   }
   const root = typeof process.getuid === "function" && process.getuid() === 0;
-  const apt = (args) => execFileSync(root ? "apt-get" : "sudo", root ? args : ["-n", "apt-get", ...args], { stdio: ["ignore", "inherit", "inherit"], env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+  const apt = (args) =>
+    execFileSync(root ? "apt-get" : "sudo", root ? args : ["-n", "apt-get", ...args], {
+      stdio: ["ignore", "inherit", "inherit"],
+      env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+    });
   try {
     apt(["install", "-y", "--no-install-recommends", "chromium"]);
   } catch {

@@ -31,7 +31,10 @@ if (!isExecutable(bin)) {
     cwd: root,
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
-  }).trim().split("\n").pop();
+  })
+    .trim()
+    .split("\n")
+    .pop();
   const tarPath = join(dir, tarball);
   const staging = join(dir, "staging");
   rmSync(staging, { recursive: true, force: true });

@@ -32,5 +32,5 @@ for (const file of dumps) {
     at += size;
   }
 }
-writeFileSync(`/tmp/perf-${pid}.map`, lines.join("\n") + "\n");
+writeFileSync(`/tmp/perf-${pid}.map`, `${lines.join("\n")}\n`);
 console.log(`${lines.length} symbols from ${dumps.length} dump(s) -> /tmp/perf-${pid}.map`);

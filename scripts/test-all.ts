@@ -42,7 +42,10 @@ for (const run of runs) {
   console.log(`\n=== npm test: ${run.name} ===`);
   rmSync(REPORT, { force: true });
   const args = ["test", ...TIMEOUT, ...run.args, ...positionals];
-  const proc = Bun.spawn([process.execPath, ...args], { stdio: ["inherit", "inherit", "inherit"], env: { ...process.env, BURROW_TEST_TIER: tier, ...run.env } });
+  const proc = Bun.spawn([process.execPath, ...args], {
+    stdio: ["inherit", "inherit", "inherit"],
+    env: { ...process.env, BURROW_TEST_TIER: tier, ...run.env },
+  });
   if ((await proc.exited) !== 0) failed = true;
   rmSync(run.report, { force: true });
   if (existsSync(REPORT)) renameSync(REPORT, run.report);

@@ -54,22 +54,109 @@ interface Option {
 
 /** Every option Burrow reads at boot. Flags win over environment variables, which win over defaults. */
 const OPTIONS: readonly Option[] = [
-  { key: "dir", flag: "--dir", env: "BURROW_DIR", default: "./burrow_data", help: "data directory (system.db, development.db, production.db, files/)" },
-  { key: "store", flag: "--store", env: "BURROW_STORE", default: "", help: "a libSQL server (sqld with --enable-namespaces) holding the databases: http://, https:// or libsql:// URL (default: files in --dir)" },
-  { key: "storeNamespace", flag: "--store-namespace", env: "BURROW_STORE_NAMESPACE", default: "burrow", help: "with --store: namespaces <this>-system, <this>-development, <this>-production" },
-  { key: "storeAdmin", flag: "--store-admin", env: "BURROW_STORE_ADMIN_URL", default: "", help: "with --store: sqld's admin API URL, to create missing namespaces at start" },
+  {
+    key: "dir",
+    flag: "--dir",
+    env: "BURROW_DIR",
+    default: "./burrow_data",
+    help: "data directory (system.db, development.db, production.db, files/)",
+  },
+  {
+    key: "store",
+    flag: "--store",
+    env: "BURROW_STORE",
+    default: "",
+    help: "a libSQL server (sqld with --enable-namespaces) holding the databases: http://, https:// or libsql:// URL (default: files in --dir)",
+  },
+  {
+    key: "storeNamespace",
+    flag: "--store-namespace",
+    env: "BURROW_STORE_NAMESPACE",
+    default: "burrow",
+    help: "with --store: namespaces <this>-system, <this>-development, <this>-production",
+  },
+  {
+    key: "storeAdmin",
+    flag: "--store-admin",
+    env: "BURROW_STORE_ADMIN_URL",
+    default: "",
+    help: "with --store: sqld's admin API URL, to create missing namespaces at start",
+  },
   { key: "storeAuthToken", env: "BURROW_STORE_AUTH_TOKEN", default: "", help: "with --store: the libSQL server's auth token (JWT)" },
-  { key: "http", flag: "--http", env: "BURROW_HTTP", default: "127.0.0.1:8080", help: "listen address host:port (port 0 picks a free port)" },
-  { key: "pushHttp", flag: "--push-http", env: "BURROW_PUSH_HTTP", default: "", help: "also serve the push API (/_push/...) at the root of a second listener host:port (default off)" },
-  { key: "publicUrl", flag: "--public-url", env: "BURROW_PUBLIC_URL", default: "", help: "external base URL of the API, used in file links (default: the origin each request addressed)" },
-  { key: "filesUrl", flag: "--files-url", env: "BURROW_FILES_URL", default: "", help: "a separate origin for file links, e.g. https://files.example.com pointing at this server; requests to its host are served only under /_files/ (the strongest isolation of uploads)" },
-  { key: "trustedProxy", flag: "--trusted-proxy", env: "BURROW_TRUSTED_PROXY", default: "", help: "comma-separated IPs/CIDRs whose X-Forwarded-* headers are believed" },
-  { key: "bodyLimit", flag: "--body-limit", env: "BURROW_BODY_LIMIT", default: "32mb", help: "largest accepted request body (e.g. 512kb, 32mb); larger bodies get 413" },
-  { key: "noInfer", flag: "--no-infer", env: "BURROW_NO_INFER", default: "false", help: "turn off schema inference in development", boolean: true },
+  {
+    key: "http",
+    flag: "--http",
+    env: "BURROW_HTTP",
+    default: "127.0.0.1:8080",
+    help: "listen address host:port (port 0 picks a free port)",
+  },
+  {
+    key: "pushHttp",
+    flag: "--push-http",
+    env: "BURROW_PUSH_HTTP",
+    default: "",
+    help: "also serve the push API (/_push/...) at the root of a second listener host:port (default off)",
+  },
+  {
+    key: "publicUrl",
+    flag: "--public-url",
+    env: "BURROW_PUBLIC_URL",
+    default: "",
+    help: "external base URL of the API, used in file links (default: the origin each request addressed)",
+  },
+  {
+    key: "filesUrl",
+    flag: "--files-url",
+    env: "BURROW_FILES_URL",
+    default: "",
+    help: "a separate origin for file links, e.g. https://files.example.com pointing at this server; requests to its host are served only under /_files/ (the strongest isolation of uploads)",
+  },
+  {
+    key: "trustedProxy",
+    flag: "--trusted-proxy",
+    env: "BURROW_TRUSTED_PROXY",
+    default: "",
+    help: "comma-separated IPs/CIDRs whose X-Forwarded-* headers are believed",
+  },
+  {
+    key: "bodyLimit",
+    flag: "--body-limit",
+    env: "BURROW_BODY_LIMIT",
+    default: "32mb",
+    help: "largest accepted request body (e.g. 512kb, 32mb); larger bodies get 413",
+  },
+  {
+    key: "noInfer",
+    flag: "--no-infer",
+    env: "BURROW_NO_INFER",
+    default: "false",
+    help: "turn off schema inference in development",
+    boolean: true,
+  },
   { key: "logLevel", flag: "--log-level", env: "BURROW_LOG_LEVEL", default: "info", help: "error, warn, info or debug" },
-  { key: "logFormat", flag: "--log-format", env: "BURROW_LOG_FORMAT", default: "text", help: "text, or json (one object per line: time, level, msg and fields)" },
-  { key: "metrics", flag: "--metrics", env: "BURROW_METRICS", default: "false", help: "serve GET /_metrics in the Prometheus text format", boolean: true },
-  { key: "statusAdminOnly", flag: "--status-admin-only", env: "BURROW_STATUS_ADMIN_ONLY", default: "false", help: "the status page (/_status) shows its figures to signed-in admins only", boolean: true },
+  {
+    key: "logFormat",
+    flag: "--log-format",
+    env: "BURROW_LOG_FORMAT",
+    default: "text",
+    help: "text, or json (one object per line: time, level, msg and fields)",
+  },
+  {
+    key: "metrics",
+    flag: "--metrics",
+    env: "BURROW_METRICS",
+    default: "false",
+    help: "serve GET /_metrics in the Prometheus text format",
+    boolean: true,
+  },
+  {
+    key: "statusAdminOnly",
+    flag: "--status-admin-only",
+    env: "BURROW_STATUS_ADMIN_ONLY",
+    default: "false",
+    help: "the status page (/_status) shows its figures to signed-in admins only",
+    boolean: true,
+  },
   { key: "metricsToken", env: "BURROW_METRICS_TOKEN", default: "", help: "require Authorization: Bearer <this token> on /_metrics" },
   { key: "devPublicKey", env: "BURROW_DEV_PUBLIC_KEY", default: "", help: "pin the development public key" },
   { key: "devPrivateKey", env: "BURROW_DEV_PRIVATE_KEY", default: "", help: "pin the development private key" },
@@ -83,10 +170,7 @@ export const CONFIG_FLAGS = new Set(OPTIONS.filter((o) => o.flag).map((o) => o.f
 export const BOOLEAN_FLAGS = new Set(OPTIONS.filter((o) => o.boolean).map((o) => o.flag!));
 
 /** Merge flags, environment and defaults; throws ConfigError with one clear line on bad input. */
-export function loadConfig(
-  flags: Record<string, string | boolean>,
-  env: Record<string, string | undefined>,
-): Config {
+export function loadConfig(flags: Record<string, string | boolean>, env: Record<string, string | undefined>): Config {
   const raw: Record<string, string> = {};
   for (const o of OPTIONS) {
     const fromFlag = o.flag === undefined ? undefined : flags[o.flag];
@@ -107,19 +191,24 @@ export function loadConfig(
   if (raw.store) {
     const u = urlOf(raw.store);
     if (!u || !["http:", "https:", "libsql:"].includes(u.protocol) || u.username || u.password)
-      fail("store", "expected a libSQL server URL such as http://127.0.0.1:8081 or libsql://db.example.com (the token goes in BURROW_STORE_AUTH_TOKEN)");
+      fail(
+        "store",
+        "expected a libSQL server URL such as http://127.0.0.1:8081 or libsql://db.example.com (the token goes in BURROW_STORE_AUTH_TOKEN)",
+      );
     storeUrl = raw.store;
   }
   if (!NAMESPACE_PATTERN.test(raw.storeNamespace!)) fail("storeNamespace", "1-48 characters of A-Z a-z 0-9 _ -");
   let storeAdmin: string | null = null;
   if (raw.storeAdmin) {
     const u = urlOf(raw.storeAdmin);
-    if (!u || (u.protocol !== "http:" && u.protocol !== "https:")) fail("storeAdmin", "expected sqld's admin API URL, e.g. http://127.0.0.1:8082");
+    if (!u || (u.protocol !== "http:" && u.protocol !== "https:"))
+      fail("storeAdmin", "expected sqld's admin API URL, e.g. http://127.0.0.1:8082");
     storeAdmin = raw.storeAdmin;
   }
   const http = parseListen(raw.http!) ?? fail("http", "expected host:port, e.g. 127.0.0.1:8080");
   const pushHttp = raw.pushHttp ? (parseListen(raw.pushHttp) ?? fail("pushHttp", "expected host:port, e.g. 127.0.0.1:8081")) : null;
-  if (pushHttp && http.port !== 0 && pushHttp.port === http.port && pushHttp.host === http.host) fail("pushHttp", "it must differ from --http");
+  if (pushHttp && http.port !== 0 && pushHttp.port === http.port && pushHttp.host === http.host)
+    fail("pushHttp", "it must differ from --http");
   let publicUrl: string | null = null;
   if (raw.publicUrl) {
     const u = urlOf(raw.publicUrl);
@@ -130,13 +219,16 @@ export function loadConfig(
   let filesUrl: string | null = null;
   if (raw.filesUrl) {
     const u = urlOf(raw.filesUrl) ?? fail("filesUrl", "expected an origin such as https://files.example.com");
-    if ( (u.protocol !== "http:" && u.protocol !== "https:") || u.search || u.hash || u.username || u.password || u.pathname !== "/")
+    if ((u.protocol !== "http:" && u.protocol !== "https:") || u.search || u.hash || u.username || u.password || u.pathname !== "/")
       fail("filesUrl", "expected an origin such as https://files.example.com (scheme, host and port only)");
     filesUrl = u.origin;
     if (publicUrl !== null && new URL(publicUrl).host === u.host) fail("filesUrl", "it must be another host than --public-url's");
   }
   const trustedProxy: Cidr[] = [];
-  for (const part of raw.trustedProxy!.split(",").map((s) => s.trim()).filter(Boolean)) {
+  for (const part of raw
+    .trustedProxy!.split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     trustedProxy.push(parseCidr(part) ?? fail("trustedProxy", `"${part}" is not an IP address or CIDR`));
   }
   const bodyLimit = parseSize(raw.bodyLimit!) ?? fail("bodyLimit", "expected a size such as 512kb or 32mb (at least 1kb)");
@@ -163,13 +255,14 @@ export function loadConfig(
     if (!/^[A-Za-z0-9._~-]{8,128}$/.test(v)) fail(key, "keys are 8-128 characters of A-Z a-z 0-9 . _ ~ -");
     keys[envName][kind] = v;
   }
-  const pinned = [keys.development.publicKey, keys.development.privateKey, keys.production.publicKey, keys.production.privateKey].filter(Boolean);
+  const pinned = [keys.development.publicKey, keys.development.privateKey, keys.production.publicKey, keys.production.privateKey].filter(
+    Boolean,
+  );
   if (new Set(pinned).size !== pinned.length) throw new ConfigError("invalid BURROW_*_KEY: the four keys must all differ");
 
   let admin: Config["admin"] = null;
   if (raw.adminEmail || raw.adminPassword) {
-    if (!raw.adminEmail || !raw.adminPassword)
-      throw new ConfigError("BURROW_ADMIN_EMAIL and BURROW_ADMIN_PASSWORD must be set together");
+    if (!raw.adminEmail || !raw.adminPassword) throw new ConfigError("BURROW_ADMIN_EMAIL and BURROW_ADMIN_PASSWORD must be set together");
     if (!isEmail(raw.adminEmail)) fail("adminEmail", "not an email address");
     if (raw.adminPassword.length < 8) throw new ConfigError("invalid BURROW_ADMIN_PASSWORD: at least 8 characters");
     admin = { email: raw.adminEmail.toLowerCase(), password: raw.adminPassword };
@@ -178,7 +271,13 @@ export function loadConfig(
   const dir = resolve(raw.dir!);
   return Object.freeze({
     dir,
-    store: Object.freeze({ dir, url: storeUrl, authToken: raw.storeAuthToken || null, namespace: raw.storeNamespace!, adminUrl: storeAdmin }),
+    store: Object.freeze({
+      dir,
+      url: storeUrl,
+      authToken: raw.storeAuthToken || null,
+      namespace: raw.storeNamespace!,
+      adminUrl: storeAdmin,
+    }),
     http,
     pushHttp,
     publicUrl,
@@ -205,7 +304,7 @@ function urlOf(s: string): URL | null {
 }
 
 export function parseListen(s: string): ListenAddress | null {
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\[\]\s]*)):(\d{1,5})$/.exec(s) ?? /^()()(\d{1,5})$/.exec(s);
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]\s]*)):(\d{1,5})$/.exec(s) ?? /^()()(\d{1,5})$/.exec(s);
   if (!m) return null;
   const port = Number(m[3]);
   if (port > 65535) return null;

@@ -22,9 +22,7 @@ export class ApiError extends Error {
   }
 
   toJSON(): Record<string, string> {
-    return this.description === undefined
-      ? { error: this.message }
-      : { error: this.message, error_description: this.description };
+    return this.description === undefined ? { error: this.message } : { error: this.message, error_description: this.description };
   }
 }
 

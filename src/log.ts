@@ -25,7 +25,7 @@ export function batchedStderr(): (line: string) => void {
   const flush = () => {
     scheduled = false;
     if (pending.length === 0) return;
-    const text = pending.join("\n") + "\n";
+    const text = `${pending.join("\n")}\n`;
     pending = [];
     try {
       writeSync(2, text);
@@ -62,7 +62,14 @@ export function createLogger(level: Level, write?: (line: string) => void, forma
         }
       : (msg: string, data?: Record<string, unknown>) => {
           if (ORDER[lvl] > ORDER[level]) return;
-          out(`${new Date().toISOString()} ${lvl.toUpperCase()} ${msg}${data ? " " + JSON.stringify(data) : ""}`);
+          out(`${new Date().toISOString()} ${lvl.toUpperCase()} ${msg}${data ? ` ${JSON.stringify(data)}` : ""}`);
         };
-  return { error: emit("error"), warn: emit("warn"), info: emit("info"), debug: emit("debug"), enabled: (l) => ORDER[l] <= ORDER[level], format };
+  return {
+    error: emit("error"),
+    warn: emit("warn"),
+    info: emit("info"),
+    debug: emit("debug"),
+    enabled: (l) => ORDER[l] <= ORDER[level],
+    format,
+  };
 }

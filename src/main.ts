@@ -27,14 +27,25 @@ interface Command {
 }
 
 const COMMANDS: Record<string, Command> = {
-  serve: { usage: "burrow serve [options]", summary: "serve the API, the admin API and the files", keepsRunning: true, run: (c) => serve(c) },
+  serve: {
+    usage: "burrow serve [options]",
+    summary: "serve the API, the admin API and the files",
+    keepsRunning: true,
+    run: (c) => serve(c),
+  },
   "admin create": {
     usage: "burrow admin create --email <address> --password <password> [--role owner|editor|viewer] [options]",
-    summary: "create an admin (an owner unless --role says otherwise), or set a new password for an existing one (its role stays unless --role is given)",
+    summary:
+      "create an admin (an owner unless --role says otherwise), or set a new password for an existing one (its role stays unless --role is given)",
     values: ["--email", "--password", "--role"],
     run: (c, _p, f) => adminCreate(c, f),
   },
-  keys: { usage: "burrow keys [--json] [options]", summary: "print both environments' public and private API keys", booleans: ["--json"], run: (c, _p, f) => keys(c, f) },
+  keys: {
+    usage: "burrow keys [--json] [options]",
+    summary: "print both environments' public and private API keys",
+    booleans: ["--json"],
+    run: (c, _p, f) => keys(c, f),
+  },
   "schema apply": {
     usage: "burrow schema apply <file.json|dir> [--dry-run] [--force] [options]",
     summary: "create or update development schemas from definitions; prints the plan; --force allows destructive changes",
@@ -67,14 +78,16 @@ const COMMANDS: Record<string, Command> = {
   },
   export: {
     usage: "burrow export --out <dir> [--env development|production] [--schema s ...] [--with-password-hashes] [options]",
-    summary: "write each schema's objects as <schema>.jsonl (as the API returns them), schemas.json and manifest.json; --with-password-hashes adds users' stored password hashes (keep such an export secret)",
+    summary:
+      "write each schema's objects as <schema>.jsonl (as the API returns them), schemas.json and manifest.json; --with-password-hashes adds users' stored password hashes (keep such an export secret)",
     values: ["--out", "--env", "--schema"],
     booleans: ["--with-password-hashes"],
     repeatable: ["--schema"],
     run: (c, _p, f) => exportCommand(c, f),
   },
   import: {
-    usage: "burrow import <dir|file> [--env development|production] [--schema s] [--format jsonl|csv|parse] [--batch-size 2000] [--max-errors 1000] [--report file] [--restart] [options]",
+    usage:
+      "burrow import <dir|file> [--env development|production] [--schema s] [--format jsonl|csv|parse] [--batch-size 2000] [--max-errors 1000] [--report file] [--restart] [options]",
     summary: "import an export, CSV files or a Parse Server export in batches; resumes after an interruption; rejected rows go to a report",
     values: ["--env", "--schema", "--format", "--batch-size", "--max-errors", "--report"],
     booleans: ["--restart"],
@@ -82,17 +95,23 @@ const COMMANDS: Record<string, Command> = {
   },
   backup: {
     usage: "burrow backup [--out file] [options]",
-    summary: "one file with system.db, development.db, production.db and files/ as they were at one instant, also while a server runs (on --store: copied from the libSQL server); into <dir>/backups/ (keeping the newest backups.keep) unless --out",
+    summary:
+      "one file with system.db, development.db, production.db and files/ as they were at one instant, also while a server runs (on --store: copied from the libSQL server); into <dir>/backups/ (keeping the newest backups.keep) unless --out",
     values: ["--out"],
     run: (c, _p, f) => backup(c, f),
   },
   restore: {
     usage: "burrow restore <file> [--keep-old] [--force] [options]",
-    summary: "check a backup (checksums, integrity_check) and only then swap it in as the data directory --dir (stopped server, or a new directory); --keep-old keeps the previous directory aside. With --store: copy it onto the libSQL server's namespaces (every node stopped; --force replaces namespaces that hold data)",
+    summary:
+      "check a backup (checksums, integrity_check) and only then swap it in as the data directory --dir (stopped server, or a new directory); --keep-old keeps the previous directory aside. With --store: copy it onto the libSQL server's namespaces (every node stopped; --force replaces namespaces that hold data)",
     booleans: ["--keep-old", "--force"],
     run: (c, p, f) => restore(c, p[0], f),
   },
-  version: { usage: "burrow version", summary: "print the version (also burrow --version)", run: async () => void process.stdout.write(`burrow ${VERSION}\n`) },
+  version: {
+    usage: "burrow version",
+    summary: "print the version (also burrow --version)",
+    run: async () => void process.stdout.write(`burrow ${VERSION}\n`),
+  },
 };
 
 function usage(): string {
@@ -114,7 +133,7 @@ export async function main(argv: string[]): Promise<number | null> {
   try {
     if (!command) {
       if (name === "" || name === "help" || argv.includes("--help") || argv.includes("-h")) {
-        process.stdout.write(usage() + "\n");
+        process.stdout.write(`${usage()}\n`);
         return name === "" && !argv.includes("--help") && !argv.includes("-h") ? 2 : 0;
       }
       throw new ConfigError(`unknown command "${name}" (commands: ${Object.keys(COMMANDS).join(", ")})`);

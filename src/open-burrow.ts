@@ -42,8 +42,6 @@ import { BACKUP_LEASE_MS, BackupScheduler } from "./backup/schedule.ts";
 
 export type { Burrow } from "./http/burrow.ts";
 
-
-
 /** How often the file trash is emptied in the background (writes also empty it as they go). */
 const MAINTENANCE_INTERVAL_MS = 60_000;
 
@@ -82,7 +80,10 @@ export async function openBurrow(config: Config, opts: OpenOptions = {}): Promis
   const envDbs = { development: store.development, production: store.production };
   await migrateSystemDb(system);
   for (const env of ENVIRONMENTS) {
-    await envDbs[env].batch([LAYOUT_DDL, ...FILES_DDL, ...SESSIONS_DDL, TEMP_PASSWORDS_DDL, ...SOCIAL_LINKS_DDL, ...PUSH_TOKENS_DDL, ...PUSH_QUEUE_DDL], "write");
+    await envDbs[env].batch(
+      [LAYOUT_DDL, ...FILES_DDL, ...SESSIONS_DDL, TEMP_PASSWORDS_DDL, ...SOCIAL_LINKS_DDL, ...PUSH_TOKENS_DDL, ...PUSH_QUEUE_DDL],
+      "write",
+    );
     // Databases made before the user-deletion triggers existed get them (rebuilt at every start; cheap).
     await rebuildUserTriggers(envDbs[env]);
     const paths = await storeFilePaths(envDbs[env]);
@@ -96,7 +97,10 @@ export async function openBurrow(config: Config, opts: OpenOptions = {}): Promis
   await settings.load();
   if (store.remote) {
     const local = ENVIRONMENTS.filter((env) => (settings.get(env).files as { store: string }).store === "local");
-    if (local.length > 0) log.warn(`the databases are on ${config.store.url} but ${local.join(" and ")} keep files in ${join(config.dir, "files")}, which other nodes do not share; set files.store to s3 for several nodes`);
+    if (local.length > 0)
+      log.warn(
+        `the databases are on ${config.store.url} but ${local.join(" and ")} keep files in ${join(config.dir, "files")}, which other nodes do not share; set files.store to s3 for several nodes`,
+      );
   }
   const admins = new Admins(system);
   const files = new Files(config.dir, settings, log);
@@ -104,7 +108,10 @@ export async function openBurrow(config: Config, opts: OpenOptions = {}): Promis
   // State the nodes must agree on: in memory for one node, in the system database when several share the store.
   const shared = await openSharedState(system, store.remote);
   const { limiter, nonces, jobs } = shared;
-  const sessions = { development: new Sessions(envDbs.development, shared.sessionCacheMs), production: new Sessions(envDbs.production, shared.sessionCacheMs) };
+  const sessions = {
+    development: new Sessions(envDbs.development, shared.sessionCacheMs),
+    production: new Sessions(envDbs.production, shared.sessionCacheMs),
+  };
   const mailer = new Mailer(system, settings, log);
   await mailer.init();
   const accounts = new Accounts({
@@ -150,12 +157,14 @@ export async function openBurrow(config: Config, opts: OpenOptions = {}): Promis
     catalog,
     { data, push, settings, logs, cache: shared.codeCache, httpLookup: opts.httpLookup },
     log,
-    opts.codeRunner ?? (() => new ThreadRunner({
-        threads: codeThreads(),
-        warn: (m) => log.warn(m),
-        localReads: store.remote ? undefined : localReadFiles(config.store.dir, catalog),
-        apiActivity: requestStats.answered.buffer as SharedArrayBuffer,
-      })),
+    opts.codeRunner ??
+      (() =>
+        new ThreadRunner({
+          threads: codeThreads(),
+          warn: (m) => log.warn(m),
+          localReads: store.remote ? undefined : localReadFiles(config.store.dir, catalog),
+          apiActivity: requestStats.answered.buffer as SharedArrayBuffer,
+        })),
   );
   catalog.setCodeHooks({
     developmentMethods: () => codeStore.developmentMethods(),

@@ -28,8 +28,13 @@ export const methods: Burrow.Method[] = [
     name: "todo_add",
     async execute(request, { data, log, cache }) {
       const body = jsonBody(request);
-      if (!body || typeof body.title !== "string") return badRequest("send {\"title\": \"...\"}");
-      const todo: Record<string, unknown> = { title: body.title, done: false, priority: typeof body.priority === "number" ? body.priority : 1, done_count: 0 };
+      if (!body || typeof body.title !== "string") return badRequest('send {"title": "..."}');
+      const todo: Record<string, unknown> = {
+        title: body.title,
+        done: false,
+        priority: typeof body.priority === "number" ? body.priority : 1,
+        done_count: 0,
+      };
       if (typeof body.lat === "number" && typeof body.lon === "number") todo.location = { lat: body.lat, lon: body.lon };
       if (request.loggedInUser) todo.assignee = request.loggedInUser;
       const created = await data.create("todo", todo);
@@ -44,7 +49,12 @@ export const methods: Burrow.Method[] = [
     async execute(_request, { data, cache }) {
       const cached = await cache.get("todo_open");
       if (cached !== null) return { headers: { "x-cache": "hit" }, body: JSON.parse(cached) };
-      const open = await data.query("todo", { where: { done: false }, orderBy: [["priority", "desc"], "title"], select: ["title", "priority"], limit: 20 });
+      const open = await data.query("todo", {
+        where: { done: false },
+        orderBy: [["priority", "desc"], "title"],
+        select: ["title", "priority"],
+        limit: 20,
+      });
       const total = await data.count("todo", { where: { done: false } });
       const answer = { total, todos: open };
       await cache.set("todo_open", JSON.stringify(answer), LIST_TTL_MS);
@@ -56,7 +66,7 @@ export const methods: Burrow.Method[] = [
     name: "todo_done",
     async execute(request, { data, cache, log }) {
       const body = jsonBody(request);
-      if (!body || typeof body.id !== "string") return badRequest("send {\"id\": \"...\"}");
+      if (!body || typeof body.id !== "string") return badRequest('send {"id": "..."}');
       const updated = await data.update("todo", body.id, { set: { done: true }, increment: { done_count: 1 } }, { where: { done: false } });
       if (!updated) return { status: 409, body: { error: "no open todo with that id" } };
       await cache.delete("todo_open");
@@ -91,7 +101,7 @@ export const methods: Burrow.Method[] = [
     async execute(request, { push }) {
       const body = jsonBody(request);
       if (!request.loggedInUser) return { status: 401, body: { error: "sign in first" } };
-      if (!body || typeof body.type !== "string" || typeof body.token !== "string") return badRequest("send {\"type\", \"token\"}");
+      if (!body || typeof body.type !== "string" || typeof body.token !== "string") return badRequest('send {"type", "token"}');
       await push.registerToken(request.loggedInUser, { type: body.type as Burrow.TokenType, token: body.token });
       return { body: { tokens: (await push.tokensOfUsers([request.loggedInUser]))[request.loggedInUser] } };
     },
@@ -101,7 +111,7 @@ export const methods: Burrow.Method[] = [
     name: "remind",
     async execute(request, { push, log }) {
       const body = jsonBody(request);
-      if (!body || typeof body.user !== "string" || typeof body.message !== "string") return badRequest("send {\"user\", \"message\"}");
+      if (!body || typeof body.user !== "string" || typeof body.message !== "string") return badRequest('send {"user", "message"}');
       const sent = await push.sendToUsers([body.user], { message: body.message, badge: 1 });
       await log.info("reminder queued", { user: body.user, queued: sent.queued });
       return { body: sent };
@@ -116,8 +126,14 @@ export const methods: Burrow.Method[] = [
       const key = await config.get("WEATHER_KEY");
       if (!base) return { status: 503, body: { error: "set code.config.WEATHER_URL in the settings" } };
       try {
-        const res = await http.get(`${base}?city=${encodeURIComponent(request.params.city ?? "")}`, { headers: { authorization: `Bearer ${key ?? ""}` }, timeoutMs: 5000 });
-        return { status: res.status === 200 ? 200 : 502, body: { upstream: res.status, forecast: res.status === 200 ? JSON.parse(res.body) : null } };
+        const res = await http.get(`${base}?city=${encodeURIComponent(request.params.city ?? "")}`, {
+          headers: { authorization: `Bearer ${key ?? ""}` },
+          timeoutMs: 5000,
+        });
+        return {
+          status: res.status === 200 ? 200 : 502,
+          body: { upstream: res.status, forecast: res.status === 200 ? JSON.parse(res.body) : null },
+        };
       } catch (e) {
         await log.warn("weather service failed", { message: String((e as Error).message) });
         return { status: 502, body: { error: String((e as Error).message) } };
@@ -137,7 +153,10 @@ export const methods: Burrow.Method[] = [
     // GET /pixel: bytes (a 1x1 GIF).
     name: "pixel",
     execute() {
-      const gif = [71, 73, 70, 56, 57, 97, 1, 0, 1, 0, 128, 0, 0, 0, 0, 0, 255, 255, 255, 33, 249, 4, 1, 0, 0, 0, 0, 44, 0, 0, 0, 0, 1, 0, 1, 0, 0, 2, 2, 68, 1, 0, 59];
+      const gif = [
+        71, 73, 70, 56, 57, 97, 1, 0, 1, 0, 128, 0, 0, 0, 0, 0, 255, 255, 255, 33, 249, 4, 1, 0, 0, 0, 0, 44, 0, 0, 0, 0, 1, 0, 1, 0, 0, 2,
+        2, 68, 1, 0, 59,
+      ];
       return { headers: { "content-type": "image/gif" }, body: new Uint8Array(gif) };
     },
   },

@@ -11,7 +11,13 @@ import { runLoad, runPreparedGets, type LoadResult } from "./load.ts";
 import { startBenchServer } from "./server.ts";
 
 const { values } = parseArgs({
-  options: { seconds: { type: "string", default: "2" }, rounds: { type: "string", default: "16" }, build: { type: "boolean", default: false }, write: { type: "boolean", default: false }, binary: { type: "string" } },
+  options: {
+    seconds: { type: "string", default: "2" },
+    rounds: { type: "string", default: "16" },
+    build: { type: "boolean", default: false },
+    write: { type: "boolean", default: false },
+    binary: { type: "string" },
+  },
 });
 const seconds = Math.min(30, Math.max(1, Number(values.seconds)));
 const rounds = Math.min(24, Math.max(1, Number(values.rounds)));
@@ -24,7 +30,11 @@ const checks: string[][] = [];
 const log = (s: string) => console.error(s);
 
 async function login(username: string): Promise<{ access_token: string; mac_key: string; refresh_token: string }> {
-  const r = await fetch(`${server.url}/user/accessToken`, { method: "POST", headers: { ...headers, "content-type": "application/x-www-form-urlencoded" }, body: `username=${username}&password=bench-password-1&token_type=mac` });
+  const r = await fetch(`${server.url}/user/accessToken`, {
+    method: "POST",
+    headers: { ...headers, "content-type": "application/x-www-form-urlencoded" },
+    body: `username=${username}&password=bench-password-1&token_type=mac`,
+  });
   if (!r.ok) throw new Error(`login ${username}: ${r.status} ${await r.text()}`);
   return (await r.json()) as { access_token: string; mac_key: string; refresh_token: string };
 }
@@ -51,9 +61,13 @@ try {
   // several windows before the storm and while it lasts, and the medians compared (single windows are at the
   // mercy of a stolen CPU slice). First, on a fresh server with an idle benchmark process.
   const readPaths = ids.map((id) => `/bench/${id}`);
-  const reads = () => measured(() => runLoad({ base: server.url, method: "GET", paths: readPaths, headers, connections: 4, seconds }, "wrk"));
+  const reads = () =>
+    measured(() => runLoad({ base: server.url, method: "GET", paths: readPaths, headers, connections: 4, seconds }, "wrk"));
   const idleRuns = [await reads(), await reads(), await reads()];
-  const storm = Bun.spawn([process.execPath, join(import.meta.dir, "login-storm.ts"), server.url, headers["x-service-api-key"]!, "250", "10"], { stdout: "pipe", stderr: "inherit" });
+  const storm = Bun.spawn(
+    [process.execPath, join(import.meta.dir, "login-storm.ts"), server.url, headers["x-service-api-key"]!, "250", "10"],
+    { stdout: "pipe", stderr: "inherit" },
+  );
   let stormDone = false;
   const stormOut = new Response(storm.stdout).text().finally(() => (stormDone = true));
   await Bun.sleep(500); // the storm process has started and its first logins are hashing
@@ -64,15 +78,31 @@ try {
     if (!stormDone) duringRuns.push(r);
   }
   const stormResult = JSON.parse(await stormOut) as { ok: number; failed: number; ms: number };
-  idleRuns.forEach((r, i) => rows.push([`reads (c=4), idle (window ${i + 1})`, Math.round(r.rps), r.p50, r.p99, r.errors, r.cpuUs, r.steal]));
-  duringRuns.forEach((r, i) => rows.push([`reads (c=4) during 250 logins at c=10 (window ${i + 1})`, Math.round(r.rps), r.p50, r.p99, r.errors, r.cpuUs, r.steal]));
-  rows.push([`the storm itself: ${stormResult.ok} logins ok, ${stormResult.failed} failed, in ${(stormResult.ms / 1000).toFixed(1)} s (logins/s)`, Math.round((stormResult.ok * 1000) / stormResult.ms), "", "", stormResult.failed, "", ""]);
+  for (const [i, r] of idleRuns.entries()) {
+    rows.push([`reads (c=4), idle (window ${i + 1})`, Math.round(r.rps), r.p50, r.p99, r.errors, r.cpuUs, r.steal]);
+  }
+  for (const [i, r] of duringRuns.entries()) {
+    rows.push([`reads (c=4) during 250 logins at c=10 (window ${i + 1})`, Math.round(r.rps), r.p50, r.p99, r.errors, r.cpuUs, r.steal]);
+  }
+  rows.push([
+    `the storm itself: ${stormResult.ok} logins ok, ${stormResult.failed} failed, in ${(stormResult.ms / 1000).toFixed(1)} s (logins/s)`,
+    Math.round((stormResult.ok * 1000) / stormResult.ms),
+    "",
+    "",
+    stormResult.failed,
+    "",
+    "",
+  ]);
   const idleP99 = median(idleRuns.map((r) => r.p99));
   const duringP99 = duringRuns.length ? median(duringRuns.map((r) => r.p99)) : NaN;
-  log(`reads p99 idle ${idleRuns.map((r) => r.p99).join(" / ")} ms, during the storm ${duringRuns.map((r) => r.p99).join(" / ")} ms; storm ${stormResult.ok} ok in ${stormResult.ms} ms`);
+  log(
+    `reads p99 idle ${idleRuns.map((r) => r.p99).join(" / ")} ms, during the storm ${duringRuns.map((r) => r.p99).join(" / ")} ms; storm ${stormResult.ok} ok in ${stormResult.ms} ms`,
+  );
   checks.push([
     "read p99 during the login storm < 2x idle (medians of the windows)",
-    duringRuns.length ? `${duringP99.toFixed(2)} vs ${idleP99.toFixed(2)} ms (${(duringP99 / idleP99).toFixed(2)}x)` : "the storm ended before a read window did",
+    duringRuns.length
+      ? `${duringP99.toFixed(2)} vs ${idleP99.toFixed(2)} ms (${(duringP99 / idleP99).toFixed(2)}x)`
+      : "the storm ended before a read window did",
     duringP99 < 2 * idleP99 && stormResult.failed === 0 ? "met" : "MISSED",
   ]);
 
@@ -86,7 +116,11 @@ try {
     chains.map(async (c) => {
       let token = c.refresh_token;
       while (performance.now() < until) {
-        const r = await fetch(`${server.url}/user/refreshToken`, { method: "POST", headers: { ...headers, "content-type": "application/x-www-form-urlencoded" }, body: `refresh_token=${token}&grant_type=refresh_token&token_type=mac` });
+        const r = await fetch(`${server.url}/user/refreshToken`, {
+          method: "POST",
+          headers: { ...headers, "content-type": "application/x-www-form-urlencoded" },
+          body: `refresh_token=${token}&grant_type=refresh_token&token_type=mac`,
+        });
         if (!r.ok) {
           refreshErrors++;
           break;
@@ -114,8 +148,14 @@ try {
   const prepared = 300_000;
   const path = (i: number) => `/bench/${ids[i % ids.length]}`;
   const signedGet = (i: number, ts: string, nonce: string) => {
-    const mac = macSignature(creds.mac_key, normalizedString({ ts, nonce, method: "GET", uri: path(i), host: url.hostname, port: Number(url.port) }));
-    return { path: path(i), headers: { ...base, authorization: `MAC id="${creds.access_token}",ts="${ts}",nonce="${nonce}",mac="${mac}"` } };
+    const mac = macSignature(
+      creds.mac_key,
+      normalizedString({ ts, nonce, method: "GET", uri: path(i), host: url.hostname, port: Number(url.port) }),
+    );
+    return {
+      path: path(i),
+      headers: { ...base, authorization: `MAC id="${creds.access_token}",ts="${ts}",nonce="${nonce}",mac="${mac}"` },
+    };
   };
   // Warm both paths (JIT, the session cache) before anything is recorded.
   const warmTs = String(Math.floor(Date.now() / 1000));
@@ -132,23 +172,54 @@ try {
     const signedReqs = Array.from({ length: prepared }, (_, i) => signedGet(i, ts, `r${round}n${i}`));
     const plainRun = () => measured(async () => runPreparedGets({ base: server.url, connections: 50, seconds, requests: plainReqs }));
     const signedRun = () => measured(async () => runPreparedGets({ base: server.url, connections: 50, seconds, requests: signedReqs }));
-    const [plain, signed] = round % 2 === 0 ? [await plainRun(), await signedRun()] : await signedRun().then(async (sg) => [await plainRun(), sg] as const);
+    const [plain, signed] =
+      round % 2 === 0 ? [await plainRun(), await signedRun()] : await signedRun().then(async (sg) => [await plainRun(), sg] as const);
     signedErrors += signed.errors;
     totals.plain += plain.rps;
     totals.signed += signed.rps;
     ratios.push(signed.rps / plain.rps);
     if (plain.stolen < 5 && signed.stolen < 5) quietRatios.push(signed.rps / plain.rps);
     cpuRatios.push(plain.cpuUs / signed.cpuUs);
-    log(`round ${round}: unsigned ${plain.rps.toFixed(0)}/s (${plain.cpuUs.toFixed(1)} us CPU, steal ${plain.steal}), signed ${signed.rps.toFixed(0)}/s (${signed.cpuUs.toFixed(1)} us CPU, steal ${signed.steal}, errors ${signed.errors}): ${(100 * ratios.at(-1)!).toFixed(0)}%`);
-    rows.push([`GET by key, unsigned, c=50 (round ${round + 1})`, Math.round(plain.rps), plain.p50, plain.p99, plain.errors, plain.cpuUs, plain.steal]);
-    rows.push([`GET by key, MAC-signed, c=50 (round ${round + 1})`, Math.round(signed.rps), signed.p50, signed.p99, signed.errors, signed.cpuUs, signed.steal]);
+    log(
+      `round ${round}: unsigned ${plain.rps.toFixed(0)}/s (${plain.cpuUs.toFixed(1)} us CPU, steal ${plain.steal}), signed ${signed.rps.toFixed(0)}/s (${signed.cpuUs.toFixed(1)} us CPU, steal ${signed.steal}, errors ${signed.errors}): ${(100 * ratios.at(-1)!).toFixed(0)}%`,
+    );
+    rows.push([
+      `GET by key, unsigned, c=50 (round ${round + 1})`,
+      Math.round(plain.rps),
+      plain.p50,
+      plain.p99,
+      plain.errors,
+      plain.cpuUs,
+      plain.steal,
+    ]);
+    rows.push([
+      `GET by key, MAC-signed, c=50 (round ${round + 1})`,
+      Math.round(signed.rps),
+      signed.p50,
+      signed.p99,
+      signed.errors,
+      signed.cpuUs,
+      signed.steal,
+    ]);
   }
   const ratio = median(ratios);
   const pct = (xs: number[]) => xs.map((r) => (r * 100).toFixed(0)).join(" / ");
-  checks.push(["MAC-signed GET by key >= 80% of unsigned throughput (median of paired rounds)", `${(ratio * 100).toFixed(0)}% (${pct(ratios)})`, ratio >= 0.8 && signedErrors === 0 ? "met" : "MISSED"]);
-  checks.push(["(same, only rounds with under 5% of the CPU stolen in both runs)", quietRatios.length ? `${(median(quietRatios) * 100).toFixed(0)}% (${pct(quietRatios)})` : "no such round", ""]);
+  checks.push([
+    "MAC-signed GET by key >= 80% of unsigned throughput (median of paired rounds)",
+    `${(ratio * 100).toFixed(0)}% (${pct(ratios)})`,
+    ratio >= 0.8 && signedErrors === 0 ? "met" : "MISSED",
+  ]);
+  checks.push([
+    "(same, only rounds with under 5% of the CPU stolen in both runs)",
+    quietRatios.length ? `${(median(quietRatios) * 100).toFixed(0)}% (${pct(quietRatios)})` : "no such round",
+    "",
+  ]);
   checks.push(["(same, mean signed / mean unsigned over all rounds)", `${((100 * totals.signed) / totals.plain).toFixed(0)}%`, ""]);
-  checks.push(["(same, from the server's CPU time per request: unsigned / signed)", `${(median(cpuRatios) * 100).toFixed(0)}% (${pct(cpuRatios)})`, ""]);
+  checks.push([
+    "(same, from the server's CPU time per request: unsigned / signed)",
+    `${(median(cpuRatios) * 100).toFixed(0)}% (${pct(cpuRatios)})`,
+    "",
+  ]);
 
   const md = [
     "### Auth (scripts/bench/auth.ts)",

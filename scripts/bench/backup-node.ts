@@ -27,12 +27,19 @@ export function nodeEnv(dataDir: string, extra: Record<string, string> = {}): Re
 
 /** POST a JSON body to the development data API. */
 export function apiPost(url: string, path: string, body: unknown): Promise<Response> {
-  return fetch(`${url}${path}`, { method: "POST", headers: { accept: "application/vnd.service+json; version=0", "x-service-api-key": KEY, "content-type": "application/json" }, body: JSON.stringify(body) });
+  return fetch(`${url}${path}`, {
+    method: "POST",
+    headers: { accept: "application/vnd.service+json; version=0", "x-service-api-key": KEY, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 }
 
 /** Creates `big` (from its first object) and `tick` by inference. */
 export async function createSchemas(url: string, bigSeed: Record<string, unknown>): Promise<void> {
-  for (const [schema, body] of [["big", bigSeed], ["tick", { seq: 0, due: 0 }]] as const) {
+  for (const [schema, body] of [
+    ["big", bigSeed],
+    ["tick", { seq: 0, due: 0 }],
+  ] as const) {
     const r = await apiPost(url, `/${schema}`, body);
     if (r.status !== 201) throw new Error(`creating ${schema}: ${r.status} ${await r.text()}`);
   }
@@ -40,7 +47,11 @@ export async function createSchemas(url: string, bigSeed: Record<string, unknown
 
 /** Admin API headers for the node's admin. */
 export async function adminHeaders(url: string): Promise<Record<string, string>> {
-  const r = await fetch(`${url}/_admin/api/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(ADMIN) });
+  const r = await fetch(`${url}/_admin/api/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(ADMIN),
+  });
   const { token } = (await r.json()) as { token: string };
   return { authorization: `Bearer ${token}`, "content-type": "application/json" };
 }

@@ -64,7 +64,12 @@ try {
   let file = "";
   rows.push(
     await during("POST /_admin/api/backups", async () => {
-      const r = await fetch(`${server!.url}/_admin/api/backups`, { method: "POST", headers: auth, body: "{}", signal: AbortSignal.timeout(PHASE_MAX_MS) });
+      const r = await fetch(`${server!.url}/_admin/api/backups`, {
+        method: "POST",
+        headers: auth,
+        body: "{}",
+        signal: AbortSignal.timeout(PHASE_MAX_MS),
+      });
       const b = (await r.json()) as { size: number; durationMs: number; file: string; error?: string };
       if (r.status !== 201) throw new Error(`backup failed: ${b.error}`);
       file = join(dir, "node", b.file);
@@ -76,7 +81,11 @@ try {
       const out = join(dir, "cli.tar");
       const r = await runCli(["backup", "--dir", join(dir, "cli"), "--out", out], { ...store, BURROW_LOG_LEVEL: "warn" });
       if (r.code !== 0) throw new Error(`burrow backup failed: ${r.stderr}`);
-      return r.stderr.trim().split("\n").at(-1)!.replace(/^backup: /, "");
+      return r.stderr
+        .trim()
+        .split("\n")
+        .at(-1)!
+        .replace(/^backup: /, "");
     }),
   );
   // Deleted only now: removing a file this size blocks this process's event loop (the write loop) for a while.
@@ -86,7 +95,11 @@ try {
 
   const restores: (string | number)[][] = [];
   for (const [name, args, extra] of [
-    ["`burrow restore --store` onto new namespaces", ["restore", file, "--dir", join(dir, "restored-node")], { ...store, BURROW_STORE_NAMESPACE: "restored" }],
+    [
+      "`burrow restore --store` onto new namespaces",
+      ["restore", file, "--dir", join(dir, "restored-node")],
+      { ...store, BURROW_STORE_NAMESPACE: "restored" },
+    ],
     ["`burrow restore` into a data directory", ["restore", file, "--dir", join(dir, "restored-dir")], {}],
   ] as const) {
     const t = performance.now();

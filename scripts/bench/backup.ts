@@ -59,7 +59,9 @@ async function build(): Promise<void> {
   const fd = openSync(join(data, "development.db"), "r+");
   fsyncSync(fd);
   closeSync(fd);
-  log(`built development.db: ${(statSync(join(data, "development.db")).size / 1024 ** 3).toFixed(2)} GiB in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+  log(
+    `built development.db: ${(statSync(join(data, "development.db")).size / 1024 ** 3).toFixed(2)} GiB in ${((performance.now() - t0) / 1000).toFixed(0)} s`,
+  );
 }
 
 /**
@@ -83,40 +85,67 @@ try {
   const dbSize = statSync(join(data, "development.db")).size;
   const rows: (string | number)[][] = [];
 
-  rows.push(await during(server, "no backup (baseline)", async () => {
-    await Bun.sleep(BASELINE_S * 1000);
-    return "";
-  }));
+  rows.push(
+    await during(server, "no backup (baseline)", async () => {
+      await Bun.sleep(BASELINE_S * 1000);
+      return "";
+    }),
+  );
   let apiBackup = { size: 0, durationMs: 0 };
-  for (let run = 1; run <= RUNS; run++) rows.push(await during(server, `POST /_admin/api/backups (${run} of ${RUNS})`, async () => {
-    const r = await fetch(`${server!.url}/_admin/api/backups`, { method: "POST", headers: auth, body: "{}", signal: AbortSignal.timeout(PHASE_MAX_MS) });
-    const b = await r.json() as { size: number; durationMs: number; error?: string };
-    if (r.status !== 201) throw new Error(`backup failed: ${b.error}`);
-    apiBackup = b;
-    return `backup ${(b.size / 1024 ** 3).toFixed(2)} GiB in ${(b.durationMs / 1000).toFixed(1)} s`;
-  }));
-  rows.push(await during(server, "`burrow version` (another process; control)", async () => {
-    const r = await runCli(["version"]);
-    if (r.code !== 0) throw new Error(`burrow version failed: ${r.stderr}`);
-    return "starting a second Bun process, no backup";
-  }));
-  rows.push(await during(server, "`burrow backup --out` (another process)", async () => {
-    const out = join(dir, "cli.tar");
-    const r = await runCli(["backup", "--dir", data, "--out", out], { BURROW_LOG_LEVEL: "warn" });
-    if (r.code !== 0) throw new Error(`burrow backup failed: ${r.stderr}`);
-    afterRow.push(out);
-    return r.stderr.trim().split("\n").at(-1)!.replace(/^backup: /, "");
-  }));
-  rows.push(await during(server, "VACUUM INTO (another process; not used)", async () => {
-    const out = join(dir, "vacuum.db");
-    const t0 = performance.now();
-    const p = Bun.spawn([process.execPath, "-e", `const { Database } = require("bun:sqlite"); const db = new Database(${JSON.stringify(join(data, "development.db"))}); db.run("PRAGMA busy_timeout=5000"); db.run("VACUUM INTO '${out}'");`], { stdout: "ignore", stderr: "inherit" });
-    const code = await p.exited;
-    if (code !== 0) throw new Error("VACUUM INTO failed");
-    const size = existsSync(out) ? statSync(out).size : 0;
-    afterRow.push(out);
-    return `copy ${(size / 1024 ** 3).toFixed(2)} GiB in ${((performance.now() - t0) / 1000).toFixed(1)} s (development.db only)`;
-  }));
+  for (let run = 1; run <= RUNS; run++)
+    rows.push(
+      await during(server, `POST /_admin/api/backups (${run} of ${RUNS})`, async () => {
+        const r = await fetch(`${server!.url}/_admin/api/backups`, {
+          method: "POST",
+          headers: auth,
+          body: "{}",
+          signal: AbortSignal.timeout(PHASE_MAX_MS),
+        });
+        const b = (await r.json()) as { size: number; durationMs: number; error?: string };
+        if (r.status !== 201) throw new Error(`backup failed: ${b.error}`);
+        apiBackup = b;
+        return `backup ${(b.size / 1024 ** 3).toFixed(2)} GiB in ${(b.durationMs / 1000).toFixed(1)} s`;
+      }),
+    );
+  rows.push(
+    await during(server, "`burrow version` (another process; control)", async () => {
+      const r = await runCli(["version"]);
+      if (r.code !== 0) throw new Error(`burrow version failed: ${r.stderr}`);
+      return "starting a second Bun process, no backup";
+    }),
+  );
+  rows.push(
+    await during(server, "`burrow backup --out` (another process)", async () => {
+      const out = join(dir, "cli.tar");
+      const r = await runCli(["backup", "--dir", data, "--out", out], { BURROW_LOG_LEVEL: "warn" });
+      if (r.code !== 0) throw new Error(`burrow backup failed: ${r.stderr}`);
+      afterRow.push(out);
+      return r.stderr
+        .trim()
+        .split("\n")
+        .at(-1)!
+        .replace(/^backup: /, "");
+    }),
+  );
+  rows.push(
+    await during(server, "VACUUM INTO (another process; not used)", async () => {
+      const out = join(dir, "vacuum.db");
+      const t0 = performance.now();
+      const p = Bun.spawn(
+        [
+          process.execPath,
+          "-e",
+          `const { Database } = require("bun:sqlite"); const db = new Database(${JSON.stringify(join(data, "development.db"))}); db.run("PRAGMA busy_timeout=5000"); db.run("VACUUM INTO '${out}'");`,
+        ],
+        { stdout: "ignore", stderr: "inherit" },
+      );
+      const code = await p.exited;
+      if (code !== 0) throw new Error("VACUUM INTO failed");
+      const size = existsSync(out) ? statSync(out).size : 0;
+      afterRow.push(out);
+      return `copy ${(size / 1024 ** 3).toFixed(2)} GiB in ${((performance.now() - t0) / 1000).toFixed(1)} s (development.db only)`;
+    }),
+  );
 
   let pressure = "";
   try {

@@ -82,18 +82,29 @@ async function round(exe: string): Promise<{ us: number; rps: number }> {
     "",
     `${machine()}; wrk -t1 -c${connections} GET by key, a fresh server per round${pin ? " (pinned to one core, wrk to the other)" : ""}, warmed 2 s then measured ${seconds} s, ${rounds} interleaved rounds, ${objects} objects; CPU is the server's user + system time over the requests it answered.`,
     "",
-    table(["binary", "CPU per request (median)", "req/s (median)", "vs the first: CPU", "vs the first: req/s", "all rounds, µs"], positionals.map((exe, i) => [
-      labels[i]!,
-      `${cpu[i]!.toFixed(2)} µs`,
-      Math.round(rps[i]!),
-      `${((cpu[i]! / cpu[0]!) * 100).toFixed(1)}%`,
-      `${((rps[i]! / rps[0]!) * 100).toFixed(1)}%`,
-      perRequest[i]!.map((v) => v.toFixed(1)).join(" / "),
-    ])),
-    ...(target === undefined ? [] : [
-      "",
-      `Target: each binary within ${target}% of the first's CPU per request: ${positionals.slice(1).map((_, j) => `${labels[j + 1]} ${(((cpu[j + 1]! / cpu[0]!) - 1) * 100).toFixed(1)}% ${cpu[j + 1]! / cpu[0]! <= 1 + target / 100 ? "met" : "MISSED"}`).join(", ")}.`,
-    ]),
+    table(
+      ["binary", "CPU per request (median)", "req/s (median)", "vs the first: CPU", "vs the first: req/s", "all rounds, µs"],
+      positionals.map((_exe, i) => [
+        labels[i]!,
+        `${cpu[i]!.toFixed(2)} µs`,
+        Math.round(rps[i]!),
+        `${((cpu[i]! / cpu[0]!) * 100).toFixed(1)}%`,
+        `${((rps[i]! / rps[0]!) * 100).toFixed(1)}%`,
+        perRequest[i]!.map((v) => v.toFixed(1)).join(" / "),
+      ]),
+    ),
+    ...(target === undefined
+      ? []
+      : [
+          "",
+          `Target: each binary within ${target}% of the first's CPU per request: ${positionals
+            .slice(1)
+            .map(
+              (_, j) =>
+                `${labels[j + 1]} ${((cpu[j + 1]! / cpu[0]! - 1) * 100).toFixed(1)}% ${cpu[j + 1]! / cpu[0]! <= 1 + target / 100 ? "met" : "MISSED"}`,
+            )
+            .join(", ")}.`,
+        ]),
   ].join("\n");
   console.log(md);
   if (values.write) writeSection(values.section!, md);

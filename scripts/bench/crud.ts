@@ -30,12 +30,17 @@ const server = await startBenchServer(exe);
 const headers = server.headers;
 
 try {
-  await server.putSchema("bench", { fields: { title: { type: "string" }, n: { type: "integer" }, done: { type: "boolean" }, tags: { type: "array", items: "string" } } });
+  await server.putSchema("bench", {
+    fields: { title: { type: "string" }, n: { type: "integer" }, done: { type: "boolean" }, tags: { type: "array", items: "string" } },
+  });
   const ids = await server.seed("bench", objects, (i) => ({ title: `object ${i}`, n: i, done: i % 2 === 0, tags: ["a", "b"] }));
   const getPaths = ids.map((id) => `/bench/${id}`);
   const body = JSON.stringify({ title: "created by the benchmark", n: 7, done: false, tags: ["x"] });
 
-  const floor = Bun.spawn([process.execPath, join(import.meta.dir, "floor-server.ts"), join(server.dir, "data/development.db"), "o_bench", "bench_id"], { stdout: "pipe" });
+  const floor = Bun.spawn(
+    [process.execPath, join(import.meta.dir, "floor-server.ts"), join(server.dir, "data/development.db"), "o_bench", "bench_id"],
+    { stdout: "pipe" },
+  );
   const floorUrl = /serving (\S+)/.exec(await readFirstLine(floor.stdout))![1]!;
 
   // Every case runs `rounds` times, interleaved (floor, Burrow, floor, ...), and the median run is reported:
@@ -76,17 +81,32 @@ try {
   const ratio50 = paired50.median;
   const ratio1 = paired1.median;
   const checks = [
-    [`GET by key at c=50 vs floor >= 70% (median of paired runs)`, `${(ratio50 * 100).toFixed(0)}% (${paired50.all.map((r) => (r * 100).toFixed(0)).join(" / ")})`, ratio50 >= 0.7 ? "met" : "MISSED"],
-    [`GET by key at c=1 vs floor (median of paired runs)`, `${(ratio1 * 100).toFixed(0)}% (${paired1.all.map((r) => (r * 100).toFixed(0)).join(" / ")})`, "-"],
+    [
+      `GET by key at c=50 vs floor >= 70% (median of paired runs)`,
+      `${(ratio50 * 100).toFixed(0)}% (${paired50.all.map((r) => (r * 100).toFixed(0)).join(" / ")})`,
+      ratio50 >= 0.7 ? "met" : "MISSED",
+    ],
+    [
+      `GET by key at c=1 vs floor (median of paired runs)`,
+      `${(ratio1 * 100).toFixed(0)}% (${paired1.all.map((r) => (r * 100).toFixed(0)).join(" / ")})`,
+      "-",
+    ],
     [`creates/s at c=50 >= 3,000`, find("Burrow create", 50).rps.toFixed(0), find("Burrow create", 50).rps >= 3000 ? "met" : "MISSED"],
-    ...["Burrow GET", "Burrow create", "Burrow update"].map((n) => [`${n} p99 at c=50 < 20 ms`, `${find(n, 50).p99.toFixed(2)} ms`, find(n, 50).p99 < 20 ? "met" : "MISSED"]),
+    ...["Burrow GET", "Burrow create", "Burrow update"].map((n) => [
+      `${n} p99 at c=50 < 20 ms`,
+      `${find(n, 50).p99.toFixed(2)} ms`,
+      find(n, 50).p99 < 20 ? "met" : "MISSED",
+    ]),
   ];
   const md = [
     `### CRUD (scripts/bench/crud.ts)`,
     ``,
     `${machine()}; load: ${results[0]!.r.tool}, 1 thread, ${seconds} s per run, median of ${rounds} interleaved runs, ${objects} objects, built binary, loopback.`,
     ``,
-    table(["case", "connections", "req/s (median)", "p50 ms", "p99 ms", "errors", "all runs req/s"], results.map(({ name, c, r, all }) => [name, c, Math.round(r.rps), r.p50, r.p99, r.errors, all.join(" / ")])),
+    table(
+      ["case", "connections", "req/s (median)", "p50 ms", "p99 ms", "errors", "all runs req/s"],
+      results.map(({ name, c, r, all }) => [name, c, Math.round(r.rps), r.p50, r.p99, r.errors, all.join(" / ")]),
+    ),
     ``,
     table(["target", "measured", ""], checks),
   ].join("\n");

@@ -78,7 +78,14 @@ for (let proc = 0; proc < processes; proc++) {
       const runs: number[] = [];
       (warmRuns[c.name] ??= []).push(runs);
       for (let i = 0; i < 8; i++) {
-        runs.push((await runLoad({ base: server.url, method: "GET", paths: c.paths, headers: { ...headers, ...c.extra }, connections: C, seconds: 3 }, "wrk")).rps);
+        runs.push(
+          (
+            await runLoad(
+              { base: server.url, method: "GET", paths: c.paths, headers: { ...headers, ...c.extra }, connections: C, seconds: 3 },
+              "wrk",
+            )
+          ).rps,
+        );
         if (runs.length >= 2 && Math.abs(runs.at(-1)! / runs.at(-2)! - 1) <= 0.03) break;
       }
       console.error(`process ${proc + 1} warm-up ${c.name}: ${runs.map((r) => Math.round(r)).join(" / ")} req/s`);
@@ -86,29 +93,40 @@ for (let proc = 0; proc < processes; proc++) {
     for (let round = 0; round < rounds; round++)
       for (const c of cases) {
         const cpu0 = processCpuSeconds(server.pid);
-        const r = await runLoad({ base: server.url, method: "GET", paths: c.paths, headers: { ...headers, ...c.extra }, connections: C, seconds }, "wrk");
+        const r = await runLoad(
+          { base: server.url, method: "GET", paths: c.paths, headers: { ...headers, ...c.extra }, connections: C, seconds },
+          "wrk",
+        );
         const cpu1 = processCpuSeconds(server.pid);
         const requests = r.rps * seconds;
         const cpuUs = cpu0 !== null && cpu1 !== null && requests > 0 ? ((cpu1 - cpu0) / requests) * 1e6 : NaN;
         if (!samples.has(c.name)) samples.set(c.name, []);
         samples.get(c.name)!.push({ r, cpuUs });
-        console.error(`${c.name}: ${r.rps.toFixed(0)} req/s p50 ${r.p50.toFixed(2)} ms p99 ${r.p99.toFixed(2)} ms errors ${r.errors} cpu ${cpuUs.toFixed(0)} us/call`);
+        console.error(
+          `${c.name}: ${r.rps.toFixed(0)} req/s p50 ${r.p50.toFixed(2)} ms p99 ${r.p99.toFixed(2)} ms errors ${r.errors} cpu ${cpuUs.toFixed(0)} us/call`,
+        );
       }
     // A runaway method, in the last process: GET by key p99 idle, then while `spin` calls burn their 25 s (two at a
     // time, re-issued).
     if (proc === processes - 1) {
-      const latency = async () => runLoad({ base: server.url, method: "GET", paths: ids.map((id) => `/bench/${id}`), headers, connections: 10, seconds }, "wrk");
+      const latency = async () =>
+        runLoad({ base: server.url, method: "GET", paths: ids.map((id) => `/bench/${id}`), headers, connections: 10, seconds }, "wrk");
       const idle = await latency();
       let spinning = true;
       const spinners = [0, 1].map(async () => {
-        while (spinning) await fetch(`${server.url}/spin`, { headers }).then((r) => r.text()).catch(() => {});
+        while (spinning)
+          await fetch(`${server.url}/spin`, { headers })
+            .then((r) => r.text())
+            .catch(() => {});
       });
       await Bun.sleep(500);
       const busy = await latency();
       spinning = false;
       console.error(`runaway: GET p99 idle ${idle.p99} ms, during ${busy.p99} ms (waiting for the spin calls to end)`);
       await Promise.all(spinners);
-      const demotions = readFileSync(join(server.dir, "server.log"), "utf8").split("\n").filter((l) => l.includes("idle priority")).length;
+      const demotions = readFileSync(join(server.dir, "server.log"), "utf8")
+        .split("\n")
+        .filter((l) => l.includes("idle priority")).length;
       runaway = { idle, busy, demotions };
     }
   } finally {
@@ -118,7 +136,15 @@ for (let proc = 0; proc < processes; proc++) {
 
 const rows = cases.map((c) => {
   const s = samples.get(c.name)!;
-  return { name: c.name, rps: median(s.map((x) => x.r.rps)), p50: median(s.map((x) => x.r.p50)), p99: median(s.map((x) => x.r.p99)), cpu: median(s.map((x) => x.cpuUs)), errors: s.reduce((n, x) => n + x.r.errors, 0), all: s.map((x) => Math.round(x.r.rps)) };
+  return {
+    name: c.name,
+    rps: median(s.map((x) => x.r.rps)),
+    p50: median(s.map((x) => x.r.p50)),
+    p99: median(s.map((x) => x.r.p99)),
+    cpu: median(s.map((x) => x.cpuUs)),
+    errors: s.reduce((n, x) => n + x.r.errors, 0),
+    all: s.map((x) => Math.round(x.r.rps)),
+  };
 });
 const row = (n: string) => rows.find((r) => r.name === n)!;
 // Paired ratios: each method run against the native run of the same round.
@@ -131,18 +157,33 @@ const cpuGap = row("method: constant").cpu - row("native GET by key").cpu;
 const poolStart = median(starts.map((s) => s.upload + s.firstCall));
 const verdict = (ok: boolean) => (ok ? "met" : "MISSED");
 const checks = [
-  ["constant method >= 60% of native GET by key req/s (c=50, median of paired runs)", `${(constRatio * 100).toFixed(1)}%`, verdict(constRatio >= 0.6)],
+  [
+    "constant method >= 60% of native GET by key req/s (c=50, median of paired runs)",
+    `${(constRatio * 100).toFixed(1)}%`,
+    verdict(constRatio >= 0.6),
+  ],
   ["one-read method >= 40% of native GET by key req/s", `${(readRatio * 100).toFixed(1)}%`, verdict(readRatio >= 0.4)],
   ["server CPU per warm call within 50 us of a native route (constant vs GET by key)", `${cpuGap.toFixed(0)} us`, verdict(cpuGap <= 50)],
-  [`pool start <= 50 ms (upload answered + first call, median of ${starts.length})`, `${poolStart.toFixed(0)} ms`, verdict(poolStart <= 50)],
-  ["GET by key p99 during a runaway method < 1.5x idle (c=10)", `${idle.p99.toFixed(2)} -> ${busy.p99.toFixed(2)} ms (${(busy.p99 / idle.p99).toFixed(2)}x)`, verdict(busy.p99 < 1.5 * idle.p99)],
+  [
+    `pool start <= 50 ms (upload answered + first call, median of ${starts.length})`,
+    `${poolStart.toFixed(0)} ms`,
+    verdict(poolStart <= 50),
+  ],
+  [
+    "GET by key p99 during a runaway method < 1.5x idle (c=10)",
+    `${idle.p99.toFixed(2)} -> ${busy.p99.toFixed(2)} ms (${(busy.p99 / idle.p99).toFixed(2)}x)`,
+    verdict(busy.p99 < 1.5 * idle.p99),
+  ],
 ];
 const md = [
   `### Custom code (scripts/bench/customcode.ts)`,
   ``,
   `${machine()}; wrk, ${C} connections, ${seconds} s per run, ${rounds} interleaved rounds in each of ${processes} fresh server processes (medians over all ${rounds * processes}), ${OBJECTS} objects, built binary, loopback. CPU per call is the server process's user + system time (main and code threads) over the requests served.`,
   ``,
-  table(["case", "req/s (median)", "p50 ms", "p99 ms", "server CPU us/call", "errors", "all runs req/s"], rows.map((r) => [r.name, Math.round(r.rps), r.p50, r.p99, r.cpu.toFixed(0), r.errors, r.all.join(" / ")])),
+  table(
+    ["case", "req/s (median)", "p50 ms", "p99 ms", "server CPU us/call", "errors", "all runs req/s"],
+    rows.map((r) => [r.name, Math.round(r.rps), r.p50, r.p99, r.cpu.toFixed(0), r.errors, r.all.join(" / ")]),
+  ),
   ``,
   `Code threads moved to idle priority during the run (a call ran 100 ms without yielding): ${demotions} (the runaway part causes 2 or more).`,
   ``,

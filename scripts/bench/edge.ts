@@ -43,13 +43,24 @@ try {
   const setup = async (exe: string) => {
     const s = await startBenchServer(exe);
     servers.push(s);
-    await s.putSchema("bench", { fields: { title: { type: "string" }, n: { type: "integer" }, done: { type: "boolean" }, tags: { type: "array", items: "string" } } });
-    const ids = await s.seed("bench", objects, (i) => ({ bench_id: `k${i}`, title: `object ${i}`, n: i, done: i % 2 === 0, tags: ["a", "b"] }));
+    await s.putSchema("bench", {
+      fields: { title: { type: "string" }, n: { type: "integer" }, done: { type: "boolean" }, tags: { type: "array", items: "string" } },
+    });
+    const ids = await s.seed("bench", objects, (i) => ({
+      bench_id: `k${i}`,
+      title: `object ${i}`,
+      n: i,
+      done: i % 2 === 0,
+      tags: ["a", "b"],
+    }));
     return { s, paths: ids.map((id) => `/bench/${id}`) };
   };
   const ours = await setup(current);
   const base = await setup(baseline.exe);
-  floor = Bun.spawn([process.execPath, join(import.meta.dir, "floor-server.ts"), join(ours.s.dir, "data/development.db"), "o_bench", "bench_id"], { stdout: "pipe" });
+  floor = Bun.spawn(
+    [process.execPath, join(import.meta.dir, "floor-server.ts"), join(ours.s.dir, "data/development.db"), "o_bench", "bench_id"],
+    { stdout: "pipe" },
+  );
   const floorUrl = /serving (\S+)/.exec(await readFirstLine(floor.stdout as ReadableStream<Uint8Array>))![1]!;
   const body = JSON.stringify({ title: "created by the benchmark", n: 7, done: false, tags: ["x"] });
 
@@ -61,12 +72,25 @@ try {
   };
   // One discarded warm-up run per server: the first seconds after start carry JIT tiering and heap growth,
   // and would land in round one's p99 of whichever build happened to go first.
-  for (const [url, paths] of [[floorUrl, ours.paths], [ours.s.url, ours.paths], [base.s.url, base.paths]] as const) {
+  for (const [url, paths] of [
+    [floorUrl, ours.paths],
+    [ours.s.url, ours.paths],
+    [base.s.url, base.paths],
+  ] as const) {
     await runLoad({ base: url, method: "GET", paths, headers: ours.s.headers, connections: c, seconds: Math.min(3, seconds) }, tool);
   }
   for (let i = 0; i < rounds; i++) {
     // Alternate which build goes first so drift within a round favours neither.
-    const order = i % 2 === 0 ? [["this change", ours], ["baseline", base]] as const : [["baseline", base], ["this change", ours]] as const;
+    const order =
+      i % 2 === 0
+        ? ([
+            ["this change", ours],
+            ["baseline", base],
+          ] as const)
+        : ([
+            ["baseline", base],
+            ["this change", ours],
+          ] as const);
     await run("floor GET", floorUrl, "GET", ours.paths);
     for (const [name, x] of order) await run(`${name} GET`, x.s.url, "GET", x.paths);
     for (const [name, x] of order) await run(`${name} create`, x.s.url, "POST", ["/bench"], body);
@@ -89,11 +113,25 @@ try {
   const createP99 = paired("this change create", "baseline create", p99);
   const p99Row = (what: string, xs: number[], base: string) => {
     const limit = 1 + spread(base);
-    return [`${what} p99: this change / baseline`, pct(xs), median(xs) <= limit ? `≤ ${(limit * 100).toFixed(0)}% (baseline's own spread): met` : `≤ ${(limit * 100).toFixed(0)}% (baseline's own spread): MISSED`];
+    return [
+      `${what} p99: this change / baseline`,
+      pct(xs),
+      median(xs) <= limit
+        ? `≤ ${(limit * 100).toFixed(0)}% (baseline's own spread): met`
+        : `≤ ${(limit * 100).toFixed(0)}% (baseline's own spread): MISSED`,
+    ];
   };
   const rows = Object.entries(runs).map(([name, rs]) => {
     const m = [...rs].sort((x, y) => x.rps - y.rps)[Math.floor(rs.length / 2)]!;
-    return [name, Math.round(m.rps), m.p50, m.p99, rs.reduce((n, r) => n + r.errors, 0), rs.map((r) => Math.round(r.rps)).join(" / "), rs.map((r) => r.p99.toFixed(1)).join(" / ")];
+    return [
+      name,
+      Math.round(m.rps),
+      m.p50,
+      m.p99,
+      rs.reduce((n, r) => n + r.errors, 0),
+      rs.map((r) => Math.round(r.rps)).join(" / "),
+      rs.map((r) => r.p99.toFixed(1)).join(" / "),
+    ];
   });
   const md = [
     `### ${values.title}: this change vs baseline ${label} (scripts/bench/edge.ts)`,
@@ -102,14 +140,17 @@ try {
     ``,
     table(["case", "req/s (median)", "p50 ms", "p99 ms", "errors", "all runs req/s", "all runs p99 ms"], rows),
     ``,
-    table(["ratio (median of per-round ratios)", "measured", "target"], [
-      ["GET by key: this change / baseline", pct(getVsBase), `≥ ${target * 100}%: ${median(getVsBase) >= target ? "met" : "MISSED"}`],
-      ["creates: this change / baseline", pct(createVsBase), `≥ ${target * 100}%: ${median(createVsBase) >= target ? "met" : "MISSED"}`],
-      p99Row("GET by key", getP99, "baseline GET"),
-      p99Row("creates", createP99, "baseline create"),
-      ["GET by key: this change / floor", pct(paired("this change GET", "floor GET")), "-"],
-      ["GET by key: baseline / floor", pct(paired("baseline GET", "floor GET")), "-"],
-    ]),
+    table(
+      ["ratio (median of per-round ratios)", "measured", "target"],
+      [
+        ["GET by key: this change / baseline", pct(getVsBase), `≥ ${target * 100}%: ${median(getVsBase) >= target ? "met" : "MISSED"}`],
+        ["creates: this change / baseline", pct(createVsBase), `≥ ${target * 100}%: ${median(createVsBase) >= target ? "met" : "MISSED"}`],
+        p99Row("GET by key", getP99, "baseline GET"),
+        p99Row("creates", createP99, "baseline create"),
+        ["GET by key: this change / floor", pct(paired("this change GET", "floor GET")), "-"],
+        ["GET by key: baseline / floor", pct(paired("baseline GET", "floor GET")), "-"],
+      ],
+    ),
   ].join("\n");
   console.log(md);
   if (values.write) writeSection(values.section!, md);

@@ -38,7 +38,9 @@ export function buildBaseline(ref: string): { exe: string; cleanup(): void } {
 
 export function table(header: string[], rows: (string | number)[][]): string {
   const fmt = (v: string | number) => (typeof v === "number" ? (Number.isInteger(v) ? String(v) : v.toFixed(2)) : v);
-  return [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...rows.map((r) => `| ${r.map(fmt).join(" | ")} |`)].join("\n");
+  return [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...rows.map((r) => `| ${r.map(fmt).join(" | ")} |`)].join(
+    "\n",
+  );
 }
 
 /** Replace (or append) the section between <!-- bench:name --> markers in docs/benchmarks.md. */

@@ -65,7 +65,7 @@ async function generate(file: string): Promise<number> {
       createddate: t0 + i,
       lastmoddate: t0 + i + 5,
     };
-    chunk += JSON.stringify(o) + "\n";
+    chunk += `${JSON.stringify(o)}\n`;
     if (chunk.length > 1 << 20) {
       sink.write(chunk);
       chunk = "";

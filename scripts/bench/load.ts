@@ -59,7 +59,10 @@ function parseWrk(out: string, stderr: string): LoadResult {
 
 /** Run wrk without blocking this process (a benchmark may sample the server while it runs). */
 async function spawnWrk(script: string, spec: { base: string; connections: number; seconds: number }): Promise<LoadResult> {
-  const proc = Bun.spawn(["wrk", "-t1", `-c${spec.connections}`, `-d${spec.seconds}s`, "--timeout", "5s", "--latency", "-s", script, spec.base], { stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn(
+    ["wrk", "-t1", `-c${spec.connections}`, `-d${spec.seconds}s`, "--timeout", "5s", "--latency", "-s", script, spec.base],
+    { stdout: "pipe", stderr: "pipe" },
+  );
   const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   await proc.exited;
   return parseWrk(out, err);
@@ -67,8 +70,10 @@ async function spawnWrk(script: string, spec: { base: string; connections: numbe
 
 async function runWrk(spec: LoadSpec): Promise<LoadResult> {
   const dir = mkdtempSync(join(tmpdir(), "burrow-wrk-"));
-  writeFileSync(join(dir, "paths.txt"), spec.paths.join("\n") + "\n");
-  const headerLines = Object.entries(spec.headers).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`).join("\n");
+  writeFileSync(join(dir, "paths.txt"), `${spec.paths.join("\n")}\n`);
+  const headerLines = Object.entries(spec.headers)
+    .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
+    .join("\n");
   const script = `
 local paths = {}
 for line in io.lines(${JSON.stringify(join(dir, "paths.txt"))}) do paths[#paths + 1] = line end
@@ -94,12 +99,19 @@ end
  * repeat a nonce). The Lua collector is stopped after loading, so the client never pauses mid-run; throws
  * when the run needed more requests than were prepared.
  */
-export async function runPreparedGets(spec: { base: string; connections: number; seconds: number; requests: { path: string; headers: Record<string, string> }[] }): Promise<LoadResult> {
+export async function runPreparedGets(spec: {
+  base: string;
+  connections: number;
+  seconds: number;
+  requests: { path: string; headers: Record<string, string> }[];
+}): Promise<LoadResult> {
   const dir = mkdtempSync(join(tmpdir(), "burrow-wrk-"));
   const host = new URL(spec.base).host;
   // One request per line, CRLF written as a tab (header values here never hold one).
-  const lines = spec.requests.map((r) => [`GET ${r.path} HTTP/1.1`, `Host: ${host}`, ...Object.entries(r.headers).map(([k, v]) => `${k}: ${v}`), "", ""].join("\t"));
-  writeFileSync(join(dir, "requests.txt"), lines.join("\n") + "\n");
+  const lines = spec.requests.map((r) =>
+    [`GET ${r.path} HTTP/1.1`, `Host: ${host}`, ...Object.entries(r.headers).map(([k, v]) => `${k}: ${v}`), "", ""].join("\t"),
+  );
+  writeFileSync(join(dir, "requests.txt"), `${lines.join("\n")}\n`);
   writeFileSync(
     join(dir, "script.lua"),
     `
@@ -124,12 +136,18 @@ end
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  if (result.requests > spec.requests.length) throw new Error(`wrk sent ${result.requests} requests but only ${spec.requests.length} were prepared; prepare more`);
+  if (result.requests > spec.requests.length)
+    throw new Error(`wrk sent ${result.requests} requests but only ${spec.requests.length} were prepared; prepare more`);
   return result;
 }
 
 async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
-  const proc = Bun.spawn(["node", join(import.meta.dir, "autocannon-driver.mjs")], { cwd: ROOT, stdin: "pipe", stdout: "pipe", stderr: "inherit" });
+  const proc = Bun.spawn(["node", join(import.meta.dir, "autocannon-driver.mjs")], {
+    cwd: ROOT,
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "inherit",
+  });
   proc.stdin.write(JSON.stringify(spec));
   proc.stdin.end();
   const out = await new Response(proc.stdout).text();

@@ -16,7 +16,11 @@ await Promise.all(
       const i = next++;
       const r = await fetch(`${base}/user/accessToken`, {
         method: "POST",
-        headers: { accept: "application/vnd.service+json; version=0", "x-service-api-key": key!, "content-type": "application/x-www-form-urlencoded" },
+        headers: {
+          accept: "application/vnd.service+json; version=0",
+          "x-service-api-key": key!,
+          "content-type": "application/x-www-form-urlencoded",
+        },
         body: `username=u${i % 50}&password=bench-password-1&token_type=mac`,
       });
       await r.arrayBuffer();

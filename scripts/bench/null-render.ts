@@ -37,7 +37,12 @@ const parts: [string, string, string, string][] = [
   ["title", `${c("title")} IS NULL`, c("title"), quoted("title")],
   ["n", `${c("n")} IS NULL`, c("n"), c("n")],
   ["score", `${c("score")} IS NULL`, c("score"), quoted("score")],
-  ["done", `${c("done")} IS NULL`, `json(CASE ${c("done")} WHEN 1 THEN 'true' WHEN 0 THEN 'false' END)`, `CASE ${c("done")} WHEN 1 THEN 'true' WHEN 0 THEN 'false' END`],
+  [
+    "done",
+    `${c("done")} IS NULL`,
+    `json(CASE ${c("done")} WHEN 1 THEN 'true' WHEN 0 THEN 'false' END)`,
+    `CASE ${c("done")} WHEN 1 THEN 'true' WHEN 0 THEN 'false' END`,
+  ],
   ["tags", `${c("tags")} IS NULL`, `json(${c("tags")})`, `json(${c("tags")})`],
   ["loc", geoNull, `CASE WHEN ${geoNull} THEN NULL ELSE ${geo} END`, `CASE WHEN ${geoNull} THEN NULL ELSE ${geo} END`],
   ["createddate", `${c("createddate")} IS NULL`, c("createddate"), c("createddate")],
@@ -49,16 +54,40 @@ const plain = `json_object(${parts.map(([k, , v]) => `'${k}', ${v}`).join(", ")}
 const VARIANTS: [string, string][] = [
   ["json_object (keeps nulls, before)", plain],
   ["json_patch('{}', json_object)", `json_patch('{}', ${plain})`],
-  ["json_remove + CASE paths", `json_remove(${plain}, ${parts.map(([k, test]) => `CASE WHEN ${test} THEN '$.${k}' ELSE '$.""' END`).join(", ")})`],
+  [
+    "json_remove + CASE paths",
+    `json_remove(${plain}, ${parts.map(([k, test]) => `CASE WHEN ${test} THEN '$.${k}' ELSE '$.""' END`).join(", ")})`,
+  ],
   ["concat_ws of member texts", `'{' || concat_ws(',', ${parts.map(([k, , , text]) => `'"${k}":' || ${text}`).join(", ")}) || '}'`],
-  ["concat(), integers unquoted", `concat('{"${PK}":', json_quote(${c(PK)}), ${parts.slice(1).map(([k, test, , text]) => (k === "done" ? `CASE ${c("done")} WHEN 1 THEN ',"done":true' WHEN 0 THEN ',"done":false' END` : `CASE WHEN ${test} THEN NULL ELSE ',"${k}":' END, ${text}`)).join(", ")}, '}')`],
-  ["replace() of each ,\"k\":null", parts.slice(1).reduce((acc, [k, test]) => `replace(${acc}, CASE WHEN ${test} THEN ',"${k}":null' ELSE '' END, '')`, plain)],
-  ["json_patch only when a field is NULL", `CASE WHEN ${parts.slice(1).map(([, test]) => `(${test})`).join(" OR ")} THEN json_patch('{}', ${plain}) ELSE ${plain} END`],
+  [
+    "concat(), integers unquoted",
+    `concat('{"${PK}":', json_quote(${c(PK)}), ${parts
+      .slice(1)
+      .map(([k, test, , text]) =>
+        k === "done"
+          ? `CASE ${c("done")} WHEN 1 THEN ',"done":true' WHEN 0 THEN ',"done":false' END`
+          : `CASE WHEN ${test} THEN NULL ELSE ',"${k}":' END, ${text}`,
+      )
+      .join(", ")}, '}')`,
+  ],
+  [
+    'replace() of each ,"k":null',
+    parts.slice(1).reduce((acc, [k, test]) => `replace(${acc}, CASE WHEN ${test} THEN ',"${k}":null' ELSE '' END, '')`, plain),
+  ],
+  [
+    "json_patch only when a field is NULL",
+    `CASE WHEN ${parts
+      .slice(1)
+      .map(([, test]) => `(${test})`)
+      .join(" OR ")} THEN json_patch('{}', ${plain}) ELSE ${plain} END`,
+  ],
   ["objectJsonSql (src)", objectJsonSql(PK, FIELDS, "t").sql],
 ];
 
 const db = new Database(":memory:");
-db.run(`CREATE TABLE o_bench ("${PK}" TEXT PRIMARY KEY, title TEXT, n INTEGER, score REAL, done INTEGER, tags TEXT, "loc$lat" REAL, "loc$lon" REAL, createddate INTEGER, lastmoddate INTEGER, sm_owner TEXT) STRICT`);
+db.run(
+  `CREATE TABLE o_bench ("${PK}" TEXT PRIMARY KEY, title TEXT, n INTEGER, score REAL, done INTEGER, tags TEXT, "loc$lat" REAL, "loc$lon" REAL, createddate INTEGER, lastmoddate INTEGER, sm_owner TEXT) STRICT`,
+);
 const insert = db.prepare(`INSERT INTO o_bench VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
 const keys: string[] = [];
 db.transaction(() => {
@@ -66,14 +95,30 @@ db.transaction(() => {
     const key = `k${i.toString(16).padStart(8, "0")}`;
     keys.push(key);
     const sparse = i % 2 === 1;
-    insert.run(key, `object ${i} ✓`, sparse ? null : i * 7919, i / 3, sparse ? null : i % 3 === 0 ? 1 : 0, sparse ? null : JSON.stringify(["a", `t${i % 10}`]), 48.1 + i / 1e6, 11.5, 1_700_000_000_000 + i, 1_700_000_000_000 + i, i % 4 === 0 ? `user/u${i}` : null);
+    insert.run(
+      key,
+      `object ${i} ✓`,
+      sparse ? null : i * 7919,
+      i / 3,
+      sparse ? null : i % 3 === 0 ? 1 : 0,
+      sparse ? null : JSON.stringify(["a", `t${i % 10}`]),
+      48.1 + i / 1e6,
+      11.5,
+      1_700_000_000_000 + i,
+      1_700_000_000_000 + i,
+      i % 4 === 0 ? `user/u${i}` : null,
+    );
   }
 })();
 
 // Correctness first: every variant renders the baseline's text with its null members left out, byte for byte
 // (numbers keep json_object's round-trip rendering, e.g. 0.0 and 0.33333333333333331).
 const dropNulls = (j: string) => j.replace(/,"[a-z_$]+":null(?=[,}])/g, "");
-const sample = (sql: string) => db.query(`SELECT ${sql} AS j FROM o_bench AS t WHERE rowid <= 1000 ORDER BY rowid`).values().map((r) => r[0] as string);
+const sample = (sql: string) =>
+  db
+    .query(`SELECT ${sql} AS j FROM o_bench AS t WHERE rowid <= 1000 ORDER BY rowid`)
+    .values()
+    .map((r) => r[0] as string);
 const expected = sample(plain).map(dropNulls);
 for (const [name, sql] of VARIANTS.slice(1)) {
   const got = sample(sql);
@@ -101,7 +146,9 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 const best = (xs: number[]) => Math.min(...xs);
 const base = [best(timesScan[0]!), best(timesGet[0]!)];
-console.log(`${machine()}, SQLite ${(db.query("SELECT sqlite_version() AS v").get() as { v: string }).v}; ${ROWS} rows, best of ${ROUNDS} rounds (checksum ${sink % 997})\n`);
+console.log(
+  `${machine()}, SQLite ${(db.query("SELECT sqlite_version() AS v").get() as { v: string }).v}; ${ROWS} rows, best of ${ROUNDS} rounds (checksum ${sink % 997})\n`,
+);
 console.log(
   table(
     ["rendering", `scan of ${ROWS} rows (ms)`, "vs before", `${ROWS} reads by key (ms)`, "µs per read", "vs before"],

@@ -27,7 +27,14 @@ class Tally {
     else this.otherIdRepeats++;
   }
   json() {
-    return { deliveries: this.deliveries, devices: this.first.size, sameIdRepeats: this.sameIdRepeats, otherIdRepeats: this.otherIdRepeats, firstAt: this.firstAt, lastAt: this.lastAt };
+    return {
+      deliveries: this.deliveries,
+      devices: this.first.size,
+      sameIdRepeats: this.sameIdRepeats,
+      otherIdRepeats: this.otherIdRepeats,
+      firstAt: this.firstAt,
+      lastAt: this.lastAt,
+    };
   }
 }
 
@@ -48,7 +55,15 @@ const control = Bun.serve({
   port: 0,
   fetch(req) {
     const path = new URL(req.url).pathname;
-    if (path === "/stats") return Response.json({ now: performance.now(), ios: tallies.ios.json(), android: tallies.android.json(), web: tallies.web.json(), webRejections: web.rejections.length, fcmRejections: fcm.rejections.length });
+    if (path === "/stats")
+      return Response.json({
+        now: performance.now(),
+        ios: tallies.ios.json(),
+        android: tallies.android.json(),
+        web: tallies.web.json(),
+        webRejections: web.rejections.length,
+        fcmRejections: fcm.rejections.length,
+      });
     if (path === "/reset" && req.method === "POST") {
       tallies = { ios: new Tally(), android: new Tally(), web: new Tally() };
       return Response.json({ ok: true });
@@ -58,12 +73,18 @@ const control = Bun.serve({
 });
 
 process.stdout.write(
-  JSON.stringify({
+  `${JSON.stringify({
     control: `http://127.0.0.1:${control.port}`,
     apns: { url: apns.url, ca: pki.caPem, keyP8: pki.p8.pem, keyId: pki.p8.keyId, teamId: pki.p8.teamId, topic: TEST_TOPIC },
     fcm: { url: fcm.url, serviceAccount: fcm.account.json },
-    web: { url: web.url, vapidPublicKey: vapid.publicKey, vapidPrivateKey: vapid.privateKey, p256dh: sample.keys.p256dh, auth: sample.keys.auth },
-  }) + "\n",
+    web: {
+      url: web.url,
+      vapidPublicKey: vapid.publicKey,
+      vapidPrivateKey: vapid.privateKey,
+      p256dh: sample.keys.p256dh,
+      auth: sample.keys.auth,
+    },
+  })}\n`,
 );
 
 // Until the driver closes stdin (or dies).

@@ -38,13 +38,25 @@ if (pin) Bun.spawnSync(["taskset", "-pc", `1-${cores - 1}`, String(process.pid)]
 const sizes = values.tokens!.split(",").map((s) => Math.min(2_000_000, Math.max(1000, Number(s))));
 const apiMax = Math.min(1_000_000, Math.max(0, Number(values["api-max"])));
 const killTokens = Number(values["kill-tokens"]);
-const mix = Object.fromEntries(values.mix!.split(",").map((p) => p.split("=")).map(([k, v]) => [k, Number(v)])) as Record<Platform, number>;
+const mix = Object.fromEntries(
+  values
+    .mix!.split(",")
+    .map((p) => p.split("="))
+    .map(([k, v]) => [k, Number(v)]),
+) as Record<Platform, number>;
 const exe = ensureBinary(values.build!);
 const BROADCAST_LIMIT_MS = 600_000;
 
 type Platform = "ios" | "android" | "web";
 const PLATFORMS: Platform[] = ["ios", "android", "web"];
-interface Tally { deliveries: number; devices: number; sameIdRepeats: number; otherIdRepeats: number; firstAt: number; lastAt: number }
+interface Tally {
+  deliveries: number;
+  devices: number;
+  sameIdRepeats: number;
+  otherIdRepeats: number;
+  firstAt: number;
+  lastAt: number;
+}
 type Stats = Record<Platform, Tally> & { now: number; webRejections: number; fcmRejections: number };
 interface Fakes {
   control: string;
@@ -55,12 +67,15 @@ interface Fakes {
 
 // The fakes, in a process of their own, at lower priority: they stand in for Apple's and Google's servers, which
 // would not take CPU from wrk measuring the server's latency.
-const fakesProc = Bun.spawn([...(Bun.which("nice") ? ["nice", "-n", "10"] : []), process.execPath, join(import.meta.dir, "push-fakes.ts")], {
-  stdin: "pipe",
-  stdout: "pipe",
-  stderr: "inherit",
-  env: { ...process.env, BENCH_PROVIDER_DELAY_MS: values["rtt-ms"] },
-});
+const fakesProc = Bun.spawn(
+  [...(Bun.which("nice") ? ["nice", "-n", "10"] : []), process.execPath, join(import.meta.dir, "push-fakes.ts")],
+  {
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "inherit",
+    env: { ...process.env, BENCH_PROVIDER_DELAY_MS: values["rtt-ms"] },
+  },
+);
 const fakes = JSON.parse(await readFirstLine(fakesProc.stdout as ReadableStream<Uint8Array>)) as Fakes;
 const stats = async () => (await (await fetch(`${fakes.control}/stats`)).json()) as Stats;
 const reset = () => fetch(`${fakes.control}/reset`, { method: "POST" });
@@ -78,7 +93,10 @@ function device(i: number): { type: "ios" | "androidgcm" | "web"; token: string;
   const p = platformOf(i);
   if (p === "ios") return { type: "ios", token: i.toString(16).padStart(64, "0"), raw: null };
   if (p === "android") return { type: "androidgcm", token: `bench-android-${i}`, raw: null };
-  const sub = { endpoint: `${fakes.web.url}/push/${i.toString(16).padStart(24, "0")}`, keys: { p256dh: fakes.web.p256dh, auth: fakes.web.auth } };
+  const sub = {
+    endpoint: `${fakes.web.url}/push/${i.toString(16).padStart(24, "0")}`,
+    keys: { p256dh: fakes.web.p256dh, auth: fakes.web.auth },
+  };
   return { type: "web", token: normalizeToken("web", sub), raw: sub };
 }
 
@@ -94,22 +112,40 @@ function rssMb(pid: number): number {
 async function startServer(dir: string): Promise<{ server: ServerProcess; admin: Record<string, string> }> {
   // BURROW_BENCH_SERVER_CMD runs another command in place of the binary (e.g. `bun --cpu-prof src/main.ts`).
   const cmd = process.env.BURROW_BENCH_SERVER_CMD ? process.env.BURROW_BENCH_SERVER_CMD.split(" ") : [exe];
-  const server = await startServerProcess(pin ? ["taskset", "-c", "0", ...cmd] : cmd, {
-    BURROW_DIR: join(dir, "data"),
-    BURROW_DEV_PUBLIC_KEY: KEY,
-    BURROW_ADMIN_EMAIL: ADMIN.email,
-    BURROW_ADMIN_PASSWORD: ADMIN.password,
-    BURROW_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn",
-  }, { stderrFile: join(process.env.BENCH_LOG_DIR ?? dir, `server-${Date.now()}.log`) });
-  const login = (await (await fetch(`${server.url}/_admin/api/login`, { method: "POST", body: JSON.stringify(ADMIN) })).json()) as { token: string };
+  const server = await startServerProcess(
+    pin ? ["taskset", "-c", "0", ...cmd] : cmd,
+    {
+      BURROW_DIR: join(dir, "data"),
+      BURROW_DEV_PUBLIC_KEY: KEY,
+      BURROW_ADMIN_EMAIL: ADMIN.email,
+      BURROW_ADMIN_PASSWORD: ADMIN.password,
+      BURROW_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn",
+    },
+    { stderrFile: join(process.env.BENCH_LOG_DIR ?? dir, `server-${Date.now()}.log`) },
+  );
+  const login = (await (await fetch(`${server.url}/_admin/api/login`, { method: "POST", body: JSON.stringify(ADMIN) })).json()) as {
+    token: string;
+  };
   return { server, admin: { authorization: `Bearer ${login.token}` } };
 }
 
 async function configure(url: string, admin: Record<string, string>): Promise<void> {
   const push = {
-    apns: { url: fakes.apns.url, topic: fakes.apns.topic, keyP8: fakes.apns.keyP8, keyId: fakes.apns.keyId, teamId: fakes.apns.teamId, ca: fakes.apns.ca },
+    apns: {
+      url: fakes.apns.url,
+      topic: fakes.apns.topic,
+      keyP8: fakes.apns.keyP8,
+      keyId: fakes.apns.keyId,
+      teamId: fakes.apns.teamId,
+      ca: fakes.apns.ca,
+    },
     fcm: { url: fakes.fcm.url, serviceAccount: fakes.fcm.serviceAccount },
-    web: { vapidPublicKey: fakes.web.vapidPublicKey, vapidPrivateKey: fakes.web.vapidPrivateKey, subject: "mailto:bench@example.com", allowPrivateEndpoints: true },
+    web: {
+      vapidPublicKey: fakes.web.vapidPublicKey,
+      vapidPrivateKey: fakes.web.vapidPrivateKey,
+      subject: "mailto:bench@example.com",
+      allowPrivateEndpoints: true,
+    },
   };
   const r = await fetch(`${url}/_admin/api/settings/development`, { method: "PUT", headers: admin, body: JSON.stringify({ push }) });
   if (!r.ok) throw new Error(`push settings: ${await r.text()}`);
@@ -119,16 +155,18 @@ async function configure(url: string, admin: Record<string, string>): Promise<vo
 async function registerViaApi(url: string, from: number, to: number): Promise<number> {
   const started = performance.now();
   let next = from;
-  await Promise.all(Array.from({ length: 64 }, async () => {
-    while (next < to) {
-      const i = next++;
-      const d = device(i);
-      const path = d.type === "web" ? `/_push/tokens/web/x` : `/_push/tokens/${d.type}/${d.token}`;
-      const body = d.type === "web" ? { user: `u${i}`, subscription: d.raw } : { user: `u${i}` };
-      const r = await fetch(`${url}${path}`, { method: "POST", headers: api, body: JSON.stringify(body) });
-      if (r.status !== 200) throw new Error(`register ${i}: ${r.status} ${await r.text()}`);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 64 }, async () => {
+      while (next < to) {
+        const i = next++;
+        const d = device(i);
+        const path = d.type === "web" ? `/_push/tokens/web/x` : `/_push/tokens/${d.type}/${d.token}`;
+        const body = d.type === "web" ? { user: `u${i}`, subscription: d.raw } : { user: `u${i}` };
+        const r = await fetch(`${url}${path}`, { method: "POST", headers: api, body: JSON.stringify(body) });
+        if (r.status !== 200) throw new Error(`register ${i}: ${r.status} ${await r.text()}`);
+      }
+    }),
+  );
   return (to - from) / ((performance.now() - started) / 1000);
 }
 
@@ -158,7 +196,9 @@ async function register(url: string, dir: string, n: number): Promise<number | n
 
 async function idsOf(url: string, n: number): Promise<string[]> {
   const batch = Array.from({ length: n }, (_, i) => ({ title: `item ${i}`, n: i }));
-  const r = (await (await fetch(`${url}/items`, { method: "POST", headers: api, body: JSON.stringify(batch) })).json()) as { succeeded: string[] };
+  const r = (await (await fetch(`${url}/items`, { method: "POST", headers: api, body: JSON.stringify(batch) })).json()) as {
+    succeeded: string[];
+  };
   return r.succeeded;
 }
 
@@ -168,7 +208,11 @@ const getLoad = (url: string, ids: string[], seconds: number): Promise<LoadResul
 /** GET p99 as the median of ROUNDS back-to-back wrk runs (one 5 s run's p99 moved by 2x from run to run). */
 const ROUNDS = 3;
 const ROUND_S = 3;
-interface Rounds { p99: number; rps: number; p99s: number[] }
+interface Rounds {
+  p99: number;
+  rps: number;
+  p99s: number[];
+}
 async function getRounds(url: string, ids: string[]): Promise<Rounds> {
   const runs: LoadResult[] = [];
   for (let i = 0; i < ROUNDS; i++) runs.push(await getLoad(url, ids, ROUND_S));
@@ -176,7 +220,13 @@ async function getRounds(url: string, ids: string[]): Promise<Rounds> {
   return { p99: median(runs.map((r) => r.p99)), rps: median(runs.map((r) => r.rps)), p99s: runs.map((r) => r.p99) };
 }
 
-interface Delivery { byPlatform: Record<Platform, Tally>; lastAt: number; reached: number; webRejections: number; fcmRejections: number }
+interface Delivery {
+  byPlatform: Record<Platform, Tally>;
+  lastAt: number;
+  reached: number;
+  webRejections: number;
+  fcmRejections: number;
+}
 
 /** Poll the fakes until `expected` devices are reached (or the limit), sampling the server's RSS meanwhile. */
 async function await_(expected: number, pid: number, peak: { rss: number }, stopWhen?: (reached: number) => boolean): Promise<Delivery> {
@@ -186,7 +236,14 @@ async function await_(expected: number, pid: number, peak: { rss: number }, stop
     const s = await stats();
     const reached = PLATFORMS.reduce((a, p) => a + s[p].devices, 0);
     const lastAt = Math.max(...PLATFORMS.map((p) => s[p].lastAt));
-    if (reached >= expected || Date.now() > deadline || stopWhen?.(reached)) return { byPlatform: { ios: s.ios, android: s.android, web: s.web }, lastAt, reached, webRejections: s.webRejections, fcmRejections: s.fcmRejections };
+    if (reached >= expected || Date.now() > deadline || stopWhen?.(reached))
+      return {
+        byPlatform: { ios: s.ios, android: s.android, web: s.web },
+        lastAt,
+        reached,
+        webRejections: s.webRejections,
+        fcmRejections: s.fcmRejections,
+      };
     await Bun.sleep(100);
   }
 }
@@ -210,7 +267,11 @@ async function broadcastRun(n: number) {
     const peak = { rss: rssIdle };
     const { now: fakeNow0 } = await stats();
     const sendStart = performance.now();
-    const res = await fetch(`${server.url}/_push/notifications`, { method: "POST", headers: api, body: JSON.stringify({ payload: { message: "bench", badge: 1 } }) });
+    const res = await fetch(`${server.url}/_push/notifications`, {
+      method: "POST",
+      headers: api,
+      body: JSON.stringify({ payload: { message: "bench", badge: 1 } }),
+    });
     const ackMs = performance.now() - sendStart;
     const queued = ((await res.json()) as { queued: number }).queued;
     if (queued !== n) throw new Error(`queued ${queued}, expected ${n}`);
@@ -221,7 +282,9 @@ async function broadcastRun(n: number) {
     if (d.lastAt < busy.endedAt) console.error(`${n}: the broadcast ended before the GET rounds did; raise --tokens`);
     // Both instants on the fakes' clock: just before the send, and the last delivery.
     const endToEndS = (d.lastAt - fakeNow0) / 1000;
-    console.error(`${n}: ${d.reached} reached, ack ${ackMs.toFixed(0)} ms, rss ${rssIdle.toFixed(0)} -> ${peak.rss.toFixed(0)} MB, GET p99 ${idle.p99} (${idle.p99s.join(", ")}) -> ${busy.p99} (${busy.p99s.join(", ")}) ms at ${idle.rps.toFixed(0)} -> ${busy.rps.toFixed(0)} req/s`);
+    console.error(
+      `${n}: ${d.reached} reached, ack ${ackMs.toFixed(0)} ms, rss ${rssIdle.toFixed(0)} -> ${peak.rss.toFixed(0)} MB, GET p99 ${idle.p99} (${idle.p99s.join(", ")}) -> ${busy.p99} (${busy.p99s.join(", ")}) ms at ${idle.rps.toFixed(0)} -> ${busy.rps.toFixed(0)} req/s`,
+    );
     return { n, regRate, ackMs, d, endToEndS, rssIdle, rssPeak: peak.rss, idle, busy };
   } finally {
     await server.stop();
@@ -236,13 +299,17 @@ async function killRun(n: number) {
   try {
     await configure(server.url, admin);
     registerDirect(dir, 0, n);
-    const res = await fetch(`${server.url}/_push/notifications`, { method: "POST", headers: api, body: JSON.stringify({ payload: { message: "survive" } }) });
+    const res = await fetch(`${server.url}/_push/notifications`, {
+      method: "POST",
+      headers: api,
+      body: JSON.stringify({ payload: { message: "survive" } }),
+    });
     const queued = ((await res.json()) as { queued: number }).queued;
     const peak = { rss: 0 };
     const before = await await_(n, server.proc.pid, peak, (reached) => reached >= n * 0.3);
     server.proc.kill("SIGKILL");
     await server.proc.exited;
-    const atKill = (await stats());
+    const atKill = await stats();
     const deliveredBeforeKill = PLATFORMS.reduce((a, p) => a + atKill[p].deliveries, 0);
     ({ server } = await startServer(dir));
     const after = await await_(n, server.proc.pid, peak);
@@ -251,7 +318,9 @@ async function killRun(n: number) {
     const repeatsSame = PLATFORMS.reduce((a, p) => a + s[p].sameIdRepeats, 0);
     const repeatsOther = PLATFORMS.reduce((a, p) => a + s[p].otherIdRepeats, 0);
     const reached = PLATFORMS.reduce((a, p) => a + s[p].devices, 0);
-    console.error(`kill -9 at ${n}: ${deliveredBeforeKill} before the kill (${before.reached} devices), ${reached} reached, ${repeatsSame} repeats with the same id, ${repeatsOther} with another`);
+    console.error(
+      `kill -9 at ${n}: ${deliveredBeforeKill} before the kill (${before.reached} devices), ${reached} reached, ${repeatsSame} repeats with the same id, ${repeatsOther} with another`,
+    );
     return { n, queued, deliveredBeforeKill, reached, lost: n - reached, repeatsSame, repeatsOther, after };
   } finally {
     await server.stop();
@@ -282,10 +351,35 @@ const rows = runs.map((r) => [
 let out = [
   `Machine: ${machine()}. Mix ${values.mix}. ${pin ? "The server is pinned to core 0; the provider fakes (at nice 10), wrk (4 connections) and the driver run on the other cores." : "Server, provider fakes and wrk share all cores."} GET p99: the median of ${ROUNDS} back-to-back rounds of ${ROUND_S} s, idle and from the moment the send is acknowledged.`,
   "",
-  table(["devices", "register/s (API)", "send ack ms", "APNs/s", "FCM/s", "Web Push/s", "all/s end to end", "RSS MB idle / peak", "GET p99 ms idle / during", "reached"], rows),
+  table(
+    [
+      "devices",
+      "register/s (API)",
+      "send ack ms",
+      "APNs/s",
+      "FCM/s",
+      "Web Push/s",
+      "all/s end to end",
+      "RSS MB idle / peak",
+      "GET p99 ms idle / during",
+      "reached",
+    ],
+    rows,
+  ),
   "",
   kill
-    ? table(["kill -9 run", "devices", "delivered before the kill", "reached after restart", "lost", "repeats, same apns-id/collapse key", "repeats, other id"], [["mid-broadcast", kill.n, kill.deliveredBeforeKill, kill.reached, kill.lost, kill.repeatsSame, kill.repeatsOther]])
+    ? table(
+        [
+          "kill -9 run",
+          "devices",
+          "delivered before the kill",
+          "reached after restart",
+          "lost",
+          "repeats, same apns-id/collapse key",
+          "repeats, other id",
+        ],
+        [["mid-broadcast", kill.n, kill.deliveredBeforeKill, kill.reached, kill.lost, kill.repeatsSame, kill.repeatsOther]],
+      )
     : "",
 ].join("\n");
 // The issue's targets, judged from this run.
@@ -298,7 +392,9 @@ const targets = [
   `Targets: APNs ≥ 10,000 deliveries/s: ${verdict(apnsRates.length > 0 && Math.min(...apnsRates) >= 10_000)} (lowest ${f0(Math.min(...apnsRates))}/s);`,
   `RSS < 200 MB during the ${big.n.toLocaleString("en")} broadcast: ${verdict(big.rssPeak < 200)} (peak ${f0(big.rssPeak)} MB);`,
   `GET p99 during a broadcast < 2x idle: ${verdict(worstP99 < 2)} (worst ${worstP99.toFixed(2)}x);`,
-  kill ? `kill -9 mid-broadcast, 0 lost: ${verdict(kill.lost === 0)} (${kill.lost} lost); 0 duplicates: ${verdict(kill.repeatsSame + kill.repeatsOther === 0)} (${kill.repeatsSame} deliveries sent twice because the killed process had sent but not yet recorded them, each with its first apns-id / collapse key / Topic, so the device shows one; ${kill.repeatsOther} repeats with another id; the providers take no idempotency key, so a send the killed process made cannot be told from one it did not).` : "",
+  kill
+    ? `kill -9 mid-broadcast, 0 lost: ${verdict(kill.lost === 0)} (${kill.lost} lost); 0 duplicates: ${verdict(kill.repeatsSame + kill.repeatsOther === 0)} (${kill.repeatsSame} deliveries sent twice because the killed process had sent but not yet recorded them, each with its first apns-id / collapse key / Topic, so the device shows one; ${kill.repeatsOther} repeats with another id; the providers take no idempotency key, so a send the killed process made cannot be told from one it did not).`
+    : "",
 ].join("\n");
 out += targets;
 console.log(out);

@@ -34,7 +34,10 @@ let seed = 42;
 const rnd = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
 // Points over a continent-sized region (lat 35..70, lon -10..40): about 570 per square degree at 1M.
 const region = { lat: [35, 70], lon: [-10, 40] } as const;
-const randomPoint = () => ({ lat: region.lat[0] + rnd() * (region.lat[1] - region.lat[0]), lon: region.lon[0] + rnd() * (region.lon[1] - region.lon[0]) });
+const randomPoint = () => ({
+  lat: region.lat[0] + rnd() * (region.lat[1] - region.lat[0]),
+  lon: region.lon[0] + rnd() * (region.lon[1] - region.lon[0]),
+});
 
 const server = await startBenchServer(exe);
 const headers = server.headers;
@@ -45,13 +48,22 @@ const rows: (string | number)[][] = [];
 const checks: string[][] = [];
 try {
   await server.putSchema("small", { fields: { name: { type: "string" }, n: { type: "integer" }, cat: { type: "string" } } });
-  await server.putSchema("large", { fields: { name: { type: "string" }, n: { type: "integer" }, cat: { type: "string" } }, indexes: [["cat", "n"]] });
+  await server.putSchema("large", {
+    fields: { name: { type: "string" }, n: { type: "integer" }, cat: { type: "string" } },
+    indexes: [["cat", "n"]],
+  });
   await server.putSchema("place", { fields: { name: { type: "string" }, at: { type: "geopoint" } } });
   await server.putSchema("city", { fields: { name: { type: "string" } } });
   await server.putSchema("company", { fields: { name: { type: "string" }, city: { type: "relationship", schema: "city" } } });
   await server.putSchema("member", { fields: { name: { type: "string" }, company: { type: "relationship", schema: "company" } } });
   await server.putSchema("comment", { fields: { text: { type: "string" }, by: { type: "relationship", schema: "member" } } });
-  await server.putSchema("post", { fields: { title: { type: "string" }, author: { type: "relationship", schema: "member" }, comments: { type: "relationship", schema: "comment", many: true } } });
+  await server.putSchema("post", {
+    fields: {
+      title: { type: "string" },
+      author: { type: "relationship", schema: "member" },
+      comments: { type: "relationship", schema: "comment", many: true },
+    },
+  });
 
   const item = (i: number) => ({ name: `item ${i}`, n: i, cat: `c${i % 100}` });
   await server.seed("small", 10_000, item);
@@ -60,7 +72,12 @@ try {
   await server.seed("company", 1000, (i) => ({ company_id: `co${i}`, name: `Company ${i}`, city: `city${i % 100}` }));
   await server.seed("member", 5000, (i) => ({ member_id: `m${i}`, name: `Member ${i}`, company: `co${i % 1000}` }));
   await server.seed("comment", 30_000, (i) => ({ comment_id: `k${i}`, text: `comment ${i}`, by: `m${(i * 7) % 5000}` }));
-  await server.seed("post", 10_000, (i) => ({ post_id: `p${i}`, title: `Post ${i}`, author: `m${i % 5000}`, comments: [`k${i * 3}`, `k${i * 3 + 1}`, `k${i * 3 + 2}`] }));
+  await server.seed("post", 10_000, (i) => ({
+    post_id: `p${i}`,
+    title: `Post ${i}`,
+    author: `m${i % 5000}`,
+    comments: [`k${i * 3}`, `k${i * 3 + 1}`, `k${i * 3 + 2}`],
+  }));
   await server.seed("place", points, (i) => ({ name: `place ${i}`, at: randomPoint() }));
 
   const run = async (name: string, paths: string[], extra: Record<string, string>, target: string, ok: (r: LoadResult) => boolean) => {
@@ -88,8 +105,20 @@ try {
     const p = randomPoint();
     return `/place?at[within]=${p.lat.toFixed(5)},${p.lon.toFixed(5)},${(p.lat + 0.2).toFixed(5)},${(p.lon + 0.2).toFixed(5)}`;
   });
-  await run(`geo [near] 25 km radius, 20 nearest of ${points.toLocaleString("en")}`, nearPaths, range20, "geo near with radius p50 <= 5 ms, p99 <= 20 ms", (r) => r.p50 <= 5 && r.p99 <= 20);
-  await run(`geo [within] 0.2 x 0.2 degree box of ${points.toLocaleString("en")}`, boxPaths, {}, "geo within box p50 <= 5 ms, p99 <= 20 ms", (r) => r.p50 <= 5 && r.p99 <= 20);
+  await run(
+    `geo [near] 25 km radius, 20 nearest of ${points.toLocaleString("en")}`,
+    nearPaths,
+    range20,
+    "geo near with radius p50 <= 5 ms, p99 <= 20 ms",
+    (r) => r.p50 <= 5 && r.p99 <= 20,
+  );
+  await run(
+    `geo [within] 0.2 x 0.2 degree box of ${points.toLocaleString("en")}`,
+    boxPaths,
+    {},
+    "geo within box p50 <= 5 ms, p99 <= 20 ms",
+    (r) => r.p50 <= 5 && r.p99 <= 20,
+  );
   await run(
     "expand depth 3 on 20 posts (post > comments > by > company)",
     Array.from({ length: 100 }, (_, i) => `/post?post_id[in]=${Array.from({ length: 20 }, (_, j) => `p${i * 20 + j}`).join(",")}`),
@@ -113,7 +142,12 @@ try {
   const place = compileSchema(validateDefinition({ name: "place", fields: { name: { type: "string" }, at: { type: "geopoint" } } }));
   const sqlOf = (path: string, range: boolean) => {
     const url = new URL(`http://x${path}`);
-    return findSql(place, parseQuery(url.searchParams, { get: (h: string) => (h === "range" && range ? "objects=0-19" : null) }), null, () => undefined);
+    return findSql(
+      place,
+      parseQuery(url.searchParams, { get: (h: string) => (h === "range" && range ? "objects=0-19" : null) }),
+      null,
+      () => undefined,
+    );
   };
   const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const compare = (name: string, paths: string[], range: boolean) => {
@@ -134,7 +168,11 @@ try {
     const sl = median(slow);
     log(`${name}: indexed ${f.toFixed(3)} ms, full scan ${sl.toFixed(1)} ms, ${(sl / f).toFixed(0)}x`);
     rows.push([`${name}: Burrow's SQL with the R*Tree vs the same SQL by full scan`, "", f, sl, 0]);
-    checks.push([`${name} >= 50x faster than a full scan`, `${(sl / f).toFixed(0)}x (${f.toFixed(3)} vs ${sl.toFixed(1)} ms)`, sl / f >= 50 ? "met" : "MISSED"]);
+    checks.push([
+      `${name} >= 50x faster than a full scan`,
+      `${(sl / f).toFixed(0)}x (${f.toFixed(3)} vs ${sl.toFixed(1)} ms)`,
+      sl / f >= 50 ? "met" : "MISSED",
+    ]);
   };
   compare("geo near 25 km, 20 nearest", nearPaths.slice(0, 101), true);
   compare("geo within 0.2 degree box", boxPaths.slice(0, 101), false);

@@ -34,11 +34,14 @@ const md = [
   "",
   `${machine()}; ${N.toLocaleString("en")} recordings per run, 5 runs, median.`,
   "",
-  table(["measure", "value"], [
-    ["start mark + area + RequestStats.record", `${ns.toFixed(0)} ns`],
-    [`one GET by key at ${rps.toLocaleString("en")} req/s (one core)`, `${(perRequestNs / 1000).toFixed(1)} µs`],
-    ["recording's share of a GET by key", `${((ns / perRequestNs) * 100).toFixed(2)}%`],
-  ]),
+  table(
+    ["measure", "value"],
+    [
+      ["start mark + area + RequestStats.record", `${ns.toFixed(0)} ns`],
+      [`one GET by key at ${rps.toLocaleString("en")} req/s (one core)`, `${(perRequestNs / 1000).toFixed(1)} µs`],
+      ["recording's share of a GET by key", `${((ns / perRequestNs) * 100).toFixed(2)}%`],
+    ],
+  ),
 ].join("\n");
 console.log(md);
 if (values.write) writeSection("request-figures-micro", md);

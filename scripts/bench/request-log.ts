@@ -35,13 +35,37 @@ try {
   const body = JSON.stringify({ title: "created by the benchmark", n: 7 });
   const runs: Record<string, LoadResult[]> = {};
   const run = async (name: string, x: { s: BenchServer; paths: string[] }, method: "GET" | "POST") => {
-    const r = await runLoad({ base: x.s.url, method, paths: method === "GET" ? x.paths : ["/bench"], headers: x.s.headers, body: method === "POST" ? body : undefined, connections: 50, seconds }, tool);
+    const r = await runLoad(
+      {
+        base: x.s.url,
+        method,
+        paths: method === "GET" ? x.paths : ["/bench"],
+        headers: x.s.headers,
+        body: method === "POST" ? body : undefined,
+        connections: 50,
+        seconds,
+      },
+      tool,
+    );
     (runs[name] ??= []).push(r);
     console.error(`${name}: ${r.rps.toFixed(0)} req/s p50 ${r.p50.toFixed(2)} p99 ${r.p99.toFixed(2)} ms errors ${r.errors}`);
   };
-  for (const x of [quiet, logged]) await runLoad({ base: x.s.url, method: "GET", paths: x.paths, headers: x.s.headers, connections: 50, seconds: Math.min(3, seconds) }, tool);
+  for (const x of [quiet, logged])
+    await runLoad(
+      { base: x.s.url, method: "GET", paths: x.paths, headers: x.s.headers, connections: 50, seconds: Math.min(3, seconds) },
+      tool,
+    );
   for (let i = 0; i < rounds; i++) {
-    const order = i % 2 === 0 ? ([["warn", quiet], ["info", logged]] as const) : ([["info", logged], ["warn", quiet]] as const);
+    const order =
+      i % 2 === 0
+        ? ([
+            ["warn", quiet],
+            ["info", logged],
+          ] as const)
+        : ([
+            ["info", logged],
+            ["warn", quiet],
+          ] as const);
     for (const [name, x] of order) await run(`GET by key, ${name}`, x, "GET");
     for (const [name, x] of order) await run(`create, ${name}`, x, "POST");
   }
@@ -59,10 +83,13 @@ try {
     ``,
     table(["case", "req/s (median)", "p50 ms", "p99 ms", "errors", "all runs req/s"], rows),
     ``,
-    table(["ratio (median of per-round ratios)", "measured"], [
-      ["GET by key: info / warn", pct(paired("GET by key, info", "GET by key, warn"))],
-      ["creates: info / warn", pct(paired("create, info", "create, warn"))],
-    ]),
+    table(
+      ["ratio (median of per-round ratios)", "measured"],
+      [
+        ["GET by key: info / warn", pct(paired("GET by key, info", "GET by key, warn"))],
+        ["creates: info / warn", pct(paired("create, info", "create, warn"))],
+      ],
+    ),
   ].join("\n");
   console.log(md);
   if (values.write) writeSection("request-log", md);

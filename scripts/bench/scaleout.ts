@@ -48,7 +48,9 @@ async function measure(setup: string, base: string, headers: Record<string, stri
     const r = await runLoad({ base, method, paths, headers: h, body: b, connections: c, seconds }, tool);
     results.set(`${setup}|${name}|${c}`, r);
     rows.push([setup, name, c, Math.round(r.rps), r.p50, r.p99, r.errors]);
-    console.error(`${setup} ${name} c=${c}: ${r.rps.toFixed(0)} req/s p50 ${r.p50.toFixed(2)} ms p99 ${r.p99.toFixed(2)} ms errors ${r.errors}`);
+    console.error(
+      `${setup} ${name} c=${c}: ${r.rps.toFixed(0)} req/s p50 ${r.p50.toFixed(2)} ms p99 ${r.p99.toFixed(2)} ms errors ${r.errors}`,
+    );
   }
 }
 
@@ -79,17 +81,25 @@ try {
   // 3. Two nodes on sqld behind HAProxy.
   const b = await startBenchServer(exe, { env: storeEnv });
   cleanup.push(() => b.stop());
-  const haproxyBin = execFileSync("node", [join(ROOT, "scripts/install-haproxy.mjs")], { encoding: "utf8" }).trim().split("\n").pop()!;
+  const haproxyBin = execFileSync("node", [join(ROOT, "scripts/install-haproxy.mjs")], { encoding: "utf8" })
+    .trim()
+    .split("\n")
+    .pop()!;
   const port = freePort();
   const cfg = join(a.dir, "haproxy.cfg");
   writeFileSync(
     cfg,
     `global\n  maxconn 4000\ndefaults\n  mode http\n  timeout connect 2s\n  timeout client 30s\n  timeout server 30s\n  option http-keep-alive\n` +
       `frontend api\n  bind 127.0.0.1:${port}\n  default_backend nodes\nbackend nodes\n  balance roundrobin\n  option httpchk GET /_health\n` +
-      [a, b].map((n, i) => `  server n${i} ${new URL(n.url).host} check inter 1s`).join("\n") + "\n",
+      [a, b].map((n, i) => `  server n${i} ${new URL(n.url).host} check inter 1s`).join("\n") +
+      "\n",
   );
   const lbUrl = `http://127.0.0.1:${port}`;
-  const lb = await startLoopbackProcess({ name: "haproxy", argv: () => [haproxyBin, "-f", cfg, "-db"], ready: async () => (await fetch(`${lbUrl}/_health`)).ok });
+  const lb = await startLoopbackProcess({
+    name: "haproxy",
+    argv: () => [haproxyBin, "-f", cfg, "-db"],
+    ready: async () => (await fetch(`${lbUrl}/_health`)).ok,
+  });
   cleanup.push(() => lb.stop());
   await Bun.sleep(1500); // both nodes marked up
   await measure("2 nodes on sqld, HAProxy", lbUrl, a.headers, ids);

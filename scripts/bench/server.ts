@@ -22,35 +22,56 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-export async function startBenchServer(exe: string, opts: { logLevel?: "warn" | "info" | "debug"; env?: Record<string, string> } = {}): Promise<BenchServer> {
+export async function startBenchServer(
+  exe: string,
+  opts: { logLevel?: "warn" | "info" | "debug"; env?: Record<string, string> } = {},
+): Promise<BenchServer> {
   const dir = tempDir("burrow-bench-");
   const key = "bench-dev-public-key";
   const admin = { email: "bench@example.com", password: "bench-password" };
-  const server = await startServerProcess([exe], {
-    BURROW_DIR: join(dir, "data"),
-    BURROW_DEV_PUBLIC_KEY: key,
-    BURROW_ADMIN_EMAIL: admin.email,
-    BURROW_ADMIN_PASSWORD: admin.password,
-    BURROW_LOG_LEVEL: opts.logLevel ?? "warn",
-    ...opts.env,
-  }, { stderrFile: join(dir, "server.log") });
+  const server = await startServerProcess(
+    [exe],
+    {
+      BURROW_DIR: join(dir, "data"),
+      BURROW_DEV_PUBLIC_KEY: key,
+      BURROW_ADMIN_EMAIL: admin.email,
+      BURROW_ADMIN_PASSWORD: admin.password,
+      BURROW_LOG_LEVEL: opts.logLevel ?? "warn",
+      ...opts.env,
+    },
+    { stderrFile: join(dir, "server.log") },
+  );
   const headers = { accept: "application/vnd.service+json; version=0", "x-service-api-key": key, "content-type": "application/json" };
-  const login = (await (await fetch(`${server.url}/_admin/api/login`, { method: "POST", body: JSON.stringify(admin) })).json()) as { token: string };
+  const login = (await (await fetch(`${server.url}/_admin/api/login`, { method: "POST", body: JSON.stringify(admin) })).json()) as {
+    token: string;
+  };
   return {
     url: server.url,
     dir,
     pid: server.proc.pid,
     headers,
     async putSchema(name, def) {
-      const r = await fetch(`${server.url}/_admin/api/schemas/${name}`, { method: "PUT", headers: { authorization: `Bearer ${login.token}` }, body: JSON.stringify(def) });
+      const r = await fetch(`${server.url}/_admin/api/schemas/${name}`, {
+        method: "PUT",
+        headers: { authorization: `Bearer ${login.token}` },
+        body: JSON.stringify(def),
+      });
       if (!r.ok) throw new Error(`schema ${name}: ${await r.text()}`);
     },
     async putSettings(env, patch) {
-      const r = await fetch(`${server.url}/_admin/api/settings/${env}`, { method: "PUT", headers: { authorization: `Bearer ${login.token}` }, body: JSON.stringify(patch) });
+      const r = await fetch(`${server.url}/_admin/api/settings/${env}`, {
+        method: "PUT",
+        headers: { authorization: `Bearer ${login.token}` },
+        body: JSON.stringify(patch),
+      });
       if (!r.ok) throw new Error(`settings: ${await r.text()}`);
     },
     async putCode(source) {
-      const r = await fetch(`${server.url}/_admin/api/code`, { method: "PUT", headers: { authorization: `Bearer ${login.token}`, "content-type": "application/javascript" }, body: source });
+      const r = await fetch(`${server.url}/_admin/api/code`, {
+        method: "PUT",
+        headers: { authorization: `Bearer ${login.token}`, "content-type": "application/javascript" },
+        body: source,
+      });
       if (!r.ok) throw new Error(`code: ${await r.text()}`);
       return r.json();
     },
@@ -59,7 +80,10 @@ export async function startBenchServer(exe: string, opts: { logLevel?: "warn" | 
       const keys: string[] = [];
       for (let i = 0; i < n; i += 1000) {
         const batch = Array.from({ length: Math.min(1000, n - i) }, (_, j) => make(i + j));
-        const r = (await (await fetch(`${server.url}/${schema}`, { method: "POST", headers, body: JSON.stringify(batch) })).json()) as { succeeded: string[]; failed: string[] };
+        const r = (await (await fetch(`${server.url}/${schema}`, { method: "POST", headers, body: JSON.stringify(batch) })).json()) as {
+          succeeded: string[];
+          failed: string[];
+        };
         if (r.failed.length) throw new Error(`seeding ${schema}: ${r.failed.length} failed`);
         keys.push(...r.succeeded);
       }

@@ -38,7 +38,11 @@ async function loginLatencies(s: BenchServer, count: number, untilMs?: number): 
   const headers = { ...s.headers, "content-type": "application/x-www-form-urlencoded" };
   for (let i = 0; i < count && (untilMs === undefined || performance.now() < untilMs); i++) {
     const t0 = performance.now();
-    const r = await fetch(`${s.url}/user/accessToken`, { method: "POST", headers, body: "username=alice&password=alice-password-1&token_type=mac" });
+    const r = await fetch(`${s.url}/user/accessToken`, {
+      method: "POST",
+      headers,
+      body: "username=alice&password=alice-password-1&token_type=mac",
+    });
     await r.arrayBuffer();
     if (r.status !== 200) throw new Error(`login answered ${r.status}`);
     out.push(performance.now() - t0);
@@ -50,17 +54,42 @@ async function measure(name: string, exe: string) {
   const s = await startBenchServer(exe);
   try {
     // As if from many addresses: no per-IP limit stops the flood (the baseline has no sign-up limit to raise).
-    await s.putSettings("development", { rateLimits: { ipPerMinute: 1_000_000, signupsPerIpPerHour: 1_000_000 } }).catch(() => s.putSettings("development", { rateLimits: { ipPerMinute: 1_000_000 } }));
-    const r = await fetch(`${s.url}/user`, { method: "POST", headers: s.headers, body: JSON.stringify({ username: "alice", password: "alice-password-1" }) });
+    await s
+      .putSettings("development", { rateLimits: { ipPerMinute: 1_000_000, signupsPerIpPerHour: 1_000_000 } })
+      .catch(() => s.putSettings("development", { rateLimits: { ipPerMinute: 1_000_000 } }));
+    const r = await fetch(`${s.url}/user`, {
+      method: "POST",
+      headers: s.headers,
+      body: JSON.stringify({ username: "alice", password: "alice-password-1" }),
+    });
     if (r.status !== 201) throw new Error(`sign-up: ${r.status} ${await r.text()}`);
     await loginLatencies(s, 5); // warm-up
     const idle = await loginLatencies(s, logins);
-    const storm = Bun.spawn([process.execPath, join(import.meta.dir, "signup-storm.ts"), s.url, s.headers["x-service-api-key"]!, String(seconds), String(concurrency), "flood"], { stdout: "pipe", stderr: "inherit" });
+    const storm = Bun.spawn(
+      [
+        process.execPath,
+        join(import.meta.dir, "signup-storm.ts"),
+        s.url,
+        s.headers["x-service-api-key"]!,
+        String(seconds),
+        String(concurrency),
+        "flood",
+      ],
+      { stdout: "pipe", stderr: "inherit" },
+    );
     await Bun.sleep(1000); // let the hashing queue fill
     const during = await loginLatencies(s, 10_000, performance.now() + (seconds - 2) * 1000);
     const flood = JSON.parse(await new Response(storm.stdout).text()) as { created: number; refused: number; ms: number };
     await storm.exited;
-    const row = [name, pct(idle, 0.5), pct(idle, 0.99), during.length, pct(during, 0.5), pct(during, 0.99), Math.round((flood.created / flood.ms) * 1000)];
+    const row = [
+      name,
+      pct(idle, 0.5),
+      pct(idle, 0.99),
+      during.length,
+      pct(during, 0.5),
+      pct(during, 0.99),
+      Math.round((flood.created / flood.ms) * 1000),
+    ];
     console.error(row.join("  "));
     return row;
   } finally {
@@ -69,13 +98,28 @@ async function measure(name: string, exe: string) {
 }
 
 try {
-  const rows = [await measure("this change", current), await measure(`baseline ${label}`, baseline.exe), await measure("this change (again)", current)];
+  const rows = [
+    await measure("this change", current),
+    await measure(`baseline ${label}`, baseline.exe),
+    await measure("this change (again)", current),
+  ];
   const md = [
     `### Login latency under a sign-up flood (scripts/bench/signup-flood.ts)`,
     ``,
     `${machine()}; built binaries, loopback. One account logs in ${logins} times in a row on an idle server, then again and again for ${seconds - 3} s while a second process signs up new accounts at concurrency ${concurrency} (rate limits raised, as from many addresses). Every login and sign-up is an argon2id verification or hash on the hashing threads.`,
     ``,
-    table(["build", "idle login p50 ms", "idle p99 ms", "logins during the flood", "flood login p50 ms", "flood p99 ms", "sign-ups/s during the flood"], rows),
+    table(
+      [
+        "build",
+        "idle login p50 ms",
+        "idle p99 ms",
+        "logins during the flood",
+        "flood login p50 ms",
+        "flood p99 ms",
+        "sign-ups/s during the flood",
+      ],
+      rows,
+    ),
   ].join("\n");
   console.log(md);
   if (values.write) writeSection("signup-flood", md);

@@ -13,7 +13,13 @@ import { ensureBinary, machine, table, writeSection } from "./env.ts";
 import { startBenchServer } from "./server.ts";
 import { runLoad } from "./load.ts";
 
-const { values } = parseArgs({ options: { runs: { type: "string", default: "7" }, build: { type: "boolean", default: false }, write: { type: "boolean", default: false } } });
+const { values } = parseArgs({
+  options: {
+    runs: { type: "string", default: "7" },
+    build: { type: "boolean", default: false },
+    write: { type: "boolean", default: false },
+  },
+});
 const runs = Math.min(50, Math.max(1, Number(values.runs)));
 const exe = ensureBinary(values.build!);
 const size = statSync(exe).size;
@@ -45,7 +51,14 @@ async function memoryFigures() {
     const idle = memory(server.pid);
     await server.putSchema("bench", { fields: { title: { type: "string" }, n: { type: "integer" } } });
     const ids = await server.seed("bench", 10_000, (i) => ({ title: `object ${i}`, n: i }));
-    const load = await runLoad({ base: server.url, method: "GET", paths: ids.map((id) => `/bench/${id}`), headers: server.headers, connections: 50, seconds: 10 });
+    const load = await runLoad({
+      base: server.url,
+      method: "GET",
+      paths: ids.map((id) => `/bench/${id}`),
+      headers: server.headers,
+      connections: 50,
+      seconds: 10,
+    });
     const loaded = memory(server.pid);
     // The server gives back code pages after a quiet 30 s interval (src/os/code-pages.ts): idle again after two.
     await Bun.sleep(62_000);
@@ -69,10 +82,25 @@ const md = [
     ["measure", "median", "min", "max"],
     [
       ["binary size", `${(size / 1024 / 1024).toFixed(1)} MB`, "", ""],
-      ["cold start, fresh data directory (creates 3 databases, keys, the user schema)", `${median(fresh).toFixed(0)} ms`, `${fresh[0]!.toFixed(0)} ms`, `${fresh.at(-1)!.toFixed(0)} ms`],
-      ["cold start, existing data directory", `${median(existing).toFixed(0)} ms`, `${existing[0]!.toFixed(0)} ms`, `${existing.at(-1)!.toFixed(0)} ms`],
+      [
+        "cold start, fresh data directory (creates 3 databases, keys, the user schema)",
+        `${median(fresh).toFixed(0)} ms`,
+        `${fresh[0]!.toFixed(0)} ms`,
+        `${fresh.at(-1)!.toFixed(0)} ms`,
+      ],
+      [
+        "cold start, existing data directory",
+        `${median(existing).toFixed(0)} ms`,
+        `${existing[0]!.toFixed(0)} ms`,
+        `${existing.at(-1)!.toFixed(0)} ms`,
+      ],
       ["RSS idle, 3 s after start (anonymous + file-backed)", `${mb(mem.idle.rss)} (${mb(mem.idle.anon)} + ${mb(mem.idle.file)})`, "", ""],
-      [`RSS after 10 s of GET by key at 50 connections (${mem.rps.toFixed(0)} req/s)`, `${mb(mem.loaded.rss)} (${mb(mem.loaded.anon)} + ${mb(mem.loaded.file)})`, "", `peak ${mb(mem.loaded.peak)}`],
+      [
+        `RSS after 10 s of GET by key at 50 connections (${mem.rps.toFixed(0)} req/s)`,
+        `${mb(mem.loaded.rss)} (${mb(mem.loaded.anon)} + ${mb(mem.loaded.file)})`,
+        "",
+        `peak ${mb(mem.loaded.peak)}`,
+      ],
       ["RSS idle again, 62 s after that load", `${mb(mem.after.rss)} (${mb(mem.after.anon)} + ${mb(mem.after.file)})`, "", ""],
     ],
   ),

@@ -11,7 +11,11 @@ export interface Sample {
 }
 
 /** Sends `send(i, due)` every 1000/rate ms until stop() or maxMs; a write is ok when it answers 201. */
-export function writeLoop(send: (i: number, due: number) => Promise<Response>, rate: number, maxMs: number): { samples: Sample[]; stop(): Promise<void> } {
+export function writeLoop(
+  send: (i: number, due: number) => Promise<Response>,
+  rate: number,
+  maxMs: number,
+): { samples: Sample[]; stop(): Promise<void> } {
   const samples: Sample[] = [];
   const inflight = new Set<Promise<void>>();
   let stopped = false;
@@ -44,7 +48,11 @@ export function writeLoop(send: (i: number, due: number) => Promise<Response>, r
 }
 
 /** Count, p50, p99, max (ms) and failures of the writes due in [from, to]. */
-export function windowStats(samples: readonly Sample[], from: number, to: number): { n: number; p50: number; p99: number; max: number; failed: number } {
+export function windowStats(
+  samples: readonly Sample[],
+  from: number,
+  to: number,
+): { n: number; p50: number; p99: number; max: number; failed: number } {
   const xs = samples.filter((s) => s.due >= from && s.due <= to);
   const ms = xs.map((s) => s.ms).sort((a, b) => a - b);
   const at = (q: number) => ms[Math.min(ms.length - 1, Math.floor(q * ms.length))] ?? NaN;
@@ -75,5 +83,5 @@ export async function duringAction(
   after();
   const s = windowStats(loop.samples, from, to);
   opts.log(`${name}: ${JSON.stringify(s)} ${detail}`);
-  return [name, ((to - from) / 1000).toFixed(1) + " s", s.n, s.p50, s.p99, s.max, s.failed, detail, stealPercent(cpu0, cpu1)];
+  return [name, `${((to - from) / 1000).toFixed(1)} s`, s.n, s.p50, s.p99, s.max, s.failed, detail, stealPercent(cpu0, cpu1)];
 }

@@ -51,7 +51,6 @@ const SESSION_REFUSALS: LoginRefusals = {
   invalid: badRequest,
 };
 
-
 /** The rows of a user schema (and its temporary passwords) that accounts read and write. */
 export interface UserRows {
   /** The user's JSON (never the password) and password hash in one read; null when there is no such user. */
@@ -103,7 +102,11 @@ export class Accounts {
 
   /** Per-IP limit shared by every login, token, password and social endpoint (an IPv6 client counts by its /64). */
   async limitIp(ctx: ApiContext, ip: string | null): Promise<void> {
-    const r = await this.deps.limiter.hit(`${ctx.env}|ip|${ip === null ? "unknown" : rateKeyOfIp(ip)}`, this.deps.limits(ctx).ipPerMinute, 60_000);
+    const r = await this.deps.limiter.hit(
+      `${ctx.env}|ip|${ip === null ? "unknown" : rateKeyOfIp(ip)}`,
+      this.deps.limits(ctx).ipPerMinute,
+      60_000,
+    );
     if (!r.ok) throw tooManyRequests(r.retryAfter);
   }
 
@@ -113,7 +116,12 @@ export class Accounts {
    */
   async limitSignups(ctx: ApiContext, ip: string | null, count: number): Promise<void> {
     if (ctx.principal.kind === "app" || ctx.principal.kind === "system") return;
-    const r = await this.deps.limiter.hit(`${ctx.env}|signup|${ip === null ? "unknown" : rateKeyOfIp(ip)}`, this.deps.limits(ctx).signupsPerIpPerHour, 3600_000, count);
+    const r = await this.deps.limiter.hit(
+      `${ctx.env}|signup|${ip === null ? "unknown" : rateKeyOfIp(ip)}`,
+      this.deps.limits(ctx).signupsPerIpPerHour,
+      3600_000,
+      count,
+    );
     if (!r.ok) throw tooManyRequests(r.retryAfter);
   }
 
@@ -154,7 +162,13 @@ export class Accounts {
    * Set a new password (dropping any temporary one) and end the user's other sessions: all of them, or all but the
    * caller's `keepFamily`. The updated user's JSON, null when the user is gone.
    */
-  private async setPassword(ctx: ApiContext, s: CompiledSchema, username: string, password: string, keepFamily: string | null): Promise<string | null> {
+  private async setPassword(
+    ctx: ApiContext,
+    s: CompiledSchema,
+    username: string,
+    password: string,
+    keepFamily: string | null,
+  ): Promise<string | null> {
     const user = await this.deps.users.setPasswordHash(ctx, s, username, await hashPassword(password), keepFamily);
     this.deps.sessions(ctx).forgetUsers(s.name, [username], keepFamily);
     return user;
@@ -163,8 +177,10 @@ export class Accounts {
   /** POST (or GET) /<userSchema>/accessToken. */
   async login(ctx: ApiContext, s: CompiledSchema, params: Record<string, string>, ip: string | null): Promise<string> {
     await this.limitIp(ctx, ip);
-    if (params.token_type !== undefined && params.token_type !== "mac") throw oauthError(400, "unsupported_token_type", "token_type must be mac");
-    if (params.mac_algorithm !== undefined && !["hmac-sha-1", "hmac-sha1"].includes(params.mac_algorithm)) throw oauthError(400, "invalid_request", "mac_algorithm must be hmac-sha-1");
+    if (params.token_type !== undefined && params.token_type !== "mac")
+      throw oauthError(400, "unsupported_token_type", "token_type must be mac");
+    if (params.mac_algorithm !== undefined && !["hmac-sha-1", "hmac-sha1"].includes(params.mac_algorithm))
+      throw oauthError(400, "invalid_request", "mac_algorithm must be hmac-sha-1");
     const { username, user } = await this.checkPassword(ctx, s, params, TOKEN_REFUSALS);
     const tokens = await this.deps.sessions(ctx).issue(s.name, username, s.def.user?.singleSession === true);
     return this.tokenResponse(user, tokens);
@@ -174,7 +190,12 @@ export class Accounts {
    * GET /<userSchema>/login, the legacy session login: the same check as accessToken, then a session whose access
    * token the HTTP layer hands out as a cookie. The user's JSON, the token and its lifetime in seconds.
    */
-  async sessionLogin(ctx: ApiContext, s: CompiledSchema, params: Record<string, string>, ip: string | null): Promise<{ user: string; token: string; expiresIn: number }> {
+  async sessionLogin(
+    ctx: ApiContext,
+    s: CompiledSchema,
+    params: Record<string, string>,
+    ip: string | null,
+  ): Promise<{ user: string; token: string; expiresIn: number }> {
     await this.limitIp(ctx, ip);
     const { username, user } = await this.checkPassword(ctx, s, params, SESSION_REFUSALS);
     const tokens = await this.deps.sessions(ctx).issue(s.name, username, s.def.user?.singleSession === true, "cookie");
@@ -185,7 +206,12 @@ export class Accounts {
    * The one password check of every login: the login field and password (or a temporary password, replaced by
    * new_password), with the per-account failure limit. The username and the user's JSON (never the password).
    */
-  private async checkPassword(ctx: ApiContext, s: CompiledSchema, params: Record<string, string>, refuse: LoginRefusals): Promise<{ username: string; user: string }> {
+  private async checkPassword(
+    ctx: ApiContext,
+    s: CompiledSchema,
+    params: Record<string, string>,
+    refuse: LoginRefusals,
+  ): Promise<{ username: string; user: string }> {
     const username = params[s.pk] ?? params.username;
     const password = params[s.passwordField!] ?? params.password;
     if (!username || !password || username.length > 256 || password.length > MAX_FIELD) throw refuse.denied();
@@ -215,7 +241,8 @@ export class Accounts {
   /** POST /<userSchema>/refreshToken. */
   async refresh(ctx: ApiContext, s: CompiledSchema, params: Record<string, string>, ip: string | null): Promise<string> {
     await this.limitIp(ctx, ip);
-    if (params.grant_type !== undefined && params.grant_type !== "refresh_token") throw oauthError(400, "unsupported_grant_type", "grant_type must be refresh_token");
+    if (params.grant_type !== undefined && params.grant_type !== "refresh_token")
+      throw oauthError(400, "unsupported_grant_type", "grant_type must be refresh_token");
     const token = params.refresh_token;
     if (!token) throw oauthError(401, "invalid_grant", "refresh_token is missing");
     const r = await this.deps.sessions(ctx).refresh(token);
@@ -252,7 +279,7 @@ export class Accounts {
     const u = s.def.user!;
     if (!u.forgotPassword || !u.email) throw unauthorized(`the forgot password method is not enabled for ${s.name}`);
     const username = body.username ?? body[s.pk];
-    if (typeof username !== "string" || username.length === 0 || username.length > 256) throw unauthorized("send {\"username\": <key>}");
+    if (typeof username !== "string" || username.length === 0 || username.length > 256) throw unauthorized('send {"username": <key>}');
     const row = await this.deps.users.email(ctx, s, username);
     if (!row) throw unauthorized("no such user");
     const email = row.email;
@@ -277,8 +304,14 @@ export class Accounts {
     const { username, family } = this.signedIn(ctx, s);
     const old = (body.old as Record<string, unknown> | undefined)?.password;
     const next = (body.new as Record<string, unknown> | undefined)?.password;
-    if ((old !== undefined && typeof old !== "string") || typeof next !== "string" || next.length === 0 || next.length > MAX_FIELD || (old?.length ?? 0) > MAX_FIELD)
-      throw unauthorized("send {\"old\": {\"password\": ...}, \"new\": {\"password\": ...}}");
+    if (
+      (old !== undefined && typeof old !== "string") ||
+      typeof next !== "string" ||
+      next.length === 0 ||
+      next.length > MAX_FIELD ||
+      (old?.length ?? 0) > MAX_FIELD
+    )
+      throw unauthorized('send {"old": {"password": ...}, "new": {"password": ...}}');
     const key = this.accountKey(ctx, s, username);
     const hash = await this.deps.users.passwordHash(ctx, s, username);
     // A user created by a social login has no password: its first one needs no old password.

@@ -27,10 +27,16 @@ export function decide(permission: Permission, op: Operation, p: Principal): Dec
   if (permission === "private_key" || p.kind === "anonymous") return { kind: "deny", error: unauthorized() };
   // A logged-in user from here on.
   if (permission === "logged_in") return { kind: "allow" };
-  if (typeof permission === "object" && "role" in permission) return { kind: "role", role: permission.role, schema: p.schema, username: p.username };
+  if (typeof permission === "object" && "role" in permission)
+    return { kind: "role", role: permission.role, schema: p.schema, username: p.username };
   // Owner and relationship rules cannot be checked before an object exists: creating needs a login only.
   if (op === "create") return { kind: "allow" };
-  if (permission === "owner") return { kind: "scope", scope: { kind: "owner", owner: ownerOf(p)!, schema: p.schema, username: p.username } };
-  if ("relationship" in permission) return { kind: "scope", scope: { kind: "relationship", field: permission.relationship, schema: p.schema, username: p.username } };
-  return { kind: "scope", scope: { kind: "ownerRelationship", field: permission.ownerRelationship, schema: p.schema, username: p.username } };
+  if (permission === "owner")
+    return { kind: "scope", scope: { kind: "owner", owner: ownerOf(p)!, schema: p.schema, username: p.username } };
+  if ("relationship" in permission)
+    return { kind: "scope", scope: { kind: "relationship", field: permission.relationship, schema: p.schema, username: p.username } };
+  return {
+    kind: "scope",
+    scope: { kind: "ownerRelationship", field: permission.ownerRelationship, schema: p.schema, username: p.username },
+  };
 }

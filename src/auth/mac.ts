@@ -29,7 +29,14 @@ export function parseMacHeader(header: string): MacHeader | null {
   const text = header.trim();
   const n = text.length;
   // The scheme, case-insensitively, then at least one blank.
-  if (n < 4 || (text.charCodeAt(0) | 32) !== 109 || (text.charCodeAt(1) | 32) !== 97 || (text.charCodeAt(2) | 32) !== 99 || !isBlank(text.charCodeAt(3))) return null;
+  if (
+    n < 4 ||
+    (text.charCodeAt(0) | 32) !== 109 ||
+    (text.charCodeAt(1) | 32) !== 97 ||
+    (text.charCodeAt(2) | 32) !== 99 ||
+    !isBlank(text.charCodeAt(3))
+  )
+    return null;
   let id: string | undefined, ts: string | undefined, nonce: string | undefined, mac: string | undefined, ext: string | undefined;
   let pos = 4;
   for (;;) {
@@ -83,7 +90,15 @@ export function parseMacHeader(header: string): MacHeader | null {
 }
 
 /** `ts\nnonce\nMETHOD\nuri\nhost\nport\next\n`; ext is empty when absent, so the string then ends in "\n\n". */
-export function normalizedString(p: { ts: string; nonce: string; method: string; uri: string; host: string; port: number | string; ext?: string }): string {
+export function normalizedString(p: {
+  ts: string;
+  nonce: string;
+  method: string;
+  uri: string;
+  host: string;
+  port: number | string;
+  ext?: string;
+}): string {
   return `${p.ts}\n${p.nonce}\n${p.method.toUpperCase()}\n${p.uri}\n${p.host}\n${p.port}\n${p.ext ?? ""}\n`;
 }
 
@@ -130,14 +145,14 @@ function iosForm(target: string): string {
     let out = "";
     let pending: string[] = [];
     for (let i = 0; i < run.length; i += 3) {
-      const escape = run.slice(i, i + 3);
-      const byte = parseInt(escape.slice(1), 16);
+      const esc = run.slice(i, i + 3);
+      const byte = parseInt(esc.slice(1), 16);
       if (byte >= 0x80) {
-        pending.push(escape);
+        pending.push(esc);
         continue;
       }
       const char = String.fromCharCode(byte);
-      out += decodeEscapes(pending) + (IOS_KEEP_ESCAPED.has(char) ? escape : char);
+      out += decodeEscapes(pending) + (IOS_KEEP_ESCAPED.has(char) ? esc : char);
       pending = [];
     }
     return out + decodeEscapes(pending);
@@ -230,7 +245,10 @@ export function verifyMac(args: {
   if (!withinWindow(header.ts, args.now, args.windowSeconds)) return BAD_TIMESTAMP;
   const sign = typeof key === "string" ? macSigner(key) : key;
   const signs = (method: string, uri: string, port: number) =>
-    constantTimeEquals(header.mac, sign(normalizedString({ ts: header.ts, nonce: header.nonce, method, uri, host: args.host, port, ext: header.ext })));
+    constantTimeEquals(
+      header.mac,
+      sign(normalizedString({ ts: header.ts, nonce: header.nonce, method, uri, host: args.host, port, ext: header.ext })),
+    );
   // Nearly every client signs the request as sent: try that before the alternatives.
   if (signs(args.methods[0]!, args.rawTarget, args.ports[0]!)) return VALID;
   for (const method of firstDistinct(args.methods, 2)) {

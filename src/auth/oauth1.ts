@@ -74,7 +74,9 @@ const DEFAULT_PORTS: Record<string, number> = { http: 80, https: 443 };
 /** §3.4.1.2: lowercase scheme and host, the default port dropped, the path as sent, no query. */
 export function baseStringUri(url: URL | BaseUriParts): string {
   const p: BaseUriParts =
-    url instanceof URL ? { scheme: url.protocol.slice(0, -1), host: url.hostname, port: url.port === "" ? null : Number(url.port), path: url.pathname } : url;
+    url instanceof URL
+      ? { scheme: url.protocol.slice(0, -1), host: url.hostname, port: url.port === "" ? null : Number(url.port), path: url.pathname }
+      : url;
   const scheme = p.scheme.toLowerCase();
   const port = p.port === null || p.port === DEFAULT_PORTS[scheme] ? "" : `:${p.port}`;
   return `${scheme}://${p.host.toLowerCase()}${port}${p.path || "/"}`;
@@ -119,7 +121,9 @@ export function signatureBaseString(method: string, baseUri: string, normalizedP
 }
 
 function hmacSha1Digest(base: string, consumerSecret: string, tokenSecret: string): Buffer {
-  return createHmac("sha1", `${percentEncode(consumerSecret)}&${percentEncode(tokenSecret)}`).update(base, "utf8").digest();
+  return createHmac("sha1", `${percentEncode(consumerSecret)}&${percentEncode(tokenSecret)}`)
+    .update(base, "utf8")
+    .digest();
 }
 
 /** §3.4.2: base64(HMAC-SHA1(enc(consumer secret) & enc(token secret), base string)). */
@@ -183,7 +187,11 @@ export function signOAuth1(args: {
     oauth_nonce: args.nonce,
   };
   const params = normalizeParameters(collectParameters({ query: url.search.slice(1), oauth, formBody: args.formBody }));
-  const signature = hmacSha1Signature(signatureBaseString(args.method, baseStringUri(url), params), args.consumerSecret, args.tokenSecret ?? "");
+  const signature = hmacSha1Signature(
+    signatureBaseString(args.method, baseStringUri(url), params),
+    args.consumerSecret,
+    args.tokenSecret ?? "",
+  );
   const fields = Object.entries({ ...oauth, oauth_signature: signature }).map(([name, value]) => `${name}="${percentEncode(value)}"`);
   return `OAuth ${fields.join(",")}`;
 }

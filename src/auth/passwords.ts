@@ -9,7 +9,9 @@ import type { HashRequest } from "./hasher-worker.ts";
 
 const ARGON2 = { algorithm: "argon2id", memoryCost: 19456, timeCost: 2 } as const;
 /** In the compiled binary every module sits in one bundle at the root and the worker at auth/ (scripts/build.ts). */
-const WORKER_URL = import.meta.url.includes("/$bunfs/") ? new URL("./auth/hasher-worker.ts", import.meta.url).href : new URL("./hasher-worker.ts", import.meta.url).href;
+const WORKER_URL = import.meta.url.includes("/$bunfs/")
+  ? new URL("./auth/hasher-worker.ts", import.meta.url).href
+  : new URL("./hasher-worker.ts", import.meta.url).href;
 
 function direct(req: Omit<HashRequest, "id">): Promise<string | boolean> {
   return req.op === "hash" ? Bun.password.hash(req.password, ARGON2) : Bun.password.verify(req.password, req.hash!);

@@ -101,11 +101,17 @@ export class Sessions {
   forgetUsers(schema: string, usernames: readonly string[], keepFamily: string | null = null): void {
     if (this.cache.size === 0 || usernames.length === 0) return;
     const gone = new Set(usernames);
-    for (const [family, e] of this.cache) if (family !== keepFamily && e.session.schema === schema && gone.has(e.session.username)) this.cache.delete(family);
+    for (const [family, e] of this.cache)
+      if (family !== keepFamily && e.session.schema === schema && gone.has(e.session.username)) this.cache.delete(family);
   }
 
   private newTokens(family: string): Tokens {
-    return { access_token: family + randomToken(), mac_key: randomToken(), refresh_token: family + randomToken(), expires_in: ACCESS_TTL_S };
+    return {
+      access_token: family + randomToken(),
+      mac_key: randomToken(),
+      refresh_token: family + randomToken(),
+      expires_in: ACCESS_TTL_S,
+    };
   }
 
   /**
@@ -123,7 +129,17 @@ export class Sessions {
         ...(single ? [{ sql: `DELETE FROM _burrow_sessions WHERE user_schema = ? AND username = ?`, args: [schema, username] }] : []),
         {
           sql: `INSERT INTO _burrow_sessions (family, access, mac_key, refresh, user_schema, username, expires, refresh_expires, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          args: [family, digest(tokens.access_token), cookie ? "" : tokens.mac_key, digest(tokens.refresh_token), schema, username, now + ACCESS_TTL_S * 1000, now + (cookie ? ACCESS_TTL_S : REFRESH_TTL_S) * 1000, now],
+          args: [
+            family,
+            digest(tokens.access_token),
+            cookie ? "" : tokens.mac_key,
+            digest(tokens.refresh_token),
+            schema,
+            username,
+            now + ACCESS_TTL_S * 1000,
+            now + (cookie ? ACCESS_TTL_S : REFRESH_TTL_S) * 1000,
+            now,
+          ],
         },
       ],
       "write",
@@ -151,17 +167,30 @@ export class Sessions {
   async whyRefused(accessToken: string): Promise<"expired" | "invalid"> {
     const family = familyOf(accessToken);
     if (!family) return "invalid";
-    const rs = await this.db.execute({ sql: `SELECT access, refresh_expires FROM _burrow_sessions WHERE family = ? AND mac_key <> ''`, args: [family] });
+    const rs = await this.db.execute({
+      sql: `SELECT access, refresh_expires FROM _burrow_sessions WHERE family = ? AND mac_key <> ''`,
+      args: [family],
+    });
     const r = rs.rows[0];
     return r && Number(r.refresh_expires) > Date.now() && matches(accessToken, r.access as string) ? "expired" : "invalid";
   }
 
   private async load(family: string, accessToken: string, now: number): Promise<Session | null> {
-    const rs = await this.db.execute({ sql: `SELECT access, mac_key, user_schema, username, expires FROM _burrow_sessions WHERE family = ?`, args: [family] });
+    const rs = await this.db.execute({
+      sql: `SELECT access, mac_key, user_schema, username, expires FROM _burrow_sessions WHERE family = ?`,
+      args: [family],
+    });
     const r = rs.rows[0];
     if (!r || Number(r.expires) <= now || !matches(accessToken, r.access as string)) return null;
     const macKey = r.mac_key as string;
-    const session = { sign: macSigner(macKey), schema: r.user_schema as string, username: r.username as string, family, expires: Number(r.expires), cookie: macKey === "" };
+    const session = {
+      sign: macSigner(macKey),
+      schema: r.user_schema as string,
+      username: r.username as string,
+      family,
+      expires: Number(r.expires),
+      cookie: macKey === "",
+    };
     if (this.cache.size >= SESSION_CACHE_MAX) this.cache.clear();
     this.cache.set(family, { token: accessToken, session, until: now + this.cacheMs });
     return session;
@@ -178,12 +207,23 @@ export class Sessions {
     const tokens = this.newTokens(family);
     const rs = await this.db.execute({
       sql: `UPDATE _burrow_sessions SET access = ?, mac_key = ?, refresh = ?, expires = ? WHERE family = ? AND refresh = ? AND refresh_expires > ? AND mac_key <> '' RETURNING user_schema, username`,
-      args: [digest(tokens.access_token), tokens.mac_key, digest(tokens.refresh_token), now + ACCESS_TTL_S * 1000, family, digest(refreshToken), now],
+      args: [
+        digest(tokens.access_token),
+        tokens.mac_key,
+        digest(tokens.refresh_token),
+        now + ACCESS_TTL_S * 1000,
+        family,
+        digest(refreshToken),
+        now,
+      ],
     });
     this.cache.delete(family);
     const r = rs.rows[0];
     if (r) return { tokens, schema: r.user_schema as string, username: r.username as string };
-    const live = await this.db.execute({ sql: `SELECT 1 FROM _burrow_sessions WHERE family = ? AND refresh_expires > ?`, args: [family, now] });
+    const live = await this.db.execute({
+      sql: `SELECT 1 FROM _burrow_sessions WHERE family = ? AND refresh_expires > ?`,
+      args: [family, now],
+    });
     if (live.rows.length === 0) return null;
     await this.revokeFamily(family);
     return "reused";

@@ -105,18 +105,32 @@ export function writeArchive(
     const tar = new TarWriter(fd, FLUSH_EVERY);
     for (const p of dbs) {
       members.push({ name: p.name, ...tar.addFile(p.name, p.path, { progress: progress(`copying ${p.name}`) }) });
-      if (p.walBytes > 0) members.push({ name: `${p.name}-wal`, ...tar.addFile(`${p.name}-wal`, `${p.path}-wal`, { length: p.walBytes, progress: progress(`copying ${p.name}`) }) });
+      if (p.walBytes > 0)
+        members.push({
+          name: `${p.name}-wal`,
+          ...tar.addFile(`${p.name}-wal`, `${p.path}-wal`, { length: p.walBytes, progress: progress(`copying ${p.name}`) }),
+        });
     }
     for (const f of stored) {
       try {
-        members.push({ name: `files/${f.rel}`, ...tar.addFile(`files/${f.rel}`, join(dataDir, "files", f.rel), { progress: progress("copying files/") }) });
+        members.push({
+          name: `files/${f.rel}`,
+          ...tar.addFile(`files/${f.rel}`, join(dataDir, "files", f.rel), { progress: progress("copying files/") }),
+        });
         files++;
       } catch (e) {
         // Gone since the listing: an upload that was discarded (a file of the snapshot cannot go: drain-hold.ts).
         if ((e as { code?: string }).code !== "ENOENT") throw e;
       }
     }
-    const manifest: Manifest = { format: FORMAT, formatVersion: FORMAT_VERSION, id: head.id, created: head.created, burrowVersion: head.burrowVersion, members };
+    const manifest: Manifest = {
+      format: FORMAT,
+      formatVersion: FORMAT_VERSION,
+      id: head.id,
+      created: head.created,
+      burrowVersion: head.burrowVersion,
+      members,
+    };
     tar.addBytes(MANIFEST, Buffer.from(JSON.stringify(manifest, null, 1)));
     tar.finish();
     fsyncSync(fd);
@@ -127,7 +141,12 @@ export function writeArchive(
 }
 
 /** Puts the finished archive in its place (renamed: a backup file is always whole) and answers the job's result. */
-export function publishArchive(partial: string, out: string, hooks: Pick<BackupJobHooks, "progress">, r: Omit<BackupJobResult, "file" | "size">): BackupJobResult {
+export function publishArchive(
+  partial: string,
+  out: string,
+  hooks: Pick<BackupJobHooks, "progress">,
+  r: Omit<BackupJobResult, "file" | "size">,
+): BackupJobResult {
   renameSync(partial, out);
   hooks.progress(1, 1, "done");
   return { ...r, file: out, size: statSync(out).size };

@@ -12,7 +12,10 @@ declare const self: Worker;
 let frozen: ((at: number) => void) | null = null;
 
 self.onmessage = (event: MessageEvent) => {
-  const msg = event.data as { type: "start"; input: BackupJobInput } | { type: "frozen"; at: number } | { type: "freeze-failed"; message: string };
+  const msg = event.data as
+    | { type: "start"; input: BackupJobInput }
+    | { type: "frozen"; at: number }
+    | { type: "freeze-failed"; message: string };
   if (msg.type === "frozen") {
     frozen?.(msg.at);
     return;

@@ -63,15 +63,29 @@ export class Backups {
   async create(opts: { s3?: boolean; onProgress?: (p: Progress) => void } = {}): Promise<BackupInfo> {
     if (this.#running) throw conflict(`a backup is being made (${this.#running.id}); try again when it is done`);
     const id = newBackupId(this.opts.now?.() ?? Date.now());
-    const state: { id: string; progress: Progress | null; done: Promise<BackupInfo> } = { id, progress: null, done: null as unknown as Promise<BackupInfo> };
+    const state: { id: string; progress: Progress | null; done: Promise<BackupInfo> } = {
+      id,
+      progress: null,
+      done: null as unknown as Promise<BackupInfo>,
+    };
     state.done = (async () => {
       const out = join(this.dir, `${id}.tar`);
       let result;
       try {
-        result = await runBackupWorker({ dataDir: this.opts.dataDir, out, id, burrowVersion: this.opts.version, ...(this.opts.store?.url ? { store: this.opts.store } : {}) }, this.opts.clients(), (p) => {
-          state.progress = p;
-          opts.onProgress?.(p);
-        });
+        result = await runBackupWorker(
+          {
+            dataDir: this.opts.dataDir,
+            out,
+            id,
+            burrowVersion: this.opts.version,
+            ...(this.opts.store?.url ? { store: this.opts.store } : {}),
+          },
+          this.opts.clients(),
+          (p) => {
+            state.progress = p;
+            opts.onProgress?.(p);
+          },
+        );
       } catch (e) {
         throw new ApiError(500, `the backup failed: ${(e as Error).message}`, { cause: e });
       }
@@ -99,7 +113,7 @@ export class Backups {
 
   #record(info: BackupInfo): void {
     const path = join(this.dir, `${info.id}.json`);
-    writeFileSync(`${path}.tmp`, JSON.stringify(info) + "\n");
+    writeFileSync(`${path}.tmp`, `${JSON.stringify(info)}\n`);
     renameSync(`${path}.tmp`, path);
   }
 
@@ -134,7 +148,14 @@ export class Backups {
     }
     try {
       const rec = JSON.parse(readFileSync(join(this.dir, `${id}.json`), "utf8")) as BackupInfo;
-      return { id, file: `backups/${id}.tar`, size, created: rec.created, durationMs: rec.durationMs ?? null, ...(rec.s3 ? { s3: rec.s3 } : {}) };
+      return {
+        id,
+        file: `backups/${id}.tar`,
+        size,
+        created: rec.created,
+        durationMs: rec.durationMs ?? null,
+        ...(rec.s3 ? { s3: rec.s3 } : {}),
+      };
     } catch {
       return { id, file: `backups/${id}.tar`, size, created: Math.round(mtime), durationMs: null };
     }
@@ -174,7 +195,8 @@ export class Backups {
   cleanLeftovers(now = Date.now()): void {
     if (!existsSync(this.dir)) return;
     for (const n of readdirSync(this.dir)) {
-      if (!(n.startsWith(".tmp-burrow-") || n.startsWith(".hold-burrow-") || (n.startsWith("burrow-") && n.endsWith(".tar.partial")))) continue;
+      if (!(n.startsWith(".tmp-burrow-") || n.startsWith(".hold-burrow-") || (n.startsWith("burrow-") && n.endsWith(".tar.partial"))))
+        continue;
       try {
         if (now - statSync(join(this.dir, n)).mtimeMs > HOLD_MAX_AGE_MS) rmSync(join(this.dir, n), { recursive: true, force: true });
       } catch {}

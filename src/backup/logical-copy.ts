@@ -37,9 +37,13 @@ export function quoteName(name: string): string {
 
 /** The objects to copy, in creation order; `skip` leaves tables (and what belongs to them) out. */
 export async function readSchema(from: SqlReader, skip: (table: string) => boolean = () => false): Promise<SchemaObject[]> {
-  const kinds = new Map((await from.rows(`SELECT name, type FROM pragma_table_list WHERE schema = 'main'`)).map((r) => [String(r[0]), String(r[1])]));
+  const kinds = new Map(
+    (await from.rows(`SELECT name, type FROM pragma_table_list WHERE schema = 'main'`)).map((r) => [String(r[0]), String(r[1])]),
+  );
   const out: SchemaObject[] = [];
-  for (const [type, name, table, sql] of await from.rows(`SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid`)) {
+  for (const [type, name, table, sql] of await from.rows(
+    `SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid`,
+  )) {
     const n = String(name);
     if (n.startsWith("sqlite_") || skip(String(table))) continue;
     if (type === "table") {
@@ -64,9 +68,14 @@ interface TablePlan {
 async function planTable(from: SqlReader, t: SchemaObject): Promise<TablePlan> {
   const info = await from.rows(`SELECT name, pk, hidden FROM pragma_table_xinfo(?)`, [t.name]);
   const columns = info.filter((r) => Number(r[2]) === 0).map((r) => String(r[0]));
-  const withoutRowid = t.type === "table" && Number((await from.rows(`SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ?`, [t.name]))[0]?.[0] ?? 0) === 1;
+  const withoutRowid =
+    t.type === "table" &&
+    Number((await from.rows(`SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ?`, [t.name]))[0]?.[0] ?? 0) === 1;
   if (withoutRowid) {
-    const pk = info.filter((r) => Number(r[1]) > 0).sort((a, b) => Number(a[1]) - Number(b[1])).map((r) => String(r[0]));
+    const pk = info
+      .filter((r) => Number(r[1]) > 0)
+      .sort((a, b) => Number(a[1]) - Number(b[1]))
+      .map((r) => String(r[0]));
     return { name: t.name, columns, key: pk, rowid: false };
   }
   const taken = new Set(columns.map((c) => c.toLowerCase()));
@@ -79,7 +88,8 @@ async function planTable(from: SqlReader, t: SchemaObject): Promise<TablePlan> {
 /** How many rows the tables hold (for progress). */
 export async function countRows(from: SqlReader, schema: readonly SchemaObject[]): Promise<number> {
   let n = 0;
-  for (const t of schema) if (t.type === "table" || t.type === "virtual") n += Number((await from.rows(`SELECT count(*) FROM ${quoteName(t.name)}`))[0]![0]);
+  for (const t of schema)
+    if (t.type === "table" || t.type === "virtual") n += Number((await from.rows(`SELECT count(*) FROM ${quoteName(t.name)}`))[0]![0]);
   return n;
 }
 
@@ -136,6 +146,7 @@ export function dropStatements(schema: readonly SchemaObject[], keep: (table: st
   const out: string[] = [];
   for (const o of schema) if (o.type === "view") out.push(`DROP VIEW IF EXISTS ${quoteName(o.name)}`);
   for (const o of schema) if (o.type === "trigger") out.push(`DROP TRIGGER IF EXISTS ${quoteName(o.name)}`);
-  for (const o of schema) if ((o.type === "table" || o.type === "virtual") && !keep(o.name)) out.push(`DROP TABLE IF EXISTS ${quoteName(o.name)}`);
+  for (const o of schema)
+    if ((o.type === "table" || o.type === "virtual") && !keep(o.name)) out.push(`DROP TABLE IF EXISTS ${quoteName(o.name)}`);
   return out;
 }

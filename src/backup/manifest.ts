@@ -38,7 +38,11 @@ export function isMemberName(name: string): boolean {
   if ((DATABASES as readonly string[]).includes(name) || DATABASES.some((d) => name === `${d}-wal`) || name === MANIFEST) return true;
   if (!name.startsWith("files/") || name.length > 600) return false;
   const segs = name.slice(6).split("/");
-  return segs.length >= 1 && segs.length <= 8 && segs.every((s) => s !== "" && s !== "." && s !== ".." && !s.includes("\0") && !s.includes("\\") && !s.startsWith(".~"));
+  return (
+    segs.length >= 1 &&
+    segs.length <= 8 &&
+    segs.every((s) => s !== "" && s !== "." && s !== ".." && !s.includes("\0") && !s.includes("\\") && !s.startsWith(".~"))
+  );
 }
 
 export function parseManifest(text: string): Manifest {
@@ -50,8 +54,12 @@ export function parseManifest(text: string): Manifest {
   }
   const o = m as Partial<Manifest>;
   if (o?.format !== FORMAT) throw new Error("it is not a Burrow backup (manifest format)");
-  if (o.formatVersion !== FORMAT_VERSION) throw new Error(`it is a backup of format version ${o.formatVersion}; this Burrow reads version ${FORMAT_VERSION}`);
-  if (!Array.isArray(o.members) || !o.members.every((x) => typeof x?.name === "string" && Number.isSafeInteger(x.size) && /^[0-9a-f]{64}$/.test(String(x.sha256))))
+  if (o.formatVersion !== FORMAT_VERSION)
+    throw new Error(`it is a backup of format version ${o.formatVersion}; this Burrow reads version ${FORMAT_VERSION}`);
+  if (
+    !Array.isArray(o.members) ||
+    !o.members.every((x) => typeof x?.name === "string" && Number.isSafeInteger(x.size) && /^[0-9a-f]{64}$/.test(String(x.sha256)))
+  )
     throw new Error("its manifest lists members without a name, size or SHA-256");
   return o as Manifest;
 }

@@ -58,7 +58,10 @@ export async function runRemoteBackupJob(input: BackupJobInput, hooks: BackupJob
           db.run("PRAGMA journal_mode = OFF");
           db.run("PRAGMA synchronous = OFF");
           const w = fileWriter(db);
-          await copyDatabase(readers[i]!, w, { schema: schemas[i], progress: (rows) => hooks.progress((done += rows), Math.max(total, done), `copying ${n}.db (rows)`) });
+          await copyDatabase(readers[i]!, w, {
+            schema: schemas[i],
+            progress: (rows) => hooks.progress((done += rows), Math.max(total, done), `copying ${n}.db (rows)`),
+          });
           w.finish();
         } finally {
           db.close();
@@ -66,7 +69,13 @@ export async function runRemoteBackupJob(input: BackupJobInput, hooks: BackupJob
         txs[i]!.close();
       }),
     );
-    const { files } = writeArchive(partial, { id, created, burrowVersion: input.burrowVersion }, DATABASE_NAMES.map((n, i) => ({ name: `${n}.db`, path: paths[i]!, walBytes: 0 })), dataDir, hooks);
+    const { files } = writeArchive(
+      partial,
+      { id, created, burrowVersion: input.burrowVersion },
+      DATABASE_NAMES.map((n, i) => ({ name: `${n}.db`, path: paths[i]!, walBytes: 0 })),
+      dataDir,
+      hooks,
+    );
     return publishArchive(partial, out, hooks, { id, created, durationMs: Date.now() - started, freezeMs, files });
   } catch (e) {
     rmSync(partial, { force: true });

@@ -56,7 +56,9 @@ export async function restoreToStore(
     for (const name of DATABASE_NAMES) {
       const schema = await readSchema(remoteReader(s[name]));
       if (!opts.force && schema.some((o) => (o.type === "table" || o.type === "virtual") && !serverOnly(o.name))) {
-        throw new RestoreRefused(`namespace "${namespaceOf(location, name)}" on ${location.url} holds data; pass --force to replace it with the backup`);
+        throw new RestoreRefused(
+          `namespace "${namespaceOf(location, name)}" on ${location.url} holds data; pass --force to replace it with the backup`,
+        );
       }
       current.push(schema);
     }
@@ -81,7 +83,10 @@ export async function restoreToStore(
       txs.push(tx);
       const w = remoteWriter(tx);
       for (const sql of dropStatements(current[i]!, serverOnly)) await w.exec(sql);
-      await copyDatabase(fileReader(locals[i]!), w, { schema: schemas[i], progress: (n) => progress((done += n), Math.max(total, done), `restoring ${name}.db (rows)`) });
+      await copyDatabase(fileReader(locals[i]!), w, {
+        schema: schemas[i],
+        progress: (n) => progress((done += n), Math.max(total, done), `restoring ${name}.db (rows)`),
+      });
       finished.push(tx);
     }
     clearInterval(keepalive);
@@ -95,7 +100,9 @@ export async function restoreToStore(
     return { manifest, namespaces: DATABASE_NAMES.map((n) => namespaceOf(location, n)), rows: done, files };
   } catch (e) {
     if (/TRANSACTION_TIMEOUT|transaction timed out/i.test(String((e as Error)?.message))) {
-      throw new RestoreRefused(`another client wrote to ${location.url} during the restore (is a node still running? stop every node first); nothing was changed`);
+      throw new RestoreRefused(
+        `another client wrote to ${location.url} during the restore (is a node still running? stop every node first); nothing was changed`,
+      );
     }
     throw e;
   } finally {

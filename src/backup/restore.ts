@@ -31,7 +31,12 @@ function integrity(path: string): string | null {
   try {
     db = new Database(path, { readonly: true });
     const rows = db.query("PRAGMA integrity_check").all() as { integrity_check: string }[];
-    return rows.length === 1 && rows[0]!.integrity_check === "ok" ? null : rows.slice(0, 3).map((r) => r.integrity_check).join("; ");
+    return rows.length === 1 && rows[0]!.integrity_check === "ok"
+      ? null
+      : rows
+          .slice(0, 3)
+          .map((r) => r.integrity_check)
+          .join("; ");
   } catch (e) {
     return (e as Error).message;
   } finally {
@@ -40,7 +45,10 @@ function integrity(path: string): string | null {
 }
 
 export function stamp(now: number): string {
-  return new Date(now).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+  return new Date(now)
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z");
 }
 
 /** Refuses a backup path that is not a readable file. */
@@ -66,9 +74,13 @@ export function unpackAndCheck(file: string, staging: string, progress?: (done: 
         if (m.name === MANIFEST) {
           if (m.size > MAX_MANIFEST_BYTES) throw new RestoreRefused("its manifest is too large");
           const parts: Uint8Array[] = [];
-          return { write: (c) => void parts.push(Uint8Array.from(c)), close: () => void (manifestText = Buffer.concat(parts).toString("utf8")) };
+          return {
+            write: (c) => void parts.push(Uint8Array.from(c)),
+            close: () => void (manifestText = Buffer.concat(parts).toString("utf8")),
+          };
         }
-        if (!isMemberName(m.name)) throw new RestoreRefused(`it holds ${JSON.stringify(m.name.slice(0, 200))}, which is not part of a Burrow backup`);
+        if (!isMemberName(m.name))
+          throw new RestoreRefused(`it holds ${JSON.stringify(m.name.slice(0, 200))}, which is not part of a Burrow backup`);
         const path = join(staging, m.name);
         mkdirSync(dirname(path), { recursive: true });
         const fd = openSync(path, "wx");
@@ -100,7 +112,8 @@ export function unpackAndCheck(file: string, staging: string, progress?: (done: 
     throw new RestoreRefused((e as Error).message);
   }
   const problems = checkMembers(manifest, read);
-  if (problems.length) throw new RestoreRefused(problems.slice(0, 3).join("; ") + (problems.length > 3 ? ` (and ${problems.length - 3} more)` : ""));
+  if (problems.length)
+    throw new RestoreRefused(problems.slice(0, 3).join("; ") + (problems.length > 3 ? ` (and ${problems.length - 3} more)` : ""));
   for (const name of DATABASES) {
     progress?.(done, total, `integrity_check ${name}`);
     try {
@@ -116,19 +129,28 @@ export function unpackAndCheck(file: string, staging: string, progress?: (done: 
   return manifest;
 }
 
-export function restoreBackup(file: string, target: string, opts: { keepOld?: boolean; progress?: (done: number, total: number, phase: string) => void; now?: number } = {}): RestoreResult {
+export function restoreBackup(
+  file: string,
+  target: string,
+  opts: { keepOld?: boolean; progress?: (done: number, total: number, phase: string) => void; now?: number } = {},
+): RestoreResult {
   checkBackupFile(file);
   const exists = existsSync(target);
   if (exists && !statSync(target).isDirectory()) throw new RestoreRefused(`${target} is not a directory`);
   if (exists && !existsSync(join(target, "system.db")) && readdirSync(target).some((n) => n !== "burrow.lock" && n !== "backups")) {
-    throw new RestoreRefused(`${target} is neither empty nor a Burrow data directory; restore into a new or empty directory, or a data directory`);
+    throw new RestoreRefused(
+      `${target} is neither empty nor a Burrow data directory; restore into a new or empty directory, or a data directory`,
+    );
   }
   let oldLock: DirLock | null = null;
   if (exists) {
     try {
       oldLock = lockDataDir(target);
     } catch (e) {
-      if (e instanceof DirectoryInUse) throw new RestoreRefused(`the data directory ${target} is in use by a running burrow serve; stop it first (or restore into another --dir)`);
+      if (e instanceof DirectoryInUse)
+        throw new RestoreRefused(
+          `the data directory ${target} is in use by a running burrow serve; stop it first (or restore into another --dir)`,
+        );
       throw e;
     }
   }

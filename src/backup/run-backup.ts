@@ -7,7 +7,9 @@ import type { Client, Transaction } from "@libsql/core/api";
 import type { BackupJobInput, BackupJobResult } from "./backup-job.ts";
 
 /** In the compiled binary every module sits in one bundle at the root and the worker at backup/ (scripts/build.ts). */
-const WORKER_URL = import.meta.url.includes("/$bunfs/") ? new URL("./backup/backup-worker.ts", import.meta.url).href : new URL("./backup-worker.ts", import.meta.url).href;
+const WORKER_URL = import.meta.url.includes("/$bunfs/")
+  ? new URL("./backup/backup-worker.ts", import.meta.url).href
+  : new URL("./backup-worker.ts", import.meta.url).href;
 
 /** How long the freeze may wait for a write transaction already running before it gives up (and tries again). */
 const FREEZE_WAIT_MS = 5_000;
@@ -57,7 +59,11 @@ export interface Progress {
 }
 
 /** Runs one backup on a worker thread; `clients` are system, development and production (the freeze's order). */
-export function runBackupWorker(input: BackupJobInput, clients: readonly Client[], onProgress?: (p: Progress) => void): Promise<BackupJobResult> {
+export function runBackupWorker(
+  input: BackupJobInput,
+  clients: readonly Client[],
+  onProgress?: (p: Progress) => void,
+): Promise<BackupJobResult> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(WORKER_URL);
     let release: (() => void) | null = null;
@@ -76,7 +82,11 @@ export function runBackupWorker(input: BackupJobInput, clients: readonly Client[
             release = r;
             worker.postMessage({ type: "frozen", at: Date.now() });
           },
-          (e: unknown) => worker.postMessage({ type: "freeze-failed", message: `could not hold writes off for the backup's instant: ${(e as Error).message}` }),
+          (e: unknown) =>
+            worker.postMessage({
+              type: "freeze-failed",
+              message: `could not hold writes off for the backup's instant: ${(e as Error).message}`,
+            }),
         );
       } else if (m.type === "thaw") {
         release?.();

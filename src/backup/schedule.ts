@@ -48,7 +48,12 @@ export class BackupScheduler {
       const due = this.next();
       if (due === null || due > this.now() || this.now() - this.#failedAt < RETRY_MS) return null;
       const info = await this.backups.create();
-      this.log.info("scheduled backup made", { id: info.id, size: info.size, ms: info.durationMs ?? 0, ...(info.s3?.error ? { s3Error: info.s3.error } : {}) });
+      this.log.info("scheduled backup made", {
+        id: info.id,
+        size: info.size,
+        ms: info.durationMs ?? 0,
+        ...(info.s3?.error ? { s3Error: info.s3.error } : {}),
+      });
       return info;
     } catch (e) {
       this.#failedAt = this.now();

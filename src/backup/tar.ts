@@ -45,14 +45,14 @@ export class TarWriter {
     h.write("0000644\0", 100, "ascii");
     h.write("0000000\0", 108, "ascii");
     h.write("0000000\0", 116, "ascii");
-    h.write(size.toString(8).padStart(11, "0") + "\0", 124, "ascii");
-    h.write(Math.max(0, Math.floor(mtimeSec)).toString(8).padStart(11, "0") + "\0", 136, "ascii");
+    h.write(`${size.toString(8).padStart(11, "0")}\0`, 124, "ascii");
+    h.write(`${Math.max(0, Math.floor(mtimeSec)).toString(8).padStart(11, "0")}\0`, 136, "ascii");
     h.write("        ", 148, "ascii");
     h.write(type, 156, "ascii");
     h.write("ustar\0" + "00", 257, "ascii");
     let sum = 0;
     for (const b of h) sum += b;
-    h.write(sum.toString(8).padStart(6, "0") + "\0 ", 148, "ascii");
+    h.write(`${sum.toString(8).padStart(6, "0")}\0 `, 148, "ascii");
     this.#write(h);
   }
 
@@ -150,7 +150,10 @@ function parsePax(body: Buffer): Record<string, string> {
 }
 
 function octal(h: Buffer, off: number, len: number): number {
-  const s = h.toString("ascii", off, off + len).replace(/\0.*$/s, "").trim();
+  const s = h
+    .toString("ascii", off, off + len)
+    .replace(/\0.*$/s, "")
+    .trim();
   if (!/^[0-7]*$/.test(s)) throw new TarError("a damaged tar header");
   return s === "" ? 0 : parseInt(s, 8);
 }
@@ -193,7 +196,7 @@ export function readTar(
   };
   try {
     let pax: Record<string, string> = {};
-    for (let blocks = 0; ; blocks++) {
+    for (;;) {
       if (out.length > (opts.maxMembers ?? 10_000_000)) throw new TarError("too many members");
       readExact(header, BLOCK);
       if (header.every((b) => b === 0)) return out;

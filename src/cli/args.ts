@@ -10,7 +10,10 @@ interface ParsedArgs {
 }
 
 /** Parse argv given the command's own value flags and boolean flags (config flags are always known). */
-export function parseArgs(argv: readonly string[], own: { values?: string[]; booleans?: string[]; repeatable?: string[] } = {}): ParsedArgs {
+export function parseArgs(
+  argv: readonly string[],
+  own: { values?: string[]; booleans?: string[]; repeatable?: string[] } = {},
+): ParsedArgs {
   const values = new Set([...CONFIG_FLAGS].filter((f) => !BOOLEAN_FLAGS.has(f)).concat(own.values ?? []));
   const booleans = new Set([...BOOLEAN_FLAGS, "--help", "-h", ...(own.booleans ?? [])]);
   const out: ParsedArgs = { positionals: [], flags: {} };

@@ -18,7 +18,7 @@ import { Settings } from "../system/settings.ts";
 import { VERSION } from "../version.ts";
 import { formatBytes, progressBar } from "./progress.ts";
 
-const out = (s: string) => process.stdout.write(s + "\n");
+const out = (s: string) => process.stdout.write(`${s}\n`);
 
 export async function backup(config: Config, flags: Record<string, string | boolean>): Promise<void> {
   let clients: Client[];
@@ -32,7 +32,9 @@ export async function backup(config: Config, flags: Record<string, string | bool
       if (!existsSync(join(config.dir, name))) throw new ConfigError(`${config.dir} has no ${name}: not a Burrow data directory (--dir)`);
     }
     clients = DATABASES.map((n) => openClient(join(config.dir, n)));
-    closeStore = () => clients.forEach((c) => c.close());
+    closeStore = () => {
+      for (const c of clients) c.close();
+    };
   }
   const store = config.store.url ? { store: config.store } : {};
   const bar = progressBar();
@@ -42,7 +44,11 @@ export async function backup(config: Config, flags: Record<string, string | bool
     if (typeof target === "string") {
       const file = resolve(target);
       if (existsSync(file)) throw new ConfigError(`${file} exists; choose a new file for --out`);
-      const r = await runBackupWorker({ dataDir: config.dir, out: file, id: newBackupId(started), burrowVersion: VERSION, ...store }, clients, (p) => bar.update(p.done, p.total, p.phase));
+      const r = await runBackupWorker(
+        { dataDir: config.dir, out: file, id: newBackupId(started), burrowVersion: VERSION, ...store },
+        clients,
+        (p) => bar.update(p.done, p.total, p.phase),
+      );
       bar.finish(`backup: ${formatBytes(r.size)} in ${(r.durationMs / 1000).toFixed(1)} s (writes held for ${r.freezeMs} ms)`);
       out(file);
       return;
@@ -70,7 +76,10 @@ export async function restore(config: Config, file: string | undefined, flags: R
   const bar = progressBar();
   const started = Date.now();
   if (config.store.url) return restoreOntoStore(config, file, flags, bar, started);
-  if (flags["--force"] === true) throw new ConfigError("--force replaces namespaces on a libSQL server (--store); a data directory is swapped whole (the previous one is deleted unless --keep-old)");
+  if (flags["--force"] === true)
+    throw new ConfigError(
+      "--force replaces namespaces on a libSQL server (--store); a data directory is swapped whole (the previous one is deleted unless --keep-old)",
+    );
   let r;
   try {
     r = restoreBackup(resolve(file), config.dir, { keepOld: flags["--keep-old"] === true, progress: (d, t, p) => bar.update(d, t, p) });
@@ -81,13 +90,24 @@ export async function restore(config: Config, file: string | undefined, flags: R
     }
     throw e;
   }
-  bar.finish(`restore: ${r.databases} databases and ${r.files} files checked and restored in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  bar.finish(
+    `restore: ${r.databases} databases and ${r.files} files checked and restored in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
   out(`restored ${r.manifest.id} (taken ${new Date(r.manifest.created).toISOString()}) into ${config.dir}`);
   if (r.previous) out(`the previous data directory is kept at ${r.previous}`);
 }
 
-async function restoreOntoStore(config: Config, file: string, flags: Record<string, string | boolean>, bar: ReturnType<typeof progressBar>, started: number): Promise<void> {
-  if (flags["--keep-old"] === true) throw new ConfigError("--keep-old keeps a data directory aside; with --store, take a backup of the server first (burrow backup --store ...)");
+async function restoreOntoStore(
+  config: Config,
+  file: string,
+  flags: Record<string, string | boolean>,
+  bar: ReturnType<typeof progressBar>,
+  started: number,
+): Promise<void> {
+  if (flags["--keep-old"] === true)
+    throw new ConfigError(
+      "--keep-old keeps a data directory aside; with --store, take a backup of the server first (burrow backup --store ...)",
+    );
   let r;
   try {
     r = await restoreToStore(resolve(file), config.store, { force: flags["--force"] === true, progress: (d, t, p) => bar.update(d, t, p) });
@@ -98,6 +118,10 @@ async function restoreOntoStore(config: Config, file: string, flags: Record<stri
     }
     throw e;
   }
-  bar.finish(`restore: ${r.rows} rows in 3 databases and ${r.files} files checked and restored in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  out(`restored ${r.manifest.id} (taken ${new Date(r.manifest.created).toISOString()}) onto ${config.store.url} (${r.namespaces.join(", ")})`);
+  bar.finish(
+    `restore: ${r.rows} rows in 3 databases and ${r.files} files checked and restored in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
+  out(
+    `restored ${r.manifest.id} (taken ${new Date(r.manifest.created).toISOString()}) onto ${config.store.url} (${r.namespaces.join(", ")})`,
+  );
 }

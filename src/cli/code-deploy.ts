@@ -16,7 +16,8 @@ export function entryOf(path: string): string {
     const main = (JSON.parse(readFileSync(pkg, "utf8")) as { main?: unknown }).main;
     if (typeof main === "string" && existsSync(join(abs, main))) return join(abs, main);
   }
-  for (const name of ["index.ts", "index.js", "index.mjs", "src/index.ts", "src/index.js"]) if (existsSync(join(abs, name))) return join(abs, name);
+  for (const name of ["index.ts", "index.js", "index.mjs", "src/index.ts", "src/index.js"])
+    if (existsSync(join(abs, name))) return join(abs, name);
   throw new ConfigError(`code deploy: ${path} has no index.ts, index.js or package.json "main"`);
 }
 

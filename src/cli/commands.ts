@@ -11,7 +11,7 @@ import { bundleCode } from "./code-deploy.ts";
 import { ROLES, isRole } from "../system/admin-roles.ts";
 import { ADMIN_PASSWORD_MAX, ADMIN_PASSWORD_MIN, adminPasswordProblem } from "../system/admins.ts";
 
-const out = (s: string) => process.stdout.write(s + "\n");
+const out = (s: string) => process.stdout.write(`${s}\n`);
 
 async function withServices<T>(config: Config, fn: (s: Awaited<ReturnType<typeof openBurrow>>) => Promise<T>): Promise<T> {
   const burrow = await openBurrow(config);
@@ -28,7 +28,8 @@ export async function adminCreate(config: Config, flags: Record<string, string |
   const password = flags["--password"];
   const role = flags["--role"];
   if (typeof email !== "string" || !isEmail(email)) throw new ConfigError("admin create needs --email <address>");
-  if (typeof password !== "string" || adminPasswordProblem(password)) throw new ConfigError(`admin create needs --password of ${ADMIN_PASSWORD_MIN} to ${ADMIN_PASSWORD_MAX} characters`);
+  if (typeof password !== "string" || adminPasswordProblem(password))
+    throw new ConfigError(`admin create needs --password of ${ADMIN_PASSWORD_MIN} to ${ADMIN_PASSWORD_MAX} characters`);
   if (role !== undefined && !isRole(role)) throw new ConfigError(`--role must be one of ${ROLES.join(", ")}`);
   await withServices(config, async (s) => {
     const what = await s.admins.upsert(email, password, role);
@@ -53,7 +54,10 @@ function readDefinitions(path: string): unknown[] {
   let files: string[];
   try {
     files = statSync(path).isDirectory()
-      ? readdirSync(path).filter((f) => f.endsWith(".json")).sort().map((f) => join(path, f))
+      ? readdirSync(path)
+          .filter((f) => f.endsWith(".json"))
+          .sort()
+          .map((f) => join(path, f))
       : [path];
   } catch {
     throw new ConfigError(`cannot read ${path}`);
@@ -95,7 +99,7 @@ export async function schemaExport(config: Config, flags: Record<string, string 
     const dir = flags["--out"];
     if (typeof dir === "string") {
       mkdirSync(dir, { recursive: true });
-      for (const d of defs) writeFileSync(join(dir, `${d.name}.json`), JSON.stringify(d, null, 2) + "\n");
+      for (const d of defs) writeFileSync(join(dir, `${d.name}.json`), `${JSON.stringify(d, null, 2)}\n`);
       out(`wrote ${defs.length} schema(s) to ${dir}`);
     } else out(JSON.stringify(defs, null, 2));
   });
@@ -108,7 +112,11 @@ export async function deploy(config: Config, flags: Record<string, string | bool
     const r = await s.catalog.deploy({ version, force: flags["--force"] === true, dryRun: flags["--dry-run"] === true, admin: "cli" });
     for (const line of r.changes) out(line);
     for (const w of r.warnings) process.stderr.write(`warning: ${w}\n`);
-    out(flags["--dry-run"] ? `plan: would deploy development as production version ${r.version}` : `deployed development as production version ${r.version}`);
+    out(
+      flags["--dry-run"]
+        ? `plan: would deploy development as production version ${r.version}`
+        : `deployed development as production version ${r.version}`,
+    );
   });
 }
 

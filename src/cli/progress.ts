@@ -8,7 +8,7 @@ const WIDTH = 30;
 export function barLine(done: number, total: number, detail: string, width = WIDTH): string {
   const frac = total > 0 ? Math.min(1, Math.max(0, done / total)) : 0;
   const filled = Math.floor(frac * width);
-  const bar = "=".repeat(filled) + (filled < width ? ">" + " ".repeat(width - filled - 1) : "");
+  const bar = "=".repeat(filled) + (filled < width ? `>${" ".repeat(width - filled - 1)}` : "");
   return `[${bar}] ${String(Math.floor(frac * 100)).padStart(3)}%  ${detail}`;
 }
 

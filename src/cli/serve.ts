@@ -30,11 +30,17 @@ function startupError(e: unknown, config: Config, listen: { host: string; port: 
   const code = err?.code ?? "";
   const msg = err?.message ?? String(e);
   if (code === "EADDRINUSE" || /address already in use|EADDRINUSE/i.test(msg))
-    return new ConfigError(`cannot listen on ${listen.host}:${listen.port}: the address is in use (another server there? choose another with ${flag} host:port)`);
+    return new ConfigError(
+      `cannot listen on ${listen.host}:${listen.port}: the address is in use (another server there? choose another with ${flag} host:port)`,
+    );
   if (code === "EADDRNOTAVAIL" || /EADDRNOTAVAIL|cannot assign requested address/i.test(msg))
     return new ConfigError(`cannot listen on ${listen.host}:${listen.port}: this machine has no such address`);
-  if (code === "EACCES" && /listen|bind|port/i.test(msg)) return new ConfigError(`cannot listen on ${listen.host}:${listen.port}: permission denied (ports below 1024 need privileges)`);
-  if (["EACCES", "EPERM", "EROFS", "ENOTDIR", "EEXIST", "ENOSPC"].includes(code) || /unable to open database|readonly database|disk I\/O|SQLITE_CANTOPEN/i.test(msg))
+  if (code === "EACCES" && /listen|bind|port/i.test(msg))
+    return new ConfigError(`cannot listen on ${listen.host}:${listen.port}: permission denied (ports below 1024 need privileges)`);
+  if (
+    ["EACCES", "EPERM", "EROFS", "ENOTDIR", "EEXIST", "ENOSPC"].includes(code) ||
+    /unable to open database|readonly database|disk I\/O|SQLITE_CANTOPEN/i.test(msg)
+  )
     return new ConfigError(`cannot use the data directory ${config.dir}: ${msg.split("\n")[0]} (it must be a writable directory)`);
   return new ConfigError(`cannot start: ${msg.split("\n")[0]}`);
 }
@@ -63,7 +69,11 @@ async function startServer(config: Config): Promise<RunningServer> {
       }
     }
     const stopMaintenance = burrow.startMaintenance();
-    const stopPush = await startDeliveryThread(burrow.push, { store: config.store, logLevel: config.logLevel, logFormat: config.logFormat });
+    const stopPush = await startDeliveryThread(burrow.push, {
+      store: config.store,
+      logLevel: config.logLevel,
+      logFormat: config.logFormat,
+    });
     // Load custom code into its threads before the first call needs it.
     burrow.code.prewarm();
     // The runtime's code pages that only start-up (or a burst of requests) touched go back to the page cache.
@@ -124,7 +134,7 @@ export async function serve(config: Config): Promise<void> {
     `  health           ${url}/_health`,
     ...(pushUrl ? [`  push API         ${pushUrl}/   (also ${url}/_push/)`] : []),
   ];
-  process.stdout.write(lines.join("\n") + "\n");
+  process.stdout.write(`${lines.join("\n")}\n`);
   for (const w of burrow.catalog.productionWarnings()) burrow.log.warn(w);
 
   let stopping = false;

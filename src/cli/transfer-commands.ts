@@ -20,7 +20,8 @@ function intFlag(flags: Flags, name: string, fallback: number, min: number, max:
   const raw = flags[name];
   if (raw === undefined) return fallback;
   const n = Number(raw);
-  if (typeof raw !== "string" || !Number.isSafeInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}`);
+  if (typeof raw !== "string" || !Number.isSafeInteger(n) || n < min || n > max)
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}`);
   return n;
 }
 
@@ -36,17 +37,33 @@ export async function exportCommand(config: Config, flags: Flags): Promise<void>
     if (!set || version === null) throw new ConfigError("production has no deployed version yet; nothing to export");
     const schemas = pickSchemas(set.schemas, names);
     let total = 0;
-    if (process.stderr.isTTY) for (const c of schemas) total += Number((await s.envDbs[env].execute(`SELECT count(*) AS n FROM ${c.table}`)).rows[0]!.n);
+    if (process.stderr.isTTY)
+      for (const c of schemas) total += Number((await s.envDbs[env].execute(`SELECT count(*) AS n FROM ${c.table}`)).rows[0]!.n);
     const progress = new Progress(total);
     let rows = 0;
-    const m = await exportData(s.envDbs[env], env, version, schemas, schemas.map((c) => c.def), out, flags["--with-password-hashes"] === true, (n, schema) => {
-      rows += n;
-      progress.update(rows, rows, 0, schema);
-    });
+    const m = await exportData(
+      s.envDbs[env],
+      env,
+      version,
+      schemas,
+      schemas.map((c) => c.def),
+      out,
+      flags["--with-password-hashes"] === true,
+      (n, schema) => {
+        rows += n;
+        progress.update(rows, rows, 0, schema);
+      },
+    );
     progress.finish();
     const secs = progress.seconds();
-    process.stderr.write(`exported ${rows} row(s) of ${schemas.length} schema(s) from ${env}${env === "production" ? ` version ${version}` : ""} to ${out} in ${secs.toFixed(1)} s (${Math.round(rows / Math.max(0.001, secs))} rows/s)\n`);
-    process.stdout.write(`${Object.entries(m.schemas).map(([k, n]) => `${k}\t${n}`).join("\n")}\n`);
+    process.stderr.write(
+      `exported ${rows} row(s) of ${schemas.length} schema(s) from ${env}${env === "production" ? ` version ${version}` : ""} to ${out} in ${secs.toFixed(1)} s (${Math.round(rows / Math.max(0.001, secs))} rows/s)\n`,
+    );
+    process.stdout.write(
+      `${Object.entries(m.schemas)
+        .map(([k, n]) => `${k}\t${n}`)
+        .join("\n")}\n`,
+    );
   } finally {
     s.close();
   }
@@ -55,7 +72,8 @@ export async function exportCommand(config: Config, flags: Flags): Promise<void>
 export async function importCommand(config: Config, input: string | undefined, flags: Flags): Promise<void> {
   if (!input) throw new ConfigError("import needs a file or directory to read");
   const format = flags["--format"];
-  if (format !== undefined && format !== "jsonl" && format !== "csv" && format !== "parse") throw new ConfigError(`--format must be jsonl, csv or parse, not "${String(format)}"`);
+  if (format !== undefined && format !== "jsonl" && format !== "csv" && format !== "parse")
+    throw new ConfigError(`--format must be jsonl, csv or parse, not "${String(format)}"`);
   const schema = flags["--schema"];
   if (typeof schema === "string" && schema.includes(",")) throw new ConfigError("import takes one --schema");
   const crash = process.env.BURROW_IMPORT_CRASH_AFTER_BATCHES;
@@ -74,7 +92,10 @@ export async function importCommand(config: Config, input: string | undefined, f
   try {
     const r = await importData(s, env, opts);
     if (r.interrupted) throw new Error("interrupted: rerun the same command to continue after the last committed batch");
-    if (r.stopped) throw new Error(`stopped after more than ${opts.maxErrors} rejected row(s) (--max-errors); fix them and rerun, which continues after the last committed batch`);
+    if (r.stopped)
+      throw new Error(
+        `stopped after more than ${opts.maxErrors} rejected row(s) (--max-errors); fix them and rerun, which continues after the last committed batch`,
+      );
   } finally {
     s.close();
   }

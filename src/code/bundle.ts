@@ -29,7 +29,8 @@ function syntaxError(e: unknown): CodeError {
  * transpiled from TypeScript. Throws CodeError("compile") with the line for syntax errors and for imports.
  */
 export function prepareBundle(source: string, lang: BundleLanguage = "auto"): { js: string; language: "js" | "ts" } {
-  if (Buffer.byteLength(source) > MAX_BUNDLE_BYTES) throw new CodeError("compile", `the bundle is larger than ${MAX_BUNDLE_BYTES / 1024 / 1024} MB`);
+  if (Buffer.byteLength(source) > MAX_BUNDLE_BYTES)
+    throw new CodeError("compile", `the bundle is larger than ${MAX_BUNDLE_BYTES / 1024 / 1024} MB`);
   if (source.trim() === "") throw new CodeError("compile", "the bundle is empty: send one ES module that exports `methods`");
   let language: "js" | "ts" = lang === "ts" ? "ts" : "js";
   let out = source;
@@ -54,5 +55,8 @@ export function prepareBundle(source: string, lang: BundleLanguage = "auto"): { 
 
 function checkImports(imports: { path: string }[]): void {
   if (imports.length)
-    throw new CodeError("compile", `the bundle imports "${imports[0]!.path}": a bundle is one module without imports; bundle your sources first (\`burrow code deploy <dir>\` does)`);
+    throw new CodeError(
+      "compile",
+      `the bundle imports "${imports[0]!.path}": a bundle is one module without imports; bundle your sources first (\`burrow code deploy <dir>\` does)`,
+    );
 }

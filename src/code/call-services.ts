@@ -53,7 +53,13 @@ export function callServices(deps: ServiceDeps, ctx: ApiContext, deadline: numbe
       case "log": {
         if (!(LOG_LEVELS as readonly string[]).includes(op)) break;
         const [message, details] = args;
-        deps.logs.append(env, "code", op as LogLevel, typeof message === "string" ? message : JSON.stringify(message) ?? String(message), details);
+        deps.logs.append(
+          env,
+          "code",
+          op as LogLevel,
+          typeof message === "string" ? message : (JSON.stringify(message) ?? String(message)),
+          details,
+        );
         return undefined;
       }
       case "http":
@@ -61,7 +67,8 @@ export function callServices(deps: ServiceDeps, ctx: ApiContext, deadline: numbe
       case "cache": {
         const [key, value, ttl] = args;
         if (op === "get") return deps.cache.get(env, key as string);
-        if (op === "set") return deps.cache.set(env, key as string, value as string, ttl === undefined || ttl === null ? 0 : (ttl as number));
+        if (op === "set")
+          return deps.cache.set(env, key as string, value as string, ttl === undefined || ttl === null ? 0 : (ttl as number));
         if (op === "delete") return deps.cache.delete(env, key as string);
         break;
       }

@@ -27,8 +27,10 @@ export function classify(e: GuestError | string | undefined, timeoutMs: number):
   const message = typeof e === "object" ? String(e?.message ?? "") : String(e);
   if (name === "InternalError" && message === "interrupted") return new CodeError("timeout", `the method ran longer than ${timeoutMs} ms`);
   if (/out of memory/i.test(message)) return new CodeError("memory", "the method ran out of memory");
-  if (name === "RangeError" && /stack overflow|call stack/i.test(message)) return new CodeError("stack", "the method's call stack overflowed (too deep recursion)");
-  if (name === "InternalError" && /stack overflow/i.test(message)) return new CodeError("stack", "the method's call stack overflowed (too deep recursion)");
+  if (name === "RangeError" && /stack overflow|call stack/i.test(message))
+    return new CodeError("stack", "the method's call stack overflowed (too deep recursion)");
+  if (name === "InternalError" && /stack overflow/i.test(message))
+    return new CodeError("stack", "the method's call stack overflowed (too deep recursion)");
   return new CodeError("thrown", `${name && name !== "Error" ? `${name}: ` : ""}${message}`.slice(0, 1000));
 }
 

@@ -53,7 +53,10 @@ export class InlineRunner implements CodeRunner {
     const entry = this.pools.get(key);
     if (!entry) return;
     this.pools.delete(key);
-    entry.ready.then(() => entry.pool.retire(), () => {});
+    entry.ready.then(
+      () => entry.pool.retire(),
+      () => {},
+    );
   }
 
   async close(): Promise<void> {

@@ -18,8 +18,8 @@ declare const self: Worker;
 
 export type ToCodeThread =
   | { type: "install"; id: number; spec: BundleSpec }
-  | { type: "call"; id: number; key: string; name: string; /** the request's JSON */ payload: string; scope?: string }
-  | { type: "service-result"; sid: number; ok: true; /** the answer's JSON (none: undefined) */ payload?: string; plan?: ReadPlan }
+  | { type: "call"; id: number; key: string; name: string /** the request's JSON */; payload: string; scope?: string }
+  | { type: "service-result"; sid: number; ok: true /** the answer's JSON (none: undefined) */; payload?: string; plan?: ReadPlan }
   | { type: "service-result"; sid: number; ok: false; message: string }
   | { type: "drop"; key: string };
 

@@ -120,7 +120,10 @@ export class CustomCode {
   prewarm(): void {
     const latest = this.catalog.latestVersion();
     for (const b of [this.store.get("development", 0), latest === null ? undefined : this.store.get("production", latest)])
-      if (b) Promise.resolve(this.ensure(b)).catch((e) => this.log.warn("custom code could not be loaded", { env: b.env, version: b.version, message: String((e as Error)?.message ?? e) }));
+      if (b)
+        Promise.resolve(this.ensure(b)).catch((e) =>
+          this.log.warn("custom code could not be loaded", { env: b.env, version: b.version, message: String((e as Error)?.message ?? e) }),
+        );
   }
 
   /** After a reload (another process changed code): retire pools whose code is gone or changed, warm the rest. */
@@ -147,7 +150,10 @@ export class CustomCode {
     const slot = "development:0";
     const key = this.keyOf({ env: "development", version: 0, hash: codeHash(prepared.js) }, limits);
     const previous = this.installed.get(slot);
-    const ready = previous?.key === key ? previous.ready : this.runner().install({ key, js: prepared.js, ops: SERVICE_OPS, limits, warm: WARM, max: MAX_PER_THREAD });
+    const ready =
+      previous?.key === key
+        ? previous.ready
+        : this.runner().install({ key, js: prepared.js, ops: SERVICE_OPS, limits, warm: WARM, max: MAX_PER_THREAD });
     const methods = await ready;
     try {
       await this.catalog.exclusive(async () => {
@@ -184,7 +190,13 @@ export class CustomCode {
     this.counts.calls++;
     this.counts.inFlight++;
     try {
-      return await this.runner().call(key, request.methodName, JSON.stringify(request), callServices(this.deps, system, Date.now() + timeoutMs), readPlanner(system));
+      return await this.runner().call(
+        key,
+        request.methodName,
+        JSON.stringify(request),
+        callServices(this.deps, system, Date.now() + timeoutMs),
+        readPlanner(system),
+      );
     } catch (e) {
       this.counts.failures++;
       throw this.failure(ctx.env, request.methodName, e);

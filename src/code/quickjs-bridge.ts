@@ -72,7 +72,15 @@ export class QuickJSBridge {
     rt: QuickJSRuntime,
     private readonly ctx: QuickJSContext,
   ) {
-    this.em = internal<EmModule>(engine, "module", (m) => isObject(m) && typeof (m as EmModule)._malloc === "function" && (m as EmModule).HEAPU8 instanceof Uint8Array && isObject((m as EmModule).callbacks));
+    this.em = internal<EmModule>(
+      engine,
+      "module",
+      (m) =>
+        isObject(m) &&
+        typeof (m as EmModule)._malloc === "function" &&
+        (m as EmModule).HEAPU8 instanceof Uint8Array &&
+        isObject((m as EmModule).callbacks),
+    );
     this.ffi = internal<Ffi>(engine, "ffi", (f) => isObject(f) && typeof (f as Ffi).QTS_ExecutePendingJob === "function");
     this.hostRefs = internal(rt, "hostRefs", (h) => isObject(h) && typeof (h as { get: unknown }).get === "function");
     this.rtPtr = internal<{ value: number }>(rt, "rt", pointerOf).value;

@@ -3,7 +3,16 @@
 // whose linear memory grew past the high-water mark, is dropped after its call and replaced, so a method that
 // once allocated a lot does not keep the memory. Retiring a pool (new code) lets calls in flight finish.
 
-import { CodeError, type Dispatch, type MethodInfo, type MethodResponse, Sandbox, type SandboxHooks, type SandboxLimits, type ServiceOps } from "./sandbox.ts";
+import {
+  CodeError,
+  type Dispatch,
+  type MethodInfo,
+  type MethodResponse,
+  Sandbox,
+  type SandboxHooks,
+  type SandboxLimits,
+  type ServiceOps,
+} from "./sandbox.ts";
 import { INITIAL_BYTES } from "./quickjs-engine.ts";
 
 export interface BundleSpec {
@@ -66,7 +75,10 @@ export class SandboxPool {
 
   /** A ready sandbox goes to the next waiting call, else back to idle (a retired pool drops it instead). */
   private put(s: Sandbox): void {
-    if (!s.usable) return this.drop(s);
+    if (!s.usable) {
+      this.drop(s);
+      return;
+    }
     const waiter = this.waiters.shift();
     if (waiter) waiter.resolve(s);
     else if (this.retired) this.drop(s);
@@ -85,10 +97,17 @@ export class SandboxPool {
   }
 
   private release(s: Sandbox): void {
-    if (s.usable && s.memoryBytes() <= this.highWater) return this.put(s);
+    if (s.usable && s.memoryBytes() <= this.highWater) {
+      this.put(s);
+      return;
+    }
     this.drop(s);
     // A waiting call gets a fresh sandbox in place of the dropped one; otherwise the pool is topped up.
-    if (this.waiters.length) this.make().then((n) => this.put(n), (e) => this.waiters.shift()?.reject(e));
+    if (this.waiters.length)
+      this.make().then(
+        (n) => this.put(n),
+        (e) => this.waiters.shift()?.reject(e),
+      );
     else this.refill();
   }
 

@@ -162,7 +162,9 @@ export class Sandbox {
       const code = b.getNumber(b.arg(argc, argv, 0));
       const headers = b.getString(b.arg(argc, argv, 1));
       sandbox.outcome =
-        code > 0 ? { ok: true, response: responseOf(code, headers, b.getNumber(b.arg(argc, argv, 2)), b.getString(b.arg(argc, argv, 3))) } : { ok: false, error: JSON.parse(headers) as GuestError };
+        code > 0
+          ? { ok: true, response: responseOf(code, headers, b.getNumber(b.arg(argc, argv, 2)), b.getString(b.arg(argc, argv, 3))) }
+          : { ok: false, error: JSON.parse(headers) as GuestError };
       sandbox.wake?.();
       return 0;
     });

@@ -17,7 +17,10 @@ export class StoreCodeCache implements CodeCache {
 
   async get(env: EnvName, key: string): Promise<string | null> {
     checkEntry(key);
-    const rs = await this.db.execute({ sql: `SELECT value FROM _burrow_code_cache WHERE env = ? AND key = ? AND expires > ?`, args: [env, key, this.now()] });
+    const rs = await this.db.execute({
+      sql: `SELECT value FROM _burrow_code_cache WHERE env = ? AND key = ? AND expires > ?`,
+      args: [env, key, this.now()],
+    });
     return (rs.rows[0]?.value as string | undefined) ?? null;
   }
 
@@ -33,7 +36,10 @@ export class StoreCodeCache implements CodeCache {
 
   async delete(env: EnvName, key: string): Promise<boolean> {
     checkEntry(key);
-    const rs = await this.db.execute({ sql: `DELETE FROM _burrow_code_cache WHERE env = ? AND key = ? RETURNING expires`, args: [env, key] });
+    const rs = await this.db.execute({
+      sql: `DELETE FROM _burrow_code_cache WHERE env = ? AND key = ? RETURNING expires`,
+      args: [env, key],
+    });
     return rs.rows.length > 0 && Number(rs.rows[0]!.expires) > this.now();
   }
 

@@ -13,7 +13,9 @@ import { Answered, CodeError, type Dispatch, type MethodInfo, type MethodRespons
 import type { LocalReadFiles, ReadPlanner } from "./local-reads.ts";
 
 /** In the compiled binary every module sits in one bundle at the root and the thread at code/ (scripts/build.ts). */
-const THREAD_URL = import.meta.url.includes("/$bunfs/") ? new URL("./code/code-thread.ts", import.meta.url).href : new URL("./code-thread.ts", import.meta.url).href;
+const THREAD_URL = import.meta.url.includes("/$bunfs/")
+  ? new URL("./code/code-thread.ts", import.meta.url).href
+  : new URL("./code-thread.ts", import.meta.url).href;
 
 /** A thread that has not answered a call this long after the call's own limit is stuck: it is terminated. */
 const GRACE_MS = 5_000;
@@ -79,7 +81,8 @@ class CodeThread {
         const install = this.installs.get(m.id);
         if (install) {
           this.installs.delete(m.id);
-          return m.type === "failed" ? install.reject(errorFromData(m.error)) : undefined;
+          if (m.type === "failed") install.reject(errorFromData(m.error));
+          return;
         }
         const call = this.calls.get(m.id);
         if (!call) return;
@@ -95,7 +98,10 @@ class CodeThread {
         const answer = (msg: ToCodeThread) => {
           if (!this.dead) this.post(msg);
         };
-        if (!call) return answer({ type: "service-result", sid: m.sid, ok: false, message: "the call is over" });
+        if (!call) {
+          answer({ type: "service-result", sid: m.sid, ok: false, message: "the call is over" });
+          return;
+        }
         // The thread only ever asks for data.read when it could not answer it: teach it how, where it can.
         const plan = m.service === "data" && m.op === "read" && call.reads ? call.reads.plan(m.args) : null;
         const out = call.dispatch(m.service, m.op, m.args);
@@ -189,7 +195,9 @@ export class ThreadRunner implements CodeRunner {
     this.drop(spec.key);
     // Every thread gives the same compile error; a thread lost meanwhile gives its own.
     const reasons = outcomes.map((o) => (o as PromiseRejectedResult).reason as unknown);
-    throw reasons.find((r) => r instanceof CodeError && r.kind === "compile") ?? reasons[0] ?? new Error("no custom code thread is running");
+    throw (
+      reasons.find((r) => r instanceof CodeError && r.kind === "compile") ?? reasons[0] ?? new Error("no custom code thread is running")
+    );
   }
 
   call(key: string, name: string, requestJson: string, dispatch: Dispatch, reads?: ReadPlanner): Promise<MethodResponse> {
@@ -213,7 +221,14 @@ export class ThreadRunner implements CodeRunner {
         reject(new CodeError("timeout", `the method ran longer than ${spec.limits.timeoutMs} ms`));
       }, spec.limits.timeoutMs + ANSWER_SLACK_MS);
       const local = this.localReads && reads;
-      thread.calls.set(id, { resolve, reject, dispatch, ...(local ? { reads } : {}), giveUpAt: Date.now() + spec.limits.timeoutMs + GRACE_MS, timer });
+      thread.calls.set(id, {
+        resolve,
+        reject,
+        dispatch,
+        ...(local ? { reads } : {}),
+        giveUpAt: Date.now() + spec.limits.timeoutMs + GRACE_MS,
+        timer,
+      });
       thread.post({ type: "call", id, key, name, payload: requestJson, ...(local ? { scope: reads.scope } : {}) });
     });
   }
@@ -227,7 +242,9 @@ export class ThreadRunner implements CodeRunner {
   demote(t: CodeThread): void {
     if (t.demoted || t.dead) return;
     t.demoted = true;
-    this.opts.warn?.("custom code: a method ran 100 ms without yielding; its thread now runs at idle priority and is replaced once its calls end");
+    this.opts.warn?.(
+      "custom code: a method ran 100 ms without yielding; its thread now runs at idle priority and is replaced once its calls end",
+    );
     if (!this.closed && this.active().length < this.opts.threads && this.threads.length < this.opts.threads * 2) this.spawn();
     this.settled(t);
   }

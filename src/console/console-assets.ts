@@ -24,7 +24,11 @@ async function embeddedFiles(site: Site): Promise<ConsoleFile[] | null> {
   const found = Bun.embeddedFiles.filter((f) => (f as Blob & { name?: string }).name?.startsWith(prefix));
   if (!found.length) return null;
   return Promise.all(
-    found.map(async (f) => ({ name: (f as Blob & { name: string }).name.slice(prefix.length), type: f.type, body: new Uint8Array(await f.arrayBuffer()) })),
+    found.map(async (f) => ({
+      name: (f as Blob & { name: string }).name.slice(prefix.length),
+      type: f.type,
+      body: new Uint8Array(await f.arrayBuffer()),
+    })),
   );
 }
 
@@ -33,9 +37,13 @@ async function embeddedFiles(site: Site): Promise<ConsoleFile[] | null> {
 function encode(body: Uint8Array): Promise<{ gzip: Uint8Array; br: Uint8Array }> {
   const { brotliCompress, gzip, constants } = nodeZlib();
   const br = new Promise<Uint8Array>((resolve, reject) =>
-    brotliCompress(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } }, (e, out) => (e ? reject(e) : resolve(new Uint8Array(out)))),
+    brotliCompress(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } }, (e, out) =>
+      e ? reject(e) : resolve(new Uint8Array(out)),
+    ),
   );
-  const gz = new Promise<Uint8Array>((resolve, reject) => gzip(body, { level: 9 }, (e, out) => (e ? reject(e) : resolve(new Uint8Array(out)))));
+  const gz = new Promise<Uint8Array>((resolve, reject) =>
+    gzip(body, { level: 9 }, (e, out) => (e ? reject(e) : resolve(new Uint8Array(out)))),
+  );
   return Promise.all([gz, br]).then(([g, b]) => ({ gzip: g, br: b }));
 }
 

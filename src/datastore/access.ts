@@ -41,7 +41,10 @@ async function isRoleMember(ctx: ApiContext, role: string, schema: string, usern
   const users = roles?.fields.get("users");
   if (!roles || users?.type !== "relationship" || users.schema !== schema) return false;
   const member = users.many ? `EXISTS (SELECT 1 FROM json_each(t."users") WHERE value = ?)` : `t."users" = ?`;
-  const rs = await ctx.db.execute({ sql: `SELECT 1 FROM ${roles.table} AS t WHERE t.${q(roles.pk)} = ? AND ${member}`, args: [role, username] });
+  const rs = await ctx.db.execute({
+    sql: `SELECT 1 FROM ${roles.table} AS t WHERE t.${q(roles.pk)} = ? AND ${member}`,
+    args: [role, username],
+  });
   return rs.rows.length > 0;
 }
 
@@ -54,7 +57,8 @@ function scopeSql(ctx: ApiContext, s: CompiledSchema, scope: RowScope): SqlPart 
   switch (scope.kind) {
     case "owner":
       // The owner of a user object is that user (whoever created it), as well as any recorded sm_owner.
-      if (s.def.user && s.name === scope.schema) return { sql: `t."sm_owner" = ? OR t.${q(s.pk)} = ?`, args: [scope.owner, scope.username] };
+      if (s.def.user && s.name === scope.schema)
+        return { sql: `t."sm_owner" = ? OR t.${q(s.pk)} = ?`, args: [scope.owner, scope.username] };
       return { sql: `t."sm_owner" = ?`, args: [scope.owner] };
     case "relationship": {
       const f = s.fields.get(scope.field);
@@ -68,7 +72,9 @@ function scopeSql(ctx: ApiContext, s: CompiledSchema, scope: RowScope): SqlPart 
       for (const u of ctx.schemas.schemas.values()) {
         const f = u.fields.get(scope.field);
         if (!u.def.user || f?.type !== "relationship" || f.schema !== scope.schema) continue;
-        parts.push(`EXISTS (SELECT 1 FROM ${u.table} AS o WHERE t."sm_owner" = '${u.name}/' || o.${q(u.pk)} AND ${references("o", scope.field, !!f.many)})`);
+        parts.push(
+          `EXISTS (SELECT 1 FROM ${u.table} AS o WHERE t."sm_owner" = '${u.name}/' || o.${q(u.pk)} AND ${references("o", scope.field, !!f.many)})`,
+        );
         args.push(scope.username);
       }
       return parts.length ? { sql: parts.join(" OR "), args } : NOTHING;

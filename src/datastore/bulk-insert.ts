@@ -45,13 +45,15 @@ function insertSql(s: CompiledSchema): string {
   return sql;
 }
 
-const reasonOf = (e: unknown) => (e instanceof ApiError || e instanceof ValueTypeError ? e.message : e instanceof Error ? e.message : String(e));
+const reasonOf = (e: unknown) =>
+  e instanceof ApiError || e instanceof ValueTypeError ? e.message : e instanceof Error ? e.message : String(e);
 
 /** A date member: UTC milliseconds, a non-negative safe integer. */
 function dateOf(body: Record<string, unknown>, name: string, fallback: number): number {
   const v = body[name];
   if (v === undefined || v === null) return fallback;
-  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) throw new ApiError(400, `${name} must be UTC milliseconds (a non-negative integer), not ${JSON.stringify(v)?.slice(0, 40)}`);
+  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0)
+    throw new ApiError(400, `${name} must be UTC milliseconds (a non-negative integer), not ${JSON.stringify(v)?.slice(0, 40)}`);
   return v;
 }
 
@@ -59,7 +61,14 @@ function dateOf(body: Record<string, unknown>, name: string, fallback: number): 
  * Development: add the fields the rows use that the schema lacks (rows whose new fields cannot be inferred, or
  * disagree with earlier rows, are rejected). Production: unknown fields reject their rows.
  */
-async function prepareSchema(catalog: Catalog, ctx: ApiContext, name: string, rows: BulkRow[], declared: ReadonlyMap<string, FieldDef>, rejected: Map<BulkRow, string>): Promise<CompiledSchema> {
+async function prepareSchema(
+  catalog: Catalog,
+  ctx: ApiContext,
+  name: string,
+  rows: BulkRow[],
+  declared: ReadonlyMap<string, FieldDef>,
+  rejected: Map<BulkRow, string>,
+): Promise<CompiledSchema> {
   const s = ctx.schemas.schemas.get(name);
   if (!s && !ctx.infer) throw notFound(`schema "${name}" does not exist`);
   const pk = s?.pk ?? `${name}_id`;
@@ -96,14 +105,22 @@ function isStoredHash(v: unknown): v is { $hash: string } {
 }
 
 /** Column values of one row in the schema's insert order; passwords to hash are collected in `hashes`. */
-function encodeRow(s: CompiledSchema, body: Record<string, unknown>, now: number, hashes: { args: InValue[]; at: number; password: string }[]): InValue[] {
+function encodeRow(
+  s: CompiledSchema,
+  body: Record<string, unknown>,
+  now: number,
+  hashes: { args: InValue[]; at: number; password: string }[],
+): InValue[] {
   const key = body[s.pk];
-  if (key !== undefined && !isKeyValue(key)) throw new ApiError(400, `${s.pk} must be a non-empty string of at most 256 characters without control characters`);
+  if (key !== undefined && !isKeyValue(key))
+    throw new ApiError(400, `${s.pk} must be a non-empty string of at most 256 characters without control characters`);
   const created = dateOf(body, "createddate", now);
   const modified = dateOf(body, "lastmoddate", created);
   const owner = body.sm_owner;
-  if (owner !== undefined && owner !== null && (typeof owner !== "string" || !OWNER_RE.test(owner) || owner.length > 330)) throw new ApiError(400, `sm_owner must be "<userSchema>/<key>"`);
-  for (const k of Object.keys(body)) if (k !== s.pk && !AUTO.has(k) && !s.fields.has(k)) throw new ApiError(400, `${k} does not exist in schema ${s.name}`);
+  if (owner !== undefined && owner !== null && (typeof owner !== "string" || !OWNER_RE.test(owner) || owner.length > 330))
+    throw new ApiError(400, `sm_owner must be "<userSchema>/<key>"`);
+  for (const k of Object.keys(body))
+    if (k !== s.pk && !AUTO.has(k) && !s.fields.has(k)) throw new ApiError(400, `${k} does not exist in schema ${s.name}`);
   const args: InValue[] = [key ?? newObjectId()];
   for (const fc of s.fieldColumns) {
     const v = body[fc.name];
@@ -117,16 +134,25 @@ function encodeRow(s: CompiledSchema, body: Record<string, unknown>, now: number
           args.push(v.$hash);
           continue;
         }
-        if (typeof v !== "string" || v.length === 0 || v.length > 1024) throw new ApiError(400, `${fc.name} must be a non-empty string of at most 1024 characters, or {"$hash": "<argon2id or bcrypt hash>"}`);
+        if (typeof v !== "string" || v.length === 0 || v.length > 1024)
+          throw new ApiError(
+            400,
+            `${fc.name} must be a non-empty string of at most 1024 characters, or {"$hash": "<argon2id or bcrypt hash>"}`,
+          );
         hashes.push({ args, at: args.length, password: v });
         args.push(null);
         continue;
       case "binary":
-        if (typeof v !== "string" || looksLikeUpload(v)) throw new ApiError(400, `${fc.name}: a binary field is imported as the file's URL (uploads are not imported)`);
+        if (typeof v !== "string" || looksLikeUpload(v))
+          throw new ApiError(400, `${fc.name}: a binary field is imported as the file's URL (uploads are not imported)`);
         args.push(v);
         continue;
       case "relationship":
-        if (typeof v === "object" && !Array.isArray(v)) throw new ApiError(400, `${fc.name} holds a nested object; import the related objects into their own schema and reference their keys`);
+        if (typeof v === "object" && !Array.isArray(v))
+          throw new ApiError(
+            400,
+            `${fc.name} holds a nested object; import the related objects into their own schema and reference their keys`,
+          );
     }
     try {
       args.push(...encodeValue(fc.def, v));
@@ -142,7 +168,14 @@ function encodeRow(s: CompiledSchema, body: Record<string, unknown>, now: number
  * Insert the valid rows of `rows` into schema `name` with `extra` (e.g. the import's checkpoint) in one
  * transaction. A row whose key exists (or repeats an earlier row's) is rejected, never overwritten.
  */
-export async function bulkInsert(catalog: Catalog, ctx: ApiContext, name: string, rows: BulkRow[], declared: ReadonlyMap<string, FieldDef>, extra: readonly InStatement[]): Promise<BulkResult> {
+export async function bulkInsert(
+  catalog: Catalog,
+  ctx: ApiContext,
+  name: string,
+  rows: BulkRow[],
+  declared: ReadonlyMap<string, FieldDef>,
+  extra: readonly InStatement[],
+): Promise<BulkResult> {
   const rejectedBy = new Map<BulkRow, string>();
   const s = await prepareSchema(catalog, ctx, name, rows, declared, rejectedBy);
   const sql = insertSql(s);
@@ -181,7 +214,10 @@ export async function restoreGeoIndex(ctx: ApiContext, name: string): Promise<vo
   if (!s) return;
   for (const fc of s.fieldColumns) {
     if (fc.def.type !== "geopoint") continue;
-    const rs = await ctx.db.execute({ sql: `SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?`, args: [`${geoTableName(s.name, fc.name)}$insert`] });
+    const rs = await ctx.db.execute({
+      sql: `SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?`,
+      args: [`${geoTableName(s.name, fc.name)}$insert`],
+    });
     if (rs.rows.length === 0) await ctx.db.batch(resumeGeoInsertSql(s.name, fc.name), "write");
   }
 }

@@ -103,7 +103,12 @@ export class Datastore {
    * Create or update objects with nested related objects (up to 3 levels) in one transaction. One posted object
    * answers 201 when it was created and 200 when it existed; an array answers 200 with every object.
    */
-  upsert(ctx: ApiContext, schema: string, body: unknown, relations: RelationMap = NO_RELATIONS): Promise<{ status: number; body: JsonText }> {
+  upsert(
+    ctx: ApiContext,
+    schema: string,
+    body: unknown,
+    relations: RelationMap = NO_RELATIONS,
+  ): Promise<{ status: number; body: JsonText }> {
     return upsert(this.objects, ctx, schema, body, relations);
   }
 
@@ -115,14 +120,20 @@ export class Datastore {
    * nothing a create would not. A password is changed only by callers allowed to change it with PUT (the private
    * key, the server); from others it is ignored on an update (model saves send the whole object).
    */
-  async save(ctx: ApiContext, schema: string, body: unknown, relations: RelationMap = NO_RELATIONS): Promise<{ status: number; body: JsonText }> {
+  async save(
+    ctx: ApiContext,
+    schema: string,
+    body: unknown,
+    relations: RelationMap = NO_RELATIONS,
+  ): Promise<{ status: number; body: JsonText }> {
     if (hasNested(body)) return upsert(this.objects, ctx, schema, body, relations);
     const s = ctx.schemas.schemas.get(schema);
     const key = s && isObject(body) && isKeyValue(body[s.pk]) ? (body[s.pk] as string) : undefined;
     if (s === undefined || key === undefined) return { status: 201, body: await this.objects.create(ctx, schema, body, relations) };
     // A create and an update racing on the key: the loser of the create tries the update once more.
     for (let attempt = 0; ; attempt++) {
-      if (await this.objects.exists(ctx, s, key)) return { status: 200, body: await this.saveUpdate(ctx, s, key, body as Record<string, unknown>, relations) };
+      if (await this.objects.exists(ctx, s, key))
+        return { status: 200, body: await this.saveUpdate(ctx, s, key, body as Record<string, unknown>, relations) };
       try {
         return { status: 201, body: await this.objects.create(ctx, schema, body, relations) };
       } catch (e) {
@@ -132,9 +143,18 @@ export class Datastore {
   }
 
   /** The update half of a save: PUT's update, its refusals turned into what a create of that key would answer. */
-  private async saveUpdate(ctx: ApiContext, s: CompiledSchema, key: string, body: Record<string, unknown>, relations: RelationMap): Promise<JsonText> {
+  private async saveUpdate(
+    ctx: ApiContext,
+    s: CompiledSchema,
+    key: string,
+    body: Record<string, unknown>,
+    relations: RelationMap,
+  ): Promise<JsonText> {
     const trusted = ctx.principal.kind === "app" || ctx.principal.kind === "system";
-    const changes = s.passwordField && !trusted && Object.hasOwn(body, s.passwordField) ? Object.fromEntries(Object.entries(body).filter(([k]) => k !== s.passwordField)) : body;
+    const changes =
+      s.passwordField && !trusted && Object.hasOwn(body, s.passwordField)
+        ? Object.fromEntries(Object.entries(body).filter(([k]) => k !== s.passwordField))
+        : body;
     try {
       return await this.objects.update(ctx, s.name, key, changes, relations);
     } catch (e) {
@@ -213,7 +233,13 @@ export class Datastore {
    * are rejected one by one; development infers missing fields (`declared` gives definitions to use for some).
    * Geo queries miss the rows of geopoint schemas until finishImport.
    */
-  importRows(ctx: ApiContext, schema: string, rows: BulkRow[], declared: ReadonlyMap<string, FieldDef> = new Map(), extra: readonly InStatement[] = []): Promise<BulkResult> {
+  importRows(
+    ctx: ApiContext,
+    schema: string,
+    rows: BulkRow[],
+    declared: ReadonlyMap<string, FieldDef> = new Map(),
+    extra: readonly InStatement[] = [],
+  ): Promise<BulkResult> {
     return bulkInsert(this.catalog, ctx, schema, rows, declared, extra);
   }
 

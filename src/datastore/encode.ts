@@ -51,7 +51,14 @@ export function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** Column values for the fields a body sets (null and "NULL" clear a field); uploads are saved to `files`. */
-export async function encodeBody(ctx: ApiContext, files: Files, s: CompiledSchema, body: Record<string, unknown>, mode: Mode, id?: string): Promise<Encoded> {
+export async function encodeBody(
+  ctx: ApiContext,
+  files: Files,
+  s: CompiledSchema,
+  body: Record<string, unknown>,
+  mode: Mode,
+  id?: string,
+): Promise<Encoded> {
   const out: Encoded = { values: new Map(), incs: new Map(), saved: [], keepIfSame: new Map() };
   const uploads: [string, Upload][] = [];
   for (const key of Object.keys(body)) {
@@ -72,28 +79,38 @@ export async function encodeBody(ctx: ApiContext, files: Files, s: CompiledSchem
     }
     if (key === "sm_owner" && isTrusted(ctx) && v !== undefined) {
       // Only the app (private key) or custom code may set or change sm_owner; OAuth 2.0 callers' values are ignored.
-      if (v !== null && (typeof v !== "string" || !/^[a-z][a-z0-9_]{0,63}\/./.test(v) || v.length > 330)) throw badRequest(`sm_owner must be "<userSchema>/<key>"`);
+      if (v !== null && (typeof v !== "string" || !/^[a-z][a-z0-9_]{0,63}\/./.test(v) || v.length > 330))
+        throw badRequest(`sm_owner must be "<userSchema>/<key>"`);
       out.owner = v === null ? "" : v;
       continue;
     }
     if (IGNORED_ON_WRITE.has(key)) continue;
     const fc = s.columnsByField.get(key)!;
     if (v === null || v === "NULL") {
-      out.values.set(key, fc.cols.map(() => null));
+      out.values.set(
+        key,
+        fc.cols.map(() => null),
+      );
       continue;
     }
     if (fc.def.type === "relationship" && (isObject(v) || (Array.isArray(v) && v.some(isObject))))
       throw badRequest(`${key} holds a nested object; nested objects need the X-Service-Relations header`);
     if (fc.def.type === "password") {
       if (mode === "update" && !isTrusted(ctx)) throw badRequest(`${key} cannot be changed with PUT; use /${s.name}/resetPassword`);
-      if (typeof v !== "string" || v.length === 0 || v.length > 1024) throw typeError(key, mode, new ValueTypeError("non-empty string of at most 1024 characters", describeValue(v)));
+      if (typeof v !== "string" || v.length === 0 || v.length > 1024)
+        throw typeError(key, mode, new ValueTypeError("non-empty string of at most 1024 characters", describeValue(v)));
       out.values.set(key, [await hashPassword(v)]);
       continue;
     }
     if (fc.def.type === "binary") {
       if (typeof v === "string" && looksLikeUpload(v)) uploads.push([key, parseUpload(key, v, files.maxBytes(ctx.env))]);
       else if (typeof v === "string" && mode === "update") out.keepIfSame.set(key, v);
-      else throw typeError(key, mode, new ValueTypeError(mode === "update" ? `${UPLOAD}, null, or the file's current URL` : UPLOAD, describeValue(v)));
+      else
+        throw typeError(
+          key,
+          mode,
+          new ValueTypeError(mode === "update" ? `${UPLOAD}, null, or the file's current URL` : UPLOAD, describeValue(v)),
+        );
       continue;
     }
     try {
@@ -124,7 +141,9 @@ export function limitPasswords(ctx: ApiContext, s: CompiledSchema, bodies: reado
   let n = 0;
   for (const b of bodies) if (isObject(b) && b[s.passwordField] !== undefined && b[s.passwordField] !== null) n++;
   if (n > MAX_PASSWORDS_PER_REQUEST)
-    throw badRequest(`at most ${MAX_PASSWORDS_PER_REQUEST} ${s.name} objects with a ${s.passwordField} per request with the public key (${n} sent); create more with the private key`);
+    throw badRequest(
+      `at most ${MAX_PASSWORDS_PER_REQUEST} ${s.name} objects with a ${s.passwordField} per request with the public key (${n} sent); create more with the private key`,
+    );
 }
 
 /** The SET list of an update: the encoded values, `<field>[inc]` additions, sm_owner, and a newer lastmoddate. */
@@ -158,7 +177,10 @@ export function setClause(s: CompiledSchema, enc: Encoded): SqlPart {
  */
 export function passwordChangedSql(s: CompiledSchema, id: string, hash: string): InStatement[] {
   const written = `EXISTS (SELECT 1 FROM ${s.table} WHERE ${q(s.pk)} = ? AND ${q(s.passwordField!)} = ?)`;
-  return ["_burrow_sessions", "_burrow_temp_passwords"].map((table) => ({ sql: `DELETE FROM ${table} WHERE user_schema = ? AND username = ? AND ${written}`, args: [s.name, id, id, hash] }));
+  return ["_burrow_sessions", "_burrow_temp_passwords"].map((table) => ({
+    sql: `DELETE FROM ${table} WHERE user_schema = ? AND username = ? AND ${written}`,
+    args: [s.name, id, id, hash],
+  }));
 }
 
 /** Whether an update set a binary field (replaced or cleared files go to the trash, to be drained). */

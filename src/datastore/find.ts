@@ -49,12 +49,19 @@ interface FindSql {
 }
 
 /** The SQL of a query: the page (JSON text per row, rendered for `viewer`) and, with a Range, the total count. Pure. */
-export function findSql(s: CompiledSchema, tree: QueryTree, scope: SqlPart | null, lookup: (name: string) => CompiledSchema | undefined, viewer?: Viewer): FindSql {
+export function findSql(
+  s: CompiledSchema,
+  tree: QueryTree,
+  scope: SqlPart | null,
+  lookup: (name: string) => CompiledSchema | undefined,
+  viewer?: Viewer,
+): FindSql {
   const compiled = compileQuery(s, tree, scope);
   const projection = buildProjection(tree.select, tree.expand, s, lookup);
   const where = compiled.where;
   const range = tree.range;
-  const count = range && !range.uncounted ? { sql: `SELECT count(*) AS n FROM ${s.table} AS t WHERE ${where.sql}`, args: where.args } : null;
+  const count =
+    range && !range.uncounted ? { sql: `SELECT count(*) AS n FROM ${s.table} AS t WHERE ${where.sql}`, args: where.args } : null;
   const limit = range ? [range.end === null ? -1 : range.end - range.start + 1, range.start] : [];
   const near = compiled.near;
 
@@ -64,16 +71,32 @@ export function findSql(s: CompiledSchema, tree: QueryTree, scope: SqlPart | nul
     const inner = near
       ? `SELECT t.rowid AS rid, ${near.distance.sql} AS d FROM ${s.table} AS t WHERE ${where.sql} ORDER BY d, t.rowid LIMIT ? OFFSET ?`
       : `SELECT t.rowid AS rid FROM ${s.table} AS t WHERE ${where.sql} ${compiled.order.sql} LIMIT ? OFFSET ?`;
-    const json = objectJsonSql(s.pk, s.fields, "t", { floats: s.floats, only: projection.fields, distance: near ? { field: near.field, sql: "p.d" } : undefined, viewer });
+    const json = objectJsonSql(s.pk, s.fields, "t", {
+      floats: s.floats,
+      only: projection.fields,
+      distance: near ? { field: near.field, sql: "p.d" } : undefined,
+      viewer,
+    });
     return {
       sql: `SELECT ${json.sql} AS j FROM (${inner}) AS p JOIN ${s.table} AS t ON t.rowid = p.rid ${near ? "ORDER BY p.d, t.rowid" : compiled.order.sql}`,
-      args: [...bindViewer(json.slots, viewer), ...(near ? near.distance.args : []), ...where.args, ...(near ? [] : compiled.order.args), ...limit],
+      args: [
+        ...bindViewer(json.slots, viewer),
+        ...(near ? near.distance.args : []),
+        ...where.args,
+        ...(near ? [] : compiled.order.args),
+        ...limit,
+      ],
       count,
       projection,
     };
   }
   // The distance's arguments are bound where its SQL stands inside the object (among the viewer's).
-  const json = objectJsonSql(s.pk, s.fields, "t", { floats: s.floats, only: projection.fields, distance: near ? { field: near.field, sql: near.distance.sql, args: near.distance.args } : undefined, viewer });
+  const json = objectJsonSql(s.pk, s.fields, "t", {
+    floats: s.floats,
+    only: projection.fields,
+    distance: near ? { field: near.field, sql: near.distance.sql, args: near.distance.args } : undefined,
+    viewer,
+  });
   return {
     sql: `SELECT ${json.sql} AS j FROM ${s.table} AS t WHERE ${where.sql} ${compiled.order.sql}${range ? " LIMIT ? OFFSET ?" : ""}`,
     args: [...bindViewer(json.slots, viewer), ...where.args, ...compiled.order.args, ...limit],
@@ -83,9 +106,23 @@ export function findSql(s: CompiledSchema, tree: QueryTree, scope: SqlPart | nul
 }
 
 export async function findObjects(ctx: ApiContext, s: CompiledSchema, tree: QueryTree): Promise<FindResult> {
-  refuseOwnerOnly(ctx, s, tree, tree.orderBy.map((o) => o.field));
-  const plan = findSql(s, tree, await readScope(ctx, s), (name) => ctx.schemas.schemas.get(name), s.sameForAll ? undefined : viewerOf(ctx, s));
-  const [page, count] = await Promise.all([ctx.db.execute({ sql: plan.sql, args: plan.args }), plan.count ? ctx.db.execute(plan.count) : null]);
+  refuseOwnerOnly(
+    ctx,
+    s,
+    tree,
+    tree.orderBy.map((o) => o.field),
+  );
+  const plan = findSql(
+    s,
+    tree,
+    await readScope(ctx, s),
+    (name) => ctx.schemas.schemas.get(name),
+    s.sameForAll ? undefined : viewerOf(ctx, s),
+  );
+  const [page, count] = await Promise.all([
+    ctx.db.execute({ sql: plan.sql, args: plan.args }),
+    plan.count ? ctx.db.execute(plan.count) : null,
+  ]);
   const texts = page.rows.map((r) => r.j as string);
   let body: string;
   if (tree.expand > 0 && texts.length > 0 && hasRelationships(s, plan.projection)) {
@@ -96,7 +133,8 @@ export async function findObjects(ctx: ApiContext, s: CompiledSchema, tree: Quer
   let contentRange: string | null = null;
   if (tree.range && count) {
     const total = Number(count.rows[0]!.n);
-    if (texts.length > 0 && texts.length < total) contentRange = `objects ${tree.range.start}-${tree.range.start + texts.length - 1}/${total}`;
+    if (texts.length > 0 && texts.length < total)
+      contentRange = `objects ${tree.range.start}-${tree.range.start + texts.length - 1}/${total}`;
   } else if (tree.range && texts.length > 0) contentRange = `objects ${tree.range.start}-${tree.range.start + texts.length - 1}/*`;
   return { body, contentRange };
 }
@@ -123,7 +161,8 @@ async function expand(ctx: ApiContext, s: CompiledSchema, objects: Obj[], depth:
       else if (Array.isArray(v)) for (const k of v) if (typeof k === "string") keys.add(k);
     }
     if (keys.size === 0) continue;
-    if (keys.size > MAX_EXPAND_KEYS) throw badRequest(`too many related objects to expand in "${field}" (${keys.size}); narrow the query with Range`);
+    if (keys.size > MAX_EXPAND_KEYS)
+      throw badRequest(`too many related objects to expand in "${field}" (${keys.size}); narrow the query with Range`);
     const sub = p.nested.get(field) ?? ALL;
     jobs.push(
       (async () => {
@@ -133,7 +172,10 @@ async function expand(ctx: ApiContext, s: CompiledSchema, objects: Obj[], depth:
         const where = andScope(`t.${q(target.pk)} IN (SELECT value FROM json_each(?))`, [JSON.stringify([...keys])], readable.scope);
         const viewer = target.sameForAll ? undefined : viewerOf(ctx, target);
         const json = objectJsonSql(target.pk, target.fields, "t", { floats: target.floats, only: sub.fields, viewer });
-        const rs = await ctx.db.execute({ sql: `SELECT ${json.sql} AS j FROM ${target.table} AS t WHERE ${where.sql}`, args: [...bindViewer(json.slots, viewer), ...where.args] });
+        const rs = await ctx.db.execute({
+          sql: `SELECT ${json.sql} AS j FROM ${target.table} AS t WHERE ${where.sql}`,
+          args: [...bindViewer(json.slots, viewer), ...where.args],
+        });
         const related = rs.rows.map((r) => JSON.parse(r.j as string) as Obj);
         if (depth > 1 && related.length) await expand(ctx, target, related, depth - 1, sub);
         const byKey = new Map(related.map((r) => [r[target.pk] as string, r]));
@@ -153,7 +195,14 @@ async function expand(ctx: ApiContext, s: CompiledSchema, objects: Obj[], depth:
  * expansion and the read scope of every schema it touches are exactly those of lists. 404 when not visible.
  */
 export async function findOne(ctx: ApiContext, s: CompiledSchema, id: string, shape: ReadShape): Promise<string> {
-  const tree: QueryTree = { where: [{ field: s.pk, op: "eq", value: id, key: s.pk }], or: null, select: shape.select, expand: shape.expand, orderBy: [], range: null };
+  const tree: QueryTree = {
+    where: [{ field: s.pk, op: "eq", value: id, key: s.pk }],
+    or: null,
+    select: shape.select,
+    expand: shape.expand,
+    orderBy: [],
+    range: null,
+  };
   const found = await findObjects(ctx, s, tree);
   if (found.body === "[]") throw notFound();
   return found.body.slice(1, -1);
@@ -166,7 +215,8 @@ export async function findOne(ctx: ApiContext, s: CompiledSchema, id: string, sh
 export async function deleteObjects(ctx: ApiContext, s: CompiledSchema, tree: Conditions, keys: true): Promise<string[]>;
 export async function deleteObjects(ctx: ApiContext, s: CompiledSchema, tree: Conditions, keys?: false): Promise<number>;
 export async function deleteObjects(ctx: ApiContext, s: CompiledSchema, tree: Conditions, keys = false): Promise<number | string[]> {
-  if (tree.where.length === 0 && !tree.or) throw badRequest(`DELETE /${s.name} needs at least one condition; deleting every object is refused`);
+  if (tree.where.length === 0 && !tree.or)
+    throw badRequest(`DELETE /${s.name} needs at least one condition; deleting every object is refused`);
   refuseOwnerOnly(ctx, s, tree);
   const where = compileSelection(s, tree, s.open.delete ? null : await access(ctx, s, "delete"), "delete");
   const sql = `DELETE FROM ${s.table} WHERE rowid IN (SELECT t.rowid FROM ${s.table} AS t WHERE ${where.sql})`;
@@ -196,6 +246,9 @@ export async function countObjects(ctx: ApiContext): Promise<Record<string, numb
     counted.push(scope ? { name: s.name, sql: `${sql} AS t WHERE ${scope.sql}`, args: scope.args } : { name: s.name, sql, args: [] });
   }
   if (counted.length === 0) return {};
-  const rs = await ctx.db.batch(counted.map(({ sql, args }) => ({ sql, args })), "read");
+  const rs = await ctx.db.batch(
+    counted.map(({ sql, args }) => ({ sql, args })),
+    "read",
+  );
   return Object.fromEntries(counted.map((c, i) => [c.name, Number(rs[i]!.rows[0]!.n)]));
 }

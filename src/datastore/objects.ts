@@ -21,7 +21,19 @@ import { fullViewer, objectSql, refuseOwnerOnly } from "./viewer.ts";
 import { findOne } from "./find.ts";
 import type { ReadShape } from "./query/parse.ts";
 import type { Conditions } from "./query/tree.ts";
-import { type Encoded, IGNORED_ON_WRITE, INC_RE, type Mode, encodeBody, isObject, limitPasswords, passwordChangedSql, setClause, touchesFiles, typeError } from "./encode.ts";
+import {
+  type Encoded,
+  IGNORED_ON_WRITE,
+  INC_RE,
+  type Mode,
+  encodeBody,
+  isObject,
+  limitPasswords,
+  passwordChangedSql,
+  setClause,
+  touchesFiles,
+  typeError,
+} from "./encode.ts";
 
 export { MAX_PASSWORDS_PER_REQUEST, isObject, limitPasswords, setClause, touchesFiles, typeError, type Encoded } from "./encode.ts";
 
@@ -70,7 +82,13 @@ export class Objects {
    * The schema a write addresses, after development inference of the schema and of fields the bodies use.
    * Production (and --no-infer) never infers: unknown schema 404, unknown field 400.
    */
-  async schemaForWrite(ctx: ApiContext, name: string, bodies: readonly Record<string, unknown>[], relations: ReadonlyMap<string, string>, mayCreate: boolean): Promise<CompiledSchema> {
+  async schemaForWrite(
+    ctx: ApiContext,
+    name: string,
+    bodies: readonly Record<string, unknown>[],
+    relations: ReadonlyMap<string, string>,
+    mayCreate: boolean,
+  ): Promise<CompiledSchema> {
     const s = ctx.schemas.schemas.get(name);
     if (!s && !(ctx.infer && mayCreate)) throw notFound(`schema "${name}" does not exist`);
     if (!s && !isValidName(name)) throw badRequest(`"${name}" is not a valid schema name`);
@@ -81,8 +99,10 @@ export class Objects {
         const inc = INC_RE.exec(key);
         const field = inc ? inc[1]! : key;
         if (field === pk || IGNORED_ON_WRITE.has(field) || s?.fields.has(field)) continue;
-        if (!ctx.infer) throw badRequest(isValidName(field) ? `${field} does not exist in schema ${name}` : `"${key}" is not a valid field name`);
-        if (!isValidName(field)) throw badRequest(`"${key}" is not a valid field name (lowercase letters, digits and _, starting with a letter, at most 64)`);
+        if (!ctx.infer)
+          throw badRequest(isValidName(field) ? `${field} does not exist in schema ${name}` : `"${key}" is not a valid field name`);
+        if (!isValidName(field))
+          throw badRequest(`"${key}" is not a valid field name (lowercase letters, digits and _, starting with a letter, at most 64)`);
         const inferred: FieldDef = inc ? { type: "integer" } : inferField(field, body[key], relations.get(field));
         additions[field] = Object.hasOwn(additions, field) ? mergeInferred(field, additions[field]!, inferred) : inferred;
       }
@@ -97,7 +117,13 @@ export class Objects {
   }
 
   /** The insert of one new object (ON CONFLICT DO NOTHING: a duplicate key changes nothing). */
-  async prepareCreate(ctx: ApiContext, s: CompiledSchema, body: Record<string, unknown>, returning: "json" | "key" = "json", passwordOptional = false): Promise<PreparedWrite> {
+  async prepareCreate(
+    ctx: ApiContext,
+    s: CompiledSchema,
+    body: Record<string, unknown>,
+    returning: "json" | "key" = "json",
+    passwordOptional = false,
+  ): Promise<PreparedWrite> {
     const enc = await this.encode(ctx, s, body, "create");
     for (const [f, by] of enc.incs) enc.values.set(f, [by]); // a new counter starts at 0
     const id = (body[s.pk] as string | undefined) ?? newObjectId();
@@ -125,7 +151,10 @@ export class Objects {
     try {
       results = stmts.length === 1 ? [await ctx.db.execute(stmts[0]!)] : await ctx.db.batch(stmts, "write");
     } catch (e) {
-      await this.files.discard(ctx.env, writes.flatMap((w) => w.saved));
+      await this.files.discard(
+        ctx.env,
+        writes.flatMap((w) => w.saved),
+      );
       throw e;
     }
     let i = 0;
@@ -164,7 +193,12 @@ export class Objects {
    * earlier one of the batch already has, or (for a schema with a password) that exists, fails before any work
    * is spent on it, so no password of an object that cannot be created is hashed.
    */
-  async createMany(ctx: ApiContext, name: string, bodies: unknown[], relations: ReadonlyMap<string, string>): Promise<{ succeeded: string[]; failed: string[] }> {
+  async createMany(
+    ctx: ApiContext,
+    name: string,
+    bodies: unknown[],
+    relations: ReadonlyMap<string, string>,
+  ): Promise<{ succeeded: string[]; failed: string[] }> {
     if (bodies.length > MAX_BATCH) throw badRequest(`at most ${MAX_BATCH} objects per batch`);
     const s = await this.schemaForWrite(ctx, name, bodies.filter(isObject), relations, true);
     await access(ctx, s, "create");
@@ -187,7 +221,8 @@ export class Objects {
     const created = new Set(writes.filter((_, i) => results[i]!.rows.length > 0));
     const succeeded: string[] = [];
     const failed: string[] = [];
-    for (const p of prepared) (p.write && created.has(p.write) ? succeeded : failed).push(p.write && created.has(p.write) ? p.write.id : p.label);
+    for (const p of prepared)
+      (p.write && created.has(p.write) ? succeeded : failed).push(p.write && created.has(p.write) ? p.write.id : p.label);
     return { succeeded, failed };
   }
 
@@ -210,7 +245,10 @@ export class Objects {
       else first.set(key, i);
     });
     if (s.passwordField && first.size > 0) {
-      const rs = await ctx.db.execute({ sql: `SELECT ${q(s.pk)} AS k FROM ${s.table} WHERE ${q(s.pk)} IN (SELECT value FROM json_each(?))`, args: [JSON.stringify([...first.keys()])] });
+      const rs = await ctx.db.execute({
+        sql: `SELECT ${q(s.pk)} AS k FROM ${s.table} WHERE ${q(s.pk)} IN (SELECT value FROM json_each(?))`,
+        args: [JSON.stringify([...first.keys()])],
+      });
       for (const r of rs.rows) doomed.add(first.get(r.k as string)!);
     }
     return doomed;
@@ -231,7 +269,9 @@ export class Objects {
     const scope = s.open.read ? null : await access(ctx, s, "read");
     if (s.sameForAll) return foundObject(await ctx.db.execute(andScope(s.sqlGet, [id], scope)));
     const j = objectSql(ctx, s, "t");
-    return foundObject(await ctx.db.execute(andScope(`SELECT ${j.sql} AS j FROM ${s.table} AS t WHERE t.${q(s.pk)} = ?`, [...j.args, id], scope)));
+    return foundObject(
+      await ctx.db.execute(andScope(`SELECT ${j.sql} AS j FROM ${s.table} AS t WHERE t.${q(s.pk)} = ?`, [...j.args, id], scope)),
+    );
   }
 
   /** Partial update; answers the whole object. `<field>[inc]` adds in SQL, atomically. */
@@ -250,7 +290,14 @@ export class Objects {
     return this.updateOne(ctx, name, id, body, new Map(), conditions);
   }
 
-  private async updateOne(ctx: ApiContext, name: string, id: string, body: unknown, relations: ReadonlyMap<string, string>, conditions: Conditions | null): Promise<JsonText | null> {
+  private async updateOne(
+    ctx: ApiContext,
+    name: string,
+    id: string,
+    body: unknown,
+    relations: ReadonlyMap<string, string>,
+    conditions: Conditions | null,
+  ): Promise<JsonText | null> {
     if (!isObject(body)) throw badRequest("the request body must be a JSON object");
     if (!ctx.schemas.schemas.has(name)) throw notFound();
     const s = await this.schemaForWrite(ctx, name, [body], relations, false);
@@ -272,11 +319,14 @@ export class Objects {
     }
     const stmt = this.updateStatement(ctx, s, id, enc, scope);
     const newHash = s.passwordField ? (enc.values.get(s.passwordField)?.[0] as string | undefined) : undefined;
-    const w: PreparedWrite = { id, stmts: [stmt, ...enc.saved.map((f) => this.files.fileRow(s.name, id, f)), ...(newHash ? passwordChangedSql(s, id, newHash) : [])], saved: enc.saved };
+    const w: PreparedWrite = {
+      id,
+      stmts: [stmt, ...enc.saved.map((f) => this.files.fileRow(s.name, id, f)), ...(newHash ? passwordChangedSql(s, id, newHash) : [])],
+      saved: enc.saved,
+    };
     const [rs] = await this.run(ctx, [w]);
     if (rs!.rows.length === 0) {
-      if (enc.incs.size && (await ctx.db.execute(andScope(s.sqlGet, [id], scope))).rows.length)
-        throw incOverflow(enc.incs.keys());
+      if (enc.incs.size && (await ctx.db.execute(andScope(s.sqlGet, [id], scope))).rows.length) throw incOverflow(enc.incs.keys());
       return null;
     }
     if (touchesFiles(s, enc)) await this.files.drain(ctx.env, ctx.db);
@@ -294,7 +344,12 @@ export class Objects {
     const rs = await ctx.db.execute({ sql: `SELECT ${fields.map(q).join(", ")} FROM ${s.table} WHERE ${q(s.pk)} = ?`, args: [id] });
     if (rs.rows.length === 0) return false;
     for (const f of fields)
-      if (!namesStoredFile(enc.keepIfSame.get(f)!, (rs.rows[0]![f] as string | null) ?? null)) throw typeError(f, "update", new ValueTypeError(`${UPLOAD}, null, or the file's current URL`, describeValue(enc.keepIfSame.get(f))));
+      if (!namesStoredFile(enc.keepIfSame.get(f)!, (rs.rows[0]![f] as string | null) ?? null))
+        throw typeError(
+          f,
+          "update",
+          new ValueTypeError(`${UPLOAD}, null, or the file's current URL`, describeValue(enc.keepIfSame.get(f))),
+        );
     return true;
   }
 
@@ -309,7 +364,10 @@ export class Objects {
       args.push(by);
     }
     const j = objectSql(ctx, s, null);
-    return { sql: `UPDATE ${s.table} AS t SET ${set.sql} WHERE ${where} RETURNING ${j.sql} AS j`, args: j.args.length ? [...args, ...j.args] : args };
+    return {
+      sql: `UPDATE ${s.table} AS t SET ${set.sql} WHERE ${where} RETURNING ${j.sql} AS j`,
+      args: j.args.length ? [...args, ...j.args] : args,
+    };
   }
 
   async remove(ctx: ApiContext, name: string, id: string): Promise<void> {
@@ -317,7 +375,9 @@ export class Objects {
     if (!s) throw notFound("This object does not exist");
     const scope = await access(ctx, s, "delete");
     const where = andScope(`t.${q(s.pk)} = ?`, [id], scope);
-    const rs = await ctx.db.execute(scope ? { sql: `DELETE FROM ${s.table} AS t WHERE ${where.sql}`, args: where.args } : { sql: s.sqlDelete, args: [id] });
+    const rs = await ctx.db.execute(
+      scope ? { sql: `DELETE FROM ${s.table} AS t WHERE ${where.sql}`, args: where.args } : { sql: s.sqlDelete, args: [id] },
+    );
     if (rs.rowsAffected === 0) throw notFound("This object does not exist");
     await this.afterDelete(ctx, [s]);
   }
@@ -327,4 +387,3 @@ export class Objects {
     if (touched.some((s) => s.fieldColumns.some((fc) => fc.def.type === "binary"))) await this.files.drain(ctx.env, ctx.db);
   }
 }
-

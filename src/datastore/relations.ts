@@ -89,7 +89,8 @@ export class Relations {
     if (!Array.isArray(body)) throw badRequest(`send a JSON array of values to append to ${field}, got ${describeValue(body)}`);
     if (body.length > MAX_BATCH) throw badRequest(`at most ${MAX_BATCH} values per append`);
     checkAppended(t, body);
-    if (t.def.type === "relationship" && !t.def.many && body.length !== 1) throw badRequest(`${field} holds one ${t.def.schema}: send exactly one key`);
+    if (t.def.type === "relationship" && !t.def.many && body.length !== 1)
+      throw badRequest(`${field} holds one ${t.def.schema}: send exactly one key`);
     return this.inTransaction(ctx, async (tx) => {
       const cur = await this.current(tx, t, id, "object instance does not exist");
       if (t.def.type === "array") return this.write(tx, t, id, JSON.stringify([...((cur as Json[] | null) ?? []), ...(body as Json[])]));
@@ -102,14 +103,23 @@ export class Relations {
   }
 
   /** POST: create related objects (each on its own, like a batch create) and append the created keys. */
-  async createRelated(ctx: ApiContext, name: string, id: string, field: string, body: unknown): Promise<{ succeeded: string[]; failed: string[] }> {
+  async createRelated(
+    ctx: ApiContext,
+    name: string,
+    id: string,
+    field: string,
+    body: unknown,
+  ): Promise<{ succeeded: string[]; failed: string[] }> {
     const t = await this.target(ctx, name, field, "relationship");
     const bodies = Array.isArray(body) ? body : [body];
     if (bodies.length > MAX_BATCH) throw badRequest(`at most ${MAX_BATCH} objects per request`);
     if (!t.def.many && bodies.length !== 1) throw badRequest(`${field} holds one ${t.def.schema}: send exactly one object`);
     const related = await this.objects.schemaForWrite(ctx, t.related!.name, bodies.filter(isObject), new Map(), true);
     // The create permission of the related schema applies to each object: when it is refused, all fail.
-    const mayCreate = await access(ctx, related, "create").then(() => true, (e) => (e instanceof ApiError ? false : Promise.reject(e)));
+    const mayCreate = await access(ctx, related, "create").then(
+      () => true,
+      (e) => (e instanceof ApiError ? false : Promise.reject(e)),
+    );
     limitPasswords(ctx, related, bodies);
     const doomed = mayCreate ? await this.objects.doomedKeys(ctx, related, bodies) : new Set<number>();
     const prepared: { label: string; write: PreparedWrite | null }[] = [];
@@ -180,7 +190,10 @@ export class Relations {
       const keep = list.filter((v) => !wanted.includes(v));
       const gone = [...new Set(list.filter((v) => wanted.includes(v)))];
       await this.write(tx, t, id, JSON.stringify(keep));
-      return { removed: gone, deleted: t.def.type === "relationship" ? await this.cascade(tx, t, gone as string[], cascade, cascadeScope) : [] };
+      return {
+        removed: gone,
+        deleted: t.def.type === "relationship" ? await this.cascade(tx, t, gone as string[], cascade, cascadeScope) : [],
+      };
     });
     if (cascade && t.related && removed.length) await this.objects.afterDelete(ctx, [t.related]);
     if (t.related?.def.user && deleted.length) await this.signedOut(ctx, t.related.name, deleted);
@@ -190,7 +203,10 @@ export class Relations {
   private async cascade(tx: Transaction, t: Target, keys: string[], cascade: boolean, scope: SqlPart | null): Promise<string[]> {
     if (!cascade || keys.length === 0) return [];
     const where = andScope(`t.${q(t.related!.pk)} IN (SELECT value FROM json_each(?))`, [JSON.stringify(keys)], scope);
-    const rs = await tx.execute({ sql: `DELETE FROM ${t.related!.table} AS t WHERE ${where.sql} RETURNING ${q(t.related!.pk)} AS k`, args: where.args });
+    const rs = await tx.execute({
+      sql: `DELETE FROM ${t.related!.table} AS t WHERE ${where.sql} RETURNING ${q(t.related!.pk)} AS k`,
+      args: where.args,
+    });
     return rs.rows.map((r) => String(r.k));
   }
 }

@@ -21,7 +21,8 @@ function checkShareable(s: CompiledSchema, body: Record<string, unknown>): void 
   for (const key of Object.keys(body)) {
     const type = s.fields.get(key)?.type;
     if (type === "password") throw badRequest(`${key}: a password is set on one object at a time, not by query`);
-    if (type === "binary" && body[key] !== null && body[key] !== "NULL") throw badRequest(`${key}: a file is uploaded to one object at a time; by query a binary field can only be cleared (null)`);
+    if (type === "binary" && body[key] !== null && body[key] !== "NULL")
+      throw badRequest(`${key}: a file is uploaded to one object at a time; by query a binary field can only be cleared (null)`);
   }
 }
 
@@ -36,10 +37,17 @@ function overflowSql(s: CompiledSchema, where: SqlPart, enc: Encoded): { sql: st
   return { sql: `SELECT 1 FROM ${s.table} AS t WHERE (${where.sql}) AND (${tests.join(" OR ")}) LIMIT 1`, args };
 }
 
-export async function updateMatching(objects: Objects, ctx: ApiContext, name: string, conditions: Conditions, body: unknown): Promise<number> {
+export async function updateMatching(
+  objects: Objects,
+  ctx: ApiContext,
+  name: string,
+  conditions: Conditions,
+  body: unknown,
+): Promise<number> {
   if (!isObject(body)) throw badRequest("the changes must be a JSON object");
   if (!ctx.schemas.schemas.has(name)) throw notFound(`schema "${name}" does not exist`);
-  if (conditions.where.length === 0 && !conditions.or) throw badRequest(`updating ${name} by query needs at least one condition; changing every object is refused`);
+  if (conditions.where.length === 0 && !conditions.or)
+    throw badRequest(`updating ${name} by query needs at least one condition; changing every object is refused`);
   const s = await objects.schemaForWrite(ctx, name, [body], NO_RELATIONS, false);
   checkShareable(s, body);
   refuseOwnerOnly(ctx, s, conditions);

@@ -11,7 +11,17 @@ import { type ApiContext, ownerOf } from "../request-context.ts";
 import { access, andScope } from "./access.ts";
 import { objectSql } from "./viewer.ts";
 import type { SqlPart } from "./query/compile.ts";
-import { type JsonText, MAX_BATCH, MAX_SAFE, type Objects, type PreparedWrite, incOverflow, isObject, limitPasswords, newObjectId } from "./objects.ts";
+import {
+  type JsonText,
+  MAX_BATCH,
+  MAX_SAFE,
+  type Objects,
+  type PreparedWrite,
+  incOverflow,
+  isObject,
+  limitPasswords,
+  newObjectId,
+} from "./objects.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -29,7 +39,9 @@ interface Node {
 /** Whether a body holds nested objects (other than geopoints, which are {lat, lon}). */
 export function hasNested(body: unknown): boolean {
   const objs = Array.isArray(body) ? body : [body];
-  return objs.some((o) => isObject(o) && Object.values(o).some((v) => (isObject(v) && !isGeo(v)) || (Array.isArray(v) && v.some(isObject))));
+  return objs.some(
+    (o) => isObject(o) && Object.values(o).some((v) => (isObject(v) && !isGeo(v)) || (Array.isArray(v) && v.some(isObject))),
+  );
 }
 
 const isGeo = (v: Obj) => Object.keys(v).every((k) => k === "lat" || k === "lon" || k === "distance") && "lat" in v;
@@ -45,7 +57,14 @@ function relationsBelow(relations: ReadonlyMap<string, string>, path: string): M
   return out;
 }
 
-function build(schema: string, path: string, o: Obj, pk: (schema: string) => string, relations: ReadonlyMap<string, string>, nodes: Node[]): Node {
+function build(
+  schema: string,
+  path: string,
+  o: Obj,
+  pk: (schema: string) => string,
+  relations: ReadonlyMap<string, string>,
+  nodes: Node[],
+): Node {
   const body: Obj = { ...o };
   const children = new Map<string, Node | (Node | string)[]>();
   const here = relationsBelow(relations, path);
@@ -77,7 +96,13 @@ function build(schema: string, path: string, o: Obj, pk: (schema: string) => str
   return node;
 }
 
-export async function upsert(objects: Objects, ctx: ApiContext, name: string, posted: unknown, relations: ReadonlyMap<string, string>): Promise<{ status: number; body: JsonText }> {
+export async function upsert(
+  objects: Objects,
+  ctx: ApiContext,
+  name: string,
+  posted: unknown,
+  relations: ReadonlyMap<string, string>,
+): Promise<{ status: number; body: JsonText }> {
   const list = Array.isArray(posted) ? posted : [posted];
   if (list.length === 0 || list.length > MAX_BATCH) throw badRequest(`send 1 to ${MAX_BATCH} objects`);
   if (!list.every(isObject)) throw badRequest("the request body must be a JSON object or an array of objects");
@@ -97,12 +122,20 @@ export async function upsert(objects: Objects, ctx: ApiContext, name: string, po
   for (const group of groups.values()) {
     const { schema, path } = group[0]!;
     const here = relationsBelow(relations, path);
-    const s = await objects.schemaForWrite(ctx, schema, group.map((n) => n.body), here, true);
+    const s = await objects.schemaForWrite(
+      ctx,
+      schema,
+      group.map((n) => n.body),
+      here,
+      true,
+    );
     known.set(schema, s);
     for (const [field, target] of here) {
       const def = s.fields.get(field);
       if (def && (def.type !== "relationship" || def.schema !== target))
-        throw badRequest(`X-Service-Relations names ${path ? `${path}.` : ""}${field}=${target}, but ${schema}.${field} is ${def.type === "relationship" ? `a relationship to ${def.schema}` : `a ${def.type} field`}`);
+        throw badRequest(
+          `X-Service-Relations names ${path ? `${path}.` : ""}${field}=${target}, but ${schema}.${field} is ${def.type === "relationship" ? `a relationship to ${def.schema}` : `a ${def.type} field`}`,
+        );
     }
   }
 
@@ -111,10 +144,18 @@ export async function upsert(objects: Objects, ctx: ApiContext, name: string, po
   const scopes = new Map<string, SqlPart | null>();
   for (const schema of new Set(nodes.map((n) => n.schema))) {
     const s = known.get(schema)!;
-    limitPasswords(ctx, s, nodes.filter((n) => n.schema === schema).map((n) => n.body));
+    limitPasswords(
+      ctx,
+      s,
+      nodes.filter((n) => n.schema === schema).map((n) => n.body),
+    );
     const ids = [...new Set(nodes.filter((n) => n.schema === schema).map((n) => n.id))];
     const inIds = `t.${q(s.pk)} IN (SELECT value FROM json_each(?))`;
-    const existing = new Set((await ctx.db.execute({ sql: `SELECT t.${q(s.pk)} AS k FROM ${s.table} AS t WHERE ${inIds}`, args: [JSON.stringify(ids)] })).rows.map((r) => r.k as string));
+    const existing = new Set(
+      (await ctx.db.execute({ sql: `SELECT t.${q(s.pk)} AS k FROM ${s.table} AS t WHERE ${inIds}`, args: [JSON.stringify(ids)] })).rows.map(
+        (r) => r.k as string,
+      ),
+    );
     if (ids.some((id) => !existing.has(id))) await access(ctx, s, "create");
     let scope: SqlPart | null = null;
     if (existing.size) {
@@ -139,7 +180,10 @@ export async function upsert(objects: Objects, ctx: ApiContext, name: string, po
       order.push(n);
     }
   } catch (e) {
-    await objects.files.discard(ctx.env, writes.flatMap((w) => w.saved));
+    await objects.files.discard(
+      ctx.env,
+      writes.flatMap((w) => w.saved),
+    );
     throw e;
   }
   const results = objects.objectResults(writes, await objects.run(ctx, writes));
@@ -160,7 +204,8 @@ export async function upsert(objects: Objects, ctx: ApiContext, name: string, po
   );
   const assemble = (n: Node): Obj => {
     const o = rendered.get(n)!;
-    for (const [field, child] of n.children) o[field] = Array.isArray(child) ? child.map((c) => (typeof c === "string" ? c : assemble(c))) : assemble(child);
+    for (const [field, child] of n.children)
+      o[field] = Array.isArray(child) ? child.map((c) => (typeof c === "string" ? c : assemble(c))) : assemble(child);
     return o;
   };
   const out = roots.map(assemble);
@@ -172,7 +217,14 @@ export async function upsert(objects: Objects, ctx: ApiContext, name: string, po
  * INSERT ... ON CONFLICT(key) DO UPDATE of the fields the body sets (a password is only set on create). A counter
  * (`<field>[inc]: n`) is set to n on a new object and adds n atomically to an existing one, within ±(2^53−1).
  */
-async function prepareUpsert(objects: Objects, ctx: ApiContext, s: CompiledSchema, n: Node, now: number, scope: SqlPart | null): Promise<PreparedWrite> {
+async function prepareUpsert(
+  objects: Objects,
+  ctx: ApiContext,
+  s: CompiledSchema,
+  n: Node,
+  now: number,
+  scope: SqlPart | null,
+): Promise<PreparedWrite> {
   const enc = await objects.encode(ctx, s, n.body, "create");
   try {
     await checkCounters(ctx, s, n.id, enc.incs);
@@ -216,7 +268,10 @@ async function prepareUpsert(objects: Objects, ctx: ApiContext, s: CompiledSchem
 async function checkCounters(ctx: ApiContext, s: CompiledSchema, id: string, incs: ReadonlyMap<string, number>): Promise<void> {
   if (incs.size === 0) return;
   const fields = [...incs.keys()];
-  const rs = await ctx.db.execute({ sql: `SELECT ${fields.map((f) => `${q(f)} AS ${q(f)}`).join(", ")} FROM ${s.table} WHERE ${q(s.pk)} = ?`, args: [id] });
+  const rs = await ctx.db.execute({
+    sql: `SELECT ${fields.map((f) => `${q(f)} AS ${q(f)}`).join(", ")} FROM ${s.table} WHERE ${q(s.pk)} = ?`,
+    args: [id],
+  });
   const row = rs.rows[0];
   if (row && fields.some((f) => Math.abs(Number(row[f] ?? 0) + incs.get(f)!) > MAX_SAFE)) throw incOverflow(fields);
 }

@@ -18,14 +18,20 @@ const own = (ctx: ApiContext, s: CompiledSchema, qualifier: "t" | null) => objec
 export const userRows: UserRows = {
   async forLogin(ctx: ApiContext, s: CompiledSchema, username: string) {
     const j = own(ctx, s, "t");
-    const rs = await ctx.db.execute({ sql: `SELECT ${j.sql} AS j, t.${q(s.passwordField!)} AS h FROM ${s.table} AS t WHERE t.${q(s.pk)} = ?`, args: [...j.args, username] });
+    const rs = await ctx.db.execute({
+      sql: `SELECT ${j.sql} AS j, t.${q(s.passwordField!)} AS h FROM ${s.table} AS t WHERE t.${q(s.pk)} = ?`,
+      args: [...j.args, username],
+    });
     const row = rs.rows[0];
     return row ? { json: row.j as string, hash: (row.h as string | null) ?? null } : null;
   },
 
   async json(ctx: ApiContext, s: CompiledSchema, username: string) {
     const j = own(ctx, s, "t");
-    const rs = await ctx.db.execute({ sql: `SELECT ${j.sql} AS j FROM ${s.table} AS t WHERE t.${q(s.pk)} = ?`, args: [...j.args, username] });
+    const rs = await ctx.db.execute({
+      sql: `SELECT ${j.sql} AS j FROM ${s.table} AS t WHERE t.${q(s.pk)} = ?`,
+      args: [...j.args, username],
+    });
     return (rs.rows[0]?.j as string | undefined) ?? null;
   },
 
@@ -44,10 +50,16 @@ export const userRows: UserRows = {
     const j = own(ctx, s, null);
     const [updated] = await ctx.db.batch(
       [
-        { sql: `UPDATE ${s.table} SET ${q(s.passwordField!)} = ?, "lastmoddate" = max("lastmoddate" + 1, ?) ${byKey(s)} RETURNING ${j.sql} AS j`, args: [hash, Date.now(), username, ...j.args] },
+        {
+          sql: `UPDATE ${s.table} SET ${q(s.passwordField!)} = ?, "lastmoddate" = max("lastmoddate" + 1, ?) ${byKey(s)} RETURNING ${j.sql} AS j`,
+          args: [hash, Date.now(), username, ...j.args],
+        },
         { sql: `DELETE FROM _burrow_temp_passwords WHERE user_schema = ? AND username = ?`, args: [s.name, username] },
         // A new password ends every other session of the user in the same transaction.
-        { sql: `DELETE FROM _burrow_sessions WHERE user_schema = ? AND username = ? AND family IS NOT ?`, args: [s.name, username, keepFamily] },
+        {
+          sql: `DELETE FROM _burrow_sessions WHERE user_schema = ? AND username = ? AND family IS NOT ?`,
+          args: [s.name, username, keepFamily],
+        },
       ],
       "write",
     );
@@ -55,7 +67,10 @@ export const userRows: UserRows = {
   },
 
   async tempPasswordHash(ctx: ApiContext, s: CompiledSchema, username: string, now: number) {
-    const rs = await ctx.db.execute({ sql: `SELECT hash FROM _burrow_temp_passwords WHERE user_schema = ? AND username = ? AND expires > ?`, args: [s.name, username, now] });
+    const rs = await ctx.db.execute({
+      sql: `SELECT hash FROM _burrow_temp_passwords WHERE user_schema = ? AND username = ? AND expires > ?`,
+      args: [s.name, username, now],
+    });
     return (rs.rows[0]?.hash as string | undefined) ?? null;
   },
 

@@ -30,7 +30,11 @@ export class BunSqliteClient implements Client {
   #tx: BunSqliteTransaction | undefined;
   #routes = new Map<string, boolean>(); // SQL text → may run on R (read-only and returns rows)
 
-  constructor(readonly path: string, readonly intMode: IntMode, readonly busyTimeoutMs: number) {
+  constructor(
+    readonly path: string,
+    readonly intMode: IntMode,
+    readonly busyTimeoutMs: number,
+  ) {
     this.#conns = this.#open();
   }
 
@@ -54,14 +58,16 @@ export class BunSqliteClient implements Client {
   }
 
   migrate(stmts: InStatement[]): Promise<ResultSet[]> {
-    return settle(() => this.#serialized((w) => {
-      w.run("PRAGMA foreign_keys=off");
-      try {
-        return runBatch(w, stmts, "deferred", this.intMode);
-      } finally {
-        w.run("PRAGMA foreign_keys=on");
-      }
-    }));
+    return settle(() =>
+      this.#serialized((w) => {
+        w.run("PRAGMA foreign_keys=off");
+        try {
+          return runBatch(w, stmts, "deferred", this.intMode);
+        } finally {
+          w.run("PRAGMA foreign_keys=on");
+        }
+      }),
+    );
   }
 
   executeMultiple(sql: string): Promise<void> {

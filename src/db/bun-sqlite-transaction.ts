@@ -7,7 +7,11 @@ import { settle, toLibsqlError } from "./libsql-errors.ts";
 import { runStatement, toSqlAndArgs } from "./sqlite-statements.ts";
 
 export class BunSqliteTransaction implements Transaction {
-  constructor(private readonly db: Database, private readonly intMode: IntMode, private onDone?: () => void) {}
+  constructor(
+    private readonly db: Database,
+    private readonly intMode: IntMode,
+    private onDone?: () => void,
+  ) {}
 
   get closed(): boolean {
     return this.onDone === undefined;
@@ -19,13 +23,15 @@ export class BunSqliteTransaction implements Transaction {
 
   /** Runs the statements in order; on error it throws and leaves the transaction open, as libsql does. */
   batch(stmts: InStatement[]): Promise<ResultSet[]> {
-    return this.#run((db) => stmts.map((stmt, i) => {
-      try {
-        return runStatement(db, ...toSqlAndArgs(stmt), this.intMode);
-      } catch (e) {
-        throw toLibsqlError(e, i);
-      }
-    }));
+    return this.#run((db) =>
+      stmts.map((stmt, i) => {
+        try {
+          return runStatement(db, ...toSqlAndArgs(stmt), this.intMode);
+        } catch (e) {
+          throw toLibsqlError(e, i);
+        }
+      }),
+    );
   }
 
   executeMultiple(sql: string): Promise<void> {

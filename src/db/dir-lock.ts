@@ -22,7 +22,10 @@ export function lockDataDir(dir: string): DirLock {
     db.run("BEGIN EXCLUSIVE");
   } catch (e) {
     db.close();
-    if (/locked|busy/i.test((e as Error).message)) throw new DirectoryInUse(`the data directory ${dir} is in use by another burrow serve (one server per data directory; its lock is ${path})`);
+    if (/locked|busy/i.test((e as Error).message))
+      throw new DirectoryInUse(
+        `the data directory ${dir} is in use by another burrow serve (one server per data directory; its lock is ${path})`,
+      );
     throw e;
   }
   let held = true;

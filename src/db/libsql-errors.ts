@@ -3,8 +3,10 @@
 import { SQLiteError } from "bun:sqlite";
 import { LibsqlBatchError, LibsqlError } from "@libsql/core/api";
 
-const PRIMARY_CODES = ("OK ERROR INTERNAL PERM ABORT BUSY LOCKED NOMEM READONLY INTERRUPT IOERR CORRUPT NOTFOUND FULL " +
-  "CANTOPEN PROTOCOL EMPTY SCHEMA TOOBIG CONSTRAINT MISMATCH MISUSE NOLFS AUTH FORMAT RANGE NOTADB NOTICE WARNING").split(" ");
+const PRIMARY_CODES = (
+  "OK ERROR INTERNAL PERM ABORT BUSY LOCKED NOMEM READONLY INTERRUPT IOERR CORRUPT NOTFOUND FULL " +
+  "CANTOPEN PROTOCOL EMPTY SCHEMA TOOBIG CONSTRAINT MISMATCH MISUSE NOLFS AUTH FORMAT RANGE NOTADB NOTICE WARNING"
+).split(" ");
 
 /** Returns `fn()` (a value or a promise) as a promise; a synchronous throw becomes a rejected LibsqlError. */
 export function settle<T>(fn: () => T | Promise<T>): Promise<T> {

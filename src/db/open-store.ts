@@ -74,12 +74,20 @@ export function openRemote(location: StoreLocation, name: DatabaseName): Client 
   const fetchIn = namespaceFetch(location, name);
   const authToken = location.authToken ?? undefined;
   const url = location.url!;
-  return new RemoteClient(createClient({ url, authToken, intMode: "number", fetch: fetchIn }), new HeldStreams(httpUrl(url), { authToken, fetch: fetchIn as typeof fetch, size: STREAMS_PER_DATABASE }));
+  return new RemoteClient(
+    createClient({ url, authToken, intMode: "number", fetch: fetchIn }),
+    new HeldStreams(httpUrl(url), { authToken, fetch: fetchIn as typeof fetch, size: STREAMS_PER_DATABASE }),
+  );
 }
 
 /** A plain client of one remote database that reads integers as bigint (copies, which must keep every value exact). */
 export function openRemoteExact(location: StoreLocation, name: DatabaseName): Client {
-  return createClient({ url: location.url!, authToken: location.authToken ?? undefined, intMode: "bigint", fetch: namespaceFetch(location, name) });
+  return createClient({
+    url: location.url!,
+    authToken: location.authToken ?? undefined,
+    intMode: "bigint",
+    fetch: namespaceFetch(location, name),
+  });
 }
 
 /** Streams each remote database keeps open (4 gave the most point reads a second at 50 in flight: 9,100 vs 8,000 with 8). */
@@ -93,11 +101,22 @@ function httpUrl(url: string): URL {
 
 export async function openStore(location: StoreLocation): Promise<StoreDatabases> {
   if (!location.url) {
-    const dbs = Object.fromEntries(DATABASE_NAMES.map((n) => [n, openClient(join(location.dir, `${n}.db`))])) as Record<DatabaseName, Client>;
-    return { ...dbs, remote: false, close: () => DATABASE_NAMES.forEach((n) => dbs[n].close()) };
+    const dbs = Object.fromEntries(DATABASE_NAMES.map((n) => [n, openClient(join(location.dir, `${n}.db`))])) as Record<
+      DatabaseName,
+      Client
+    >;
+    return {
+      ...dbs,
+      remote: false,
+      close: () => {
+        for (const n of DATABASE_NAMES) dbs[n].close();
+      },
+    };
   }
   const dbs = Object.fromEntries(DATABASE_NAMES.map((n) => [n, openRemote(location, n)])) as Record<DatabaseName, Client>;
-  const close = () => DATABASE_NAMES.forEach((n) => dbs[n].close());
+  const close = () => {
+    for (const n of DATABASE_NAMES) dbs[n].close();
+  };
   try {
     for (const name of DATABASE_NAMES) await claimNamespace(location, name, dbs[name]);
   } catch (e) {
@@ -159,5 +178,6 @@ async function createNamespace(adminUrl: string, ns: string): Promise<void> {
     signal: AbortSignal.timeout(10_000),
   });
   // 409 or "already exists": another node created it first.
-  if (!res.ok && !/exist/i.test(await res.text().catch(() => ""))) throw new StoreError(`creating namespace "${ns}" through ${adminUrl} failed: HTTP ${res.status}`);
+  if (!res.ok && !/exist/i.test(await res.text().catch(() => "")))
+    throw new StoreError(`creating namespace "${ns}" through ${adminUrl} failed: HTTP ${res.status}`);
 }

@@ -64,7 +64,9 @@ export class RemoteClient implements Client {
   execute(sql: string, args?: InArgs): Promise<ResultSet>;
   execute(stmt: InStatement, args?: InArgs): Promise<ResultSet> {
     const streams = this.streams;
-    const run = streams ? () => streams.execute(stmt, args) : () => (typeof stmt === "string" ? this.inner.execute(stmt, args) : this.inner.execute(stmt));
+    const run = streams
+      ? () => streams.execute(stmt, args)
+      : () => (typeof stmt === "string" ? this.inner.execute(stmt, args) : this.inner.execute(stmt));
     return READ_SQL.test(typeof stmt === "string" ? stmt : stmt.sql) ? retryBusy(run) : this.#write(run);
   }
 

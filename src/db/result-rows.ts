@@ -22,7 +22,11 @@ export function rowShape(columns: string[]): RowShape {
   const names = columns.map((name, i) => {
     if (seen.has(name)) return undefined;
     seen.add(name);
-    Object.defineProperty(proto, i, { get(this: Record<string, unknown>) { return this[name]; } });
+    Object.defineProperty(proto, i, {
+      get(this: Record<string, unknown>) {
+        return this[name];
+      },
+    });
     return name;
   });
   if (shapes.size >= 1000) shapes.clear();

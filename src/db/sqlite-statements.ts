@@ -57,7 +57,17 @@ function prepared(db: Database, sql: string): Prepared {
   let p = cache.get(sql);
   if (p) return p;
   const stmt = db.prepare(sql);
-  p = { stmt, reader: stmt.reader, readonly: stmt.readonly, params: stmt.paramsCount, ddl: !stmt.readonly && DDL_RE.test(sql), generation: -1, columns: null, types: [], shape: null };
+  p = {
+    stmt,
+    reader: stmt.reader,
+    readonly: stmt.readonly,
+    params: stmt.paramsCount,
+    ddl: !stmt.readonly && DDL_RE.test(sql),
+    generation: -1,
+    columns: null,
+    types: [],
+    shape: null,
+  };
   if (cache.size >= MAX_CACHED) {
     for (const old of cache.values()) old.stmt.finalize();
     cache.clear();
@@ -79,7 +89,13 @@ export function runStatement(db: Database, sql: string, args: InArgs | undefined
     try {
       const values = stmt.values(...toParams(stmt.paramsCount, args)) as SqlValue[][];
       const columns = stmt.columnNames;
-      return new ResultSetImpl(columns, stmt.declaredTypes.map((t) => t ?? ""), toRows(rowShape(columns), values, intMode), 0, undefined);
+      return new ResultSetImpl(
+        columns,
+        stmt.declaredTypes.map((t) => t ?? ""),
+        toRows(rowShape(columns), values, intMode),
+        0,
+        undefined,
+      );
     } finally {
       stmt.finalize();
     }

@@ -63,7 +63,9 @@ export async function storeFilePaths(db: Client): Promise<number> {
   let changed = 0;
   // Bounded: every round turns the rows it read into paths, which the query then no longer selects.
   for (;;) {
-    const rs = await db.execute(`SELECT key, schema, object, field, url FROM _burrow_files WHERE substr(url, 1, ${FILES_PATH.length}) <> '${FILES_PATH}' LIMIT 250`);
+    const rs = await db.execute(
+      `SELECT key, schema, object, field, url FROM _burrow_files WHERE substr(url, 1, ${FILES_PATH.length}) <> '${FILES_PATH}' LIMIT 250`,
+    );
     if (rs.rows.length === 0) return changed;
     const layouts = await readLayouts(db);
     const stmts: InStatement[] = [];
@@ -72,8 +74,11 @@ export async function storeFilePaths(db: Client): Promise<number> {
       stmts.push({ sql: `UPDATE _burrow_files SET url = ? WHERE key = ?`, args: [path, r.key as string] });
       const layout = layouts.get(r.schema as string);
       const field = r.field as string;
-      if (!layout || layout.fields[field]?.type !== "binary") continue;
-      stmts.push({ sql: `UPDATE ${q(tableName(layout.name))} SET ${q(field)} = ? WHERE ${q(primaryKeyOf(layout))} = ? AND ${q(field)} = ?`, args: [path, r.object as string, r.url as string] });
+      if (layout?.fields[field]?.type !== "binary") continue;
+      stmts.push({
+        sql: `UPDATE ${q(tableName(layout.name))} SET ${q(field)} = ? WHERE ${q(primaryKeyOf(layout))} = ? AND ${q(field)} = ?`,
+        args: [path, r.object as string, r.url as string],
+      });
     }
     await db.batch(stmts, "write");
     changed += rs.rows.length;
@@ -110,12 +115,20 @@ export class Files {
   store(kind: StoreKind, env: EnvName): FileStore {
     if (kind === "local") return this.localStore;
     const s = this.s3Settings(env);
-    if (!s.bucket || !s.accessKeyId || !s.secretAccessKey) throw new ApiError(503, "the S3 file store is not configured (settings files.s3)");
+    if (!s.bucket || !s.accessKeyId || !s.secretAccessKey)
+      throw new ApiError(503, "the S3 file store is not configured (settings files.s3)");
     const config = JSON.stringify(s);
     if (this.s3?.config !== config) {
       this.s3 = {
         config,
-        store: new S3FileStore({ endpoint: s.endpoint || undefined, bucket: s.bucket, region: s.region || undefined, accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey, prefix: s.prefix }),
+        store: new S3FileStore({
+          endpoint: s.endpoint || undefined,
+          bucket: s.bucket,
+          region: s.region || undefined,
+          accessKeyId: s.accessKeyId,
+          secretAccessKey: s.secretAccessKey,
+          prefix: s.prefix,
+        }),
       };
     }
     return this.s3.store;
@@ -155,7 +168,13 @@ export class Files {
 
   /** Remove saved bytes whose write did not happen (no orphan files). */
   async discard(env: EnvName, saved: readonly SavedFile[]): Promise<void> {
-    await Promise.all(saved.map((f) => this.store(f.store, env).delete(f.key).catch((e) => this.log.warn("could not discard an unused file", { key: f.key, error: String(e) }))));
+    await Promise.all(
+      saved.map((f) =>
+        this.store(f.store, env)
+          .delete(f.key)
+          .catch((e) => this.log.warn("could not discard an unused file", { key: f.key, error: String(e) })),
+      ),
+    );
   }
 
   /**
@@ -166,10 +185,19 @@ export class Files {
   async drain(env: EnvName, db: Client): Promise<number> {
     let done = 0;
     for (;;) {
-      const rs = await db.execute({ sql: `DELETE FROM _burrow_trash WHERE key IN (SELECT key FROM _burrow_trash ORDER BY since LIMIT ?) RETURNING key, store, since`, args: [DRAIN_BATCH] });
+      const rs = await db.execute({
+        sql: `DELETE FROM _burrow_trash WHERE key IN (SELECT key FROM _burrow_trash ORDER BY since LIMIT ?) RETURNING key, store, since`,
+        args: [DRAIN_BATCH],
+      });
       if (rs.rows.length === 0) return done;
       if (drainHeld(this.dataDir)) {
-        await db.batch(rs.rows.map((r) => ({ sql: `INSERT OR IGNORE INTO _burrow_trash (key, store, since) VALUES (?, ?, ?)`, args: [r.key as string, r.store as string, Number(r.since)] })), "write");
+        await db.batch(
+          rs.rows.map((r) => ({
+            sql: `INSERT OR IGNORE INTO _burrow_trash (key, store, since) VALUES (?, ?, ?)`,
+            args: [r.key as string, r.store as string, Number(r.since)],
+          })),
+          "write",
+        );
         return done;
       }
       const failed: InStatement[] = [];
@@ -180,7 +208,10 @@ export class Files {
             done++;
           } catch (e) {
             this.log.warn("could not delete a file; it stays in the trash", { key: r.key as string, error: String(e) });
-            failed.push({ sql: `INSERT OR IGNORE INTO _burrow_trash (key, store, since) VALUES (?, ?, ?)`, args: [r.key as string, r.store as string, Number(r.since) + 60_000] });
+            failed.push({
+              sql: `INSERT OR IGNORE INTO _burrow_trash (key, store, since) VALUES (?, ?, ?)`,
+              args: [r.key as string, r.store as string, Number(r.since) + 60_000],
+            });
           }
         }),
       );
@@ -194,10 +225,19 @@ export class Files {
 
   /** GET /_files/<env>/<id>/<name>, every answer with FILE_ANSWER_HEADERS (the route adds them to its errors). */
   async serve(env: EnvName, db: Client, key: string, request: Request): Promise<Response> {
-    const rs = await db.execute({ sql: `SELECT store, content_type, filename, size, etag, created FROM _burrow_files WHERE key = ?`, args: [key] });
+    const rs = await db.execute({
+      sql: `SELECT store, content_type, filename, size, etag, created FROM _burrow_files WHERE key = ?`,
+      args: [key],
+    });
     const r = rs.rows[0];
     if (!r) throw notFound("file not found");
-    const meta: FileMeta = { contentType: r.content_type as string, filename: r.filename as string, size: Number(r.size), etag: r.etag as string, created: Number(r.created) };
+    const meta: FileMeta = {
+      contentType: r.content_type as string,
+      filename: r.filename as string,
+      size: Number(r.size),
+      etag: r.etag as string,
+      created: Number(r.created),
+    };
     const answer = await this.store(r.store as StoreKind, env).serve(key, meta, request);
     for (const name in FILE_ANSWER_HEADERS) answer.headers.set(name, FILE_ANSWER_HEADERS[name]!);
     return answer;

@@ -71,7 +71,10 @@ export class LocalFileStore implements FileStore {
     if (size === null) {
       // A HEAD has no body but the Content-Length of the GET's.
       const missing = JSON.stringify({ error: "file not found" });
-      return new Response(head ? null : missing, { status: 404, headers: { "content-type": JSON_TYPE, "content-length": String(Buffer.byteLength(missing)) } });
+      return new Response(head ? null : missing, {
+        status: 404,
+        headers: { "content-type": JSON_TYPE, "content-length": String(Buffer.byteLength(missing)) },
+      });
     }
     if (etagMatches(request.headers.get("if-none-match"), meta.etag)) {
       return new Response(null, { status: 304, headers: { ETag: meta.etag, "Cache-Control": CACHE_CONTROL } });

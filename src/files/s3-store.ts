@@ -22,7 +22,10 @@ export class S3FileStore implements FileStore {
     const path = this.path(key);
     const etag = await sha256Etag(bytes);
     // A single PUT (or a multipart upload that is only completed at the end) is atomic on S3.
-    await this.client.write(path, bytes, { type: meta.contentType, contentDisposition: contentDisposition(meta.filename, dispositionOf(meta.contentType)) });
+    await this.client.write(path, bytes, {
+      type: meta.contentType,
+      contentDisposition: contentDisposition(meta.filename, dispositionOf(meta.contentType)),
+    });
     return { contentType: meta.contentType, filename: meta.filename, size: bytes.byteLength, etag, created: Date.now() };
   }
 

@@ -65,7 +65,9 @@ export function dispositionOf(contentType: string): "inline" | "attachment" {
 /** RFC 6266 header value: an ASCII `filename="..."` fallback, plus RFC 8187 `filename*` when the name is not plain ASCII. */
 export function contentDisposition(filename: string, type: "inline" | "attachment"): string {
   const name = filename.toWellFormed();
-  const fallback = Array.from(name, (c) => (/^[\x20-\x7e]$/.test(c) ? c : "_")).join("").replace(/["\\]/g, "\\$&");
+  const fallback = Array.from(name, (c) => (/^[\x20-\x7e]$/.test(c) ? c : "_"))
+    .join("")
+    .replace(/["\\]/g, "\\$&");
   let value = `${type}; filename="${fallback}"`;
   if (/[^\x20-\x7e]/.test(name)) {
     const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);

@@ -36,7 +36,10 @@ function sanitizeFilename(name: string): string {
 
 /** Parse an upload for `field`; 400 when malformed, 413 when the decoded bytes exceed `maxBytes`. */
 export function parseUpload(field: string, value: string, maxBytes: number): Upload {
-  const malformed = (why: string) => badRequest(`${field}: malformed binary upload (${why}); expected Content-Type, Content-Disposition with a filename, Content-Transfer-Encoding: base64, a blank line, then base64`);
+  const malformed = (why: string) =>
+    badRequest(
+      `${field}: malformed binary upload (${why}); expected Content-Type, Content-Disposition with a filename, Content-Transfer-Encoding: base64, a blank line, then base64`,
+    );
   const text = value.replace(/\r\n/g, "\n");
   const blank = text.indexOf("\n\n");
   if (blank < 0) throw malformed("no blank line after the headers");
@@ -53,7 +56,8 @@ export function parseUpload(field: string, value: string, maxBytes: number): Upl
   const m = /filename\s*=\s*(?:"([^"]*)"|([^;]+))/i.exec(disposition);
   const rawName = (m?.[1] ?? m?.[2] ?? "").trim();
   if (!rawName) throw malformed("Content-Disposition has no filename");
-  if ((headers.get("content-transfer-encoding") ?? "").toLowerCase() !== "base64") throw malformed("Content-Transfer-Encoding must be base64");
+  if ((headers.get("content-transfer-encoding") ?? "").toLowerCase() !== "base64")
+    throw malformed("Content-Transfer-Encoding must be base64");
   const b64 = text.slice(blank + 2).replace(/\s+/g, "");
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length % 4 === 1) throw malformed("the data is not base64");
   const size = Math.floor((b64.length * 3) / 4) - (b64.endsWith("==") ? 2 : b64.endsWith("=") ? 1 : 0);

@@ -25,6 +25,9 @@ function parseVersion(accept: string): number | null {
   if (!m) return null;
   const raw = m[2]!;
   if (!/^\d{1,7}$/.test(raw) || Number(raw) > MAX_API_VERSION)
-    throw new ApiError(400, `invalid API version "${raw.slice(0, 32)}" in the Accept header; expected version=0 (development) or version=N (production)`);
+    throw new ApiError(
+      400,
+      `invalid API version "${raw.slice(0, 32)}" in the Accept header; expected version=0 (development) or version=N (production)`,
+    );
   return Number(raw);
 }

@@ -29,7 +29,12 @@ export function flag(url: URL, name: string): boolean {
 }
 
 /** The OpenAPI description of an admin route: tagged admin, needing the admin bearer token. */
-export const adminDoc = (summary: string, description?: string) => ({ tags: ["admin"], summary, description, security: [{ adminBearer: [] }] });
+export const adminDoc = (summary: string, description?: string) => ({
+  tags: ["admin"],
+  summary,
+  description,
+  security: [{ adminBearer: [] }],
+});
 
 /** The bearer token of `Authorization: Bearer <token>`, or null. */
 export function bearerToken(request: Request): string | null {

@@ -51,7 +51,13 @@ export function resolveApi(
  * hottest routes call resolveApi themselves, before the step (src/http/routes/objects.ts says why).
  */
 export function apiContextStep(burrow: Burrow, info: RequestInfo) {
-  return ({ request, params }: { request: Request; params?: Record<string, string | null> }): { api: ApiContext | Promise<ApiContext> } => ({
+  return ({
+    request,
+    params,
+  }: {
+    request: Request;
+    params?: Record<string, string | null>;
+  }): { api: ApiContext | Promise<ApiContext> } => ({
     api: resolveApi(burrow, info, request, params),
   });
 }
@@ -83,7 +89,11 @@ const COOKIE_REFUSED = "the session cookie is not valid (logged out or expired);
  * it makes the caller that user, also for an OAuth 1.0 signature. A MAC signature wins over it. A cookie that
  * names no live session of this environment is 401, never an anonymous call.
  */
-export function withSessionCookie(burrow: Burrow, ctx: ApiContext | Promise<ApiContext>, token: string | null): ApiContext | Promise<ApiContext> {
+export function withSessionCookie(
+  burrow: Burrow,
+  ctx: ApiContext | Promise<ApiContext>,
+  token: string | null,
+): ApiContext | Promise<ApiContext> {
   if (token === null) return ctx;
   if (ctx instanceof Promise) return ctx.then((c) => withSessionCookie(burrow, c, token));
   if (ctx.principal.kind === "user") return ctx;
@@ -93,7 +103,7 @@ export function withSessionCookie(burrow: Burrow, ctx: ApiContext | Promise<ApiC
 
 function cookieCaller(ctx: ApiContext, session: Session | null): ApiContext {
   // A MAC session's access token travels in clear as the MAC id of every signed request: alone it proves nothing.
-  if (!session || !session.cookie) throw unauthorized(COOKIE_REFUSED);
+  if (!session?.cookie) throw unauthorized(COOKIE_REFUSED);
   return { ...ctx, principal: { kind: "user", schema: session.schema, username: session.username, family: session.family } };
 }
 
@@ -109,11 +119,27 @@ function unsignedContext(burrow: Burrow, info: RequestInfo, request: Request): A
 }
 
 /** Environment and version from the key's environment and the Accept version (docs/api/README.md#environments-and-versions). */
-function contextFor(burrow: Burrow, info: RequestInfo, request: Request, keyEnv: EnvName, version: number | null, principal: Principal): ApiContext {
+function contextFor(
+  burrow: Burrow,
+  info: RequestInfo,
+  request: Request,
+  keyEnv: EnvName,
+  version: number | null,
+  principal: Principal,
+): ApiContext {
   const fileBase = () => fileLinkBase(burrow.config, request, info);
   if (keyEnv === "development") {
-    if (version !== null && version !== 0) throw unauthorized(`the development API key cannot call API version ${version}; use the production key`);
-    return { env: "development", version: 0, db: burrow.envDbs.development, schemas: burrow.catalog.development(), infer: burrow.config.infer, principal, fileBase };
+    if (version !== null && version !== 0)
+      throw unauthorized(`the development API key cannot call API version ${version}; use the production key`);
+    return {
+      env: "development",
+      version: 0,
+      db: burrow.envDbs.development,
+      schemas: burrow.catalog.development(),
+      infer: burrow.config.infer,
+      principal,
+      fileBase,
+    };
   }
   if (version === 0) throw unauthorized("the production API key cannot call version 0 (development); use the development key");
   const v = version ?? burrow.catalog.latestVersion();
@@ -135,34 +161,72 @@ function signedContext(burrow: Burrow, info: RequestInfo, request: Request, auth
     const header = parseMacHeader(auth);
     if (!header) throw unauthorized("malformed MAC Authorization header");
     const session = burrow.sessions[env].lookup(header.id);
-    return session instanceof Promise ? session.then((s) => macContext(burrow, info, request, env, header, s)) : macContext(burrow, info, request, env, header, session);
+    return session instanceof Promise
+      ? session.then((s) => macContext(burrow, info, request, env, header, s))
+      : macContext(burrow, info, request, env, header, session);
   }
   if (/^OAuth\s/i.test(auth)) return oauthContext(burrow, info, request, auth);
   throw unauthorized("unsupported Authorization scheme; use MAC (OAuth 2.0) or OAuth (OAuth 1.0)");
 }
 
-function macContext(burrow: Burrow, info: RequestInfo, request: Request, env: EnvName, header: MacHeader, session: Session | null): ApiContext | Promise<ApiContext> {
+function macContext(
+  burrow: Burrow,
+  info: RequestInfo,
+  request: Request,
+  env: EnvName,
+  header: MacHeader,
+  session: Session | null,
+): ApiContext | Promise<ApiContext> {
   // A cookie session's token is not a MAC id (it has no MAC key); it is refused like an unknown token.
   if (!session || session.cookie) return refusedToken(burrow.sessions[env], header.id);
   const now = Date.now();
   const origin = requestOrigin(request, info, burrow.config.trustedProxy);
-  const result = verifyMac({ header, key: session.sign, methods: signedMethods(info, request), rawTarget: rawTarget(request, info), host: origin.host, ports: candidatePorts(origin), now, windowSeconds: MAC_WINDOW_SECONDS });
-  if (!result.ok) throw result.reason === "timestamp" ? timestampRefusal("the MAC timestamp", header.ts, MAC_WINDOW_SECONDS, now) : badMac(header, info, request, origin.host, candidatePorts(origin));
+  const result = verifyMac({
+    header,
+    key: session.sign,
+    methods: signedMethods(info, request),
+    rawTarget: rawTarget(request, info),
+    host: origin.host,
+    ports: candidatePorts(origin),
+    now,
+    windowSeconds: MAC_WINDOW_SECONDS,
+  });
+  if (!result.ok)
+    throw result.reason === "timestamp"
+      ? timestampRefusal("the MAC timestamp", header.ts, MAC_WINDOW_SECONDS, now)
+      : badMac(header, info, request, origin.host, candidatePorts(origin));
   // A replay is the same signature again. It covers ts, nonce, method, URI, host and port under the session's
   // own key, so it alone names the request (two sessions never share one); requests sharing ts and nonce differ.
   // Base64 has no '|', so it never equals an OAuth 1.0 key below.
   const first = burrow.nonces.firstUse(header.mac, (Number(header.ts) + MAC_WINDOW_SECONDS + 1) * 1000);
-  const context = () => contextFor(burrow, info, request, env, parseAcceptVersion(request.headers.get("accept")), { kind: "user", schema: session.schema, username: session.username, family: session.family });
+  const context = () =>
+    contextFor(burrow, info, request, env, parseAcceptVersion(request.headers.get("accept")), {
+      kind: "user",
+      schema: session.schema,
+      username: session.username,
+      family: session.family,
+    });
   // In memory (one node) the answer is immediate; a shared store answers with a promise.
-  if (first instanceof Promise) return first.then((ok) => (ok ? context() : Promise.reject(unauthorized("replayed request: this signature was already used"))));
+  if (first instanceof Promise)
+    return first.then((ok) => (ok ? context() : Promise.reject(unauthorized("replayed request: this signature was already used"))));
   if (!first) throw unauthorized("replayed request: this signature was already used");
   return context();
 }
 
 /** 401 for a MAC that matches no form of the request; the debug log gets what the server signed (never the key). */
 function badMac(header: MacHeader, info: RequestInfo, request: Request, host: string, ports: readonly number[]): ApiError {
-  const expected = normalizedString({ ts: header.ts, nonce: header.nonce, method: signedMethods(info, request)[0]!, uri: rawTarget(request, info), host, port: ports[0]!, ext: header.ext });
-  return new ApiError(401, "invalid MAC signature", { debug: `host ${host}, port ${ports.join(" or ")}; normalized string expected (first form tried): ${JSON.stringify(expected)}` });
+  const expected = normalizedString({
+    ts: header.ts,
+    nonce: header.nonce,
+    method: signedMethods(info, request)[0]!,
+    uri: rawTarget(request, info),
+    host,
+    port: ports[0]!,
+    ext: header.ext,
+  });
+  return new ApiError(401, "invalid MAC signature", {
+    debug: `host ${host}, port ${ports.join(" or ")}; normalized string expected (first form tried): ${JSON.stringify(expected)}`,
+  });
 }
 
 async function oauthContext(burrow: Burrow, info: RequestInfo, request: Request, auth: string): Promise<ApiContext> {
@@ -170,7 +234,8 @@ async function oauthContext(burrow: Burrow, info: RequestInfo, request: Request,
   const now = Date.now();
   const params = parseOAuthHeader(auth);
   const consumerKey = params?.oauth_consumer_key;
-  if (!params || !consumerKey || !params.oauth_nonce || !params.oauth_timestamp) throw unauthorized("malformed OAuth Authorization header: consumer key, timestamp and nonce are required");
+  if (!params || !consumerKey || !params.oauth_nonce || !params.oauth_timestamp)
+    throw unauthorized("malformed OAuth Authorization header: consumer key, timestamp and nonce are required");
   const env = burrow.keys.byPublic.get(consumerKey);
   if (env === undefined) throw unauthorized("invalid OAuth consumer key");
   const origin = requestOrigin(request, info, burrow.config.trustedProxy);
@@ -180,13 +245,30 @@ async function oauthContext(burrow: Burrow, info: RequestInfo, request: Request,
   const ports = candidatePorts(origin).map((p) => (p === defaultPort(origin.scheme) ? null : p));
   const baseUris = [...new Set(ports.map((port) => baseStringUri({ scheme: origin.scheme, host: origin.host, port, path })))];
   const formBody = isFormType(request.headers.get("content-type")) ? await readText(request, burrow.config.bodyLimit) : undefined;
-  const result = verifyOAuth1({ header: params, consumerSecret: burrow.keys.set[env].privateKey, methods: signedMethods(info, request), baseUris, query: q < 0 ? "" : target.slice(q + 1), formBody, now, windowSeconds: OAUTH1_WINDOW_SECONDS });
+  const result = verifyOAuth1({
+    header: params,
+    consumerSecret: burrow.keys.set[env].privateKey,
+    methods: signedMethods(info, request),
+    baseUris,
+    query: q < 0 ? "" : target.slice(q + 1),
+    formBody,
+    now,
+    windowSeconds: OAUTH1_WINDOW_SECONDS,
+  });
   if (!result.ok) {
     if (result.reason === "timestamp") throw timestampRefusal("the OAuth timestamp", params.oauth_timestamp, OAUTH1_WINDOW_SECONDS, now);
-    if (result.reason === "signature") throw new ApiError(401, "invalid OAuth signature", { debug: `base string URIs tried: ${baseUris.join(", ")}; methods: ${signedMethods(info, request).join(", ")}` });
+    if (result.reason === "signature")
+      throw new ApiError(401, "invalid OAuth signature", {
+        debug: `base string URIs tried: ${baseUris.join(", ")}; methods: ${signedMethods(info, request).join(", ")}`,
+      });
     throw unauthorized(`unsupported OAuth ${result.reason}`);
   }
-  if (!(await burrow.nonces.firstUse(`oauth1|${consumerKey}|${params.oauth_timestamp}|${params.oauth_nonce}`, (Number(params.oauth_timestamp) + OAUTH1_WINDOW_SECONDS + 1) * 1000)))
+  if (
+    !(await burrow.nonces.firstUse(
+      `oauth1|${consumerKey}|${params.oauth_timestamp}|${params.oauth_nonce}`,
+      (Number(params.oauth_timestamp) + OAUTH1_WINDOW_SECONDS + 1) * 1000,
+    ))
+  )
     throw unauthorized("replayed request: this OAuth nonce was already used");
   return contextFor(burrow, info, request, env, version, { kind: "app" });
 }

@@ -45,13 +45,22 @@ export function createApp(burrow: Burrow, opts: AppOptions = {}) {
   // Every request is observed (its figures feed the status page and /_metrics; at info it is also logged),
   // timed from its arrival. A response the edge gives before routing (a CORS preflight) is finished here; an
   // overridden method is observed by its re-dispatch.
-  const observer = requestObserver({ log: burrow.log, stats: burrow.requestStats, ring: burrow.requestLog, environment: (r) => loggedEnvironment(burrow, r) });
+  const observer = requestObserver({
+    log: burrow.log,
+    stats: burrow.requestStats,
+    ring: burrow.requestLog,
+    environment: (r) => loggedEnvironment(burrow, r),
+  });
   base
     .onRequest(({ request, set }) => {
       observer.start(set);
       const early = edge({ request, set });
       if (early instanceof Response) observer.finish(request, set, early.status);
-      else if (early !== undefined) early.then(() => observer.forget(set), (e: unknown) => observer.finish(request, set, e instanceof ApiError ? (noteRefusal(request, e), e.status) : 500));
+      else if (early !== undefined)
+        early.then(
+          () => observer.forget(set),
+          (e: unknown) => observer.finish(request, set, e instanceof ApiError ? (noteRefusal(request, e), e.status) : 500),
+        );
       return early;
     })
     // Finished when the route's answer is ready (or its promise settles), or when a failure is rendered. Not
@@ -90,15 +99,18 @@ export function createApp(burrow: Burrow, opts: AppOptions = {}) {
    * request for `/notifications` there is routed as `/<prefix>/notifications`, while signatures are checked
    * against the path the client sent and rate limits see that listener's peer.
    */
-  const mount = (prefix: string) => (req: Request, peerAddress: string | null): Promise<Response> => {
-    const target = targetOf(req.url);
-    const next = target === prefix || target.startsWith(prefix + "/") || target.startsWith(prefix + "?")
-      ? req
-      : new Request(req.url.slice(0, req.url.length - target.length) + prefix + (target === "/" ? "" : target), req);
-    mountedPeers.set(req, peerAddress);
-    if (next !== req) info.mounted(next, req);
-    return app.handle(next);
-  };
+  const mount =
+    (prefix: string) =>
+    (req: Request, peerAddress: string | null): Promise<Response> => {
+      const target = targetOf(req.url);
+      const next =
+        target === prefix || target.startsWith(`${prefix}/`) || target.startsWith(`${prefix}?`)
+          ? req
+          : new Request(req.url.slice(0, req.url.length - target.length) + prefix + (target === "/" ? "" : target), req);
+      mountedPeers.set(req, peerAddress);
+      if (next !== req) info.mounted(next, req);
+      return app.handle(next);
+    };
   return Object.assign(app, { mount });
 }
 

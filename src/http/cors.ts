@@ -15,7 +15,8 @@ function allowedHeader(name: string): boolean {
 }
 
 function environmentOf(burrow: Burrow, request: Request, requested: string[]): EnvName | null {
-  const key = request.headers.get("x-service-api-key") ?? /oauth_consumer_key="([^"]+)"/i.exec(request.headers.get("authorization") ?? "")?.[1];
+  const key =
+    request.headers.get("x-service-api-key") ?? /oauth_consumer_key="([^"]+)"/i.exec(request.headers.get("authorization") ?? "")?.[1];
   if (key) return burrow.keys.byPublic.get(key) ?? null;
   for (const h of requested) {
     const m = /^x-service-api-key-(.+)$/.exec(h);
@@ -37,7 +38,11 @@ function allowOrigin(burrow: Burrow, env: EnvName | null, origin: string): strin
 
 /** Answer a preflight (OPTIONS with Access-Control-Request-Method). */
 export function preflight(burrow: Burrow, request: Request, origin: string): Response {
-  const requested = (request.headers.get("access-control-request-headers") ?? "").toLowerCase().split(",").map((h) => h.trim()).filter(Boolean);
+  const requested = (request.headers.get("access-control-request-headers") ?? "")
+    .toLowerCase()
+    .split(",")
+    .map((h) => h.trim())
+    .filter(Boolean);
   const allow = allowOrigin(burrow, environmentOf(burrow, request, requested), origin);
   const headers: Record<string, string> = { vary: "Origin" };
   if (allow === null || !requested.every(allowedHeader)) return new Response(null, { status: 403, headers });

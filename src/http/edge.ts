@@ -60,7 +60,8 @@ function filesOriginRule(burrow: Burrow, info: RequestInfoWriter, filesUrl: stri
     const onFilesHost = o.host === files.hostname.replace(/^\[|\]$/g, "") && o.port === filesPort;
     const path = pathOf(request.url);
     const isFile = path.startsWith("/_files/");
-    if (onFilesHost && !isFile && path !== "/_health") return errorResponse(new ApiError(404, "not found: this host serves stored files only"));
+    if (onFilesHost && !isFile && path !== "/_health")
+      return errorResponse(new ApiError(404, "not found: this host serves stored files only"));
     if (!onFilesHost && isFile) return new Response(null, { status: 308, headers: { location: `${filesUrl}${targetOf(request.url)}` } });
     return undefined;
   };
@@ -73,8 +74,12 @@ function filesOriginRule(burrow: Burrow, info: RequestInfoWriter, filesUrl: stri
 async function override(request: Request, to: string, limit: number): Promise<Request> {
   const from = request.method;
   if (from === "GET" && (to === "DELETE" || to === "HEAD")) return new Request(request.url, { method: to, headers: request.headers });
-  if (from === "POST" && to === "PUT") return new Request(request.url, { method: "PUT", headers: request.headers, body: await readText(request, limit) });
-  throw new ApiError(400, `X-HTTP-Method-Override cannot turn ${from} into ${to.slice(0, 16)}: GET may become DELETE or HEAD, POST may become PUT`);
+  if (from === "POST" && to === "PUT")
+    return new Request(request.url, { method: "PUT", headers: request.headers, body: await readText(request, limit) });
+  throw new ApiError(
+    400,
+    `X-HTTP-Method-Override cannot turn ${from} into ${to.slice(0, 16)}: GET may become DELETE or HEAD, POST may become PUT`,
+  );
 }
 
 /** Methods served at a path, from the app's route table (only asked when routing found nothing). */
@@ -84,7 +89,10 @@ export function methodTable(routes: readonly { method: string; path: string }[])
     let p = patterns.get(r.path);
     if (!p) {
       // A parameter never matches an empty segment, nor (first segment) a name starting with "_": those are the system's.
-      const source = r.path.split("/").map((seg, i) => (seg.startsWith(":") ? (i === 1 ? "(?!_)[^/]+" : "[^/]+") : seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))).join("/");
+      const source = r.path
+        .split("/")
+        .map((seg, i) => (seg.startsWith(":") ? (i === 1 ? "(?!_)[^/]+" : "[^/]+") : seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+        .join("/");
       patterns.set(r.path, (p = { re: new RegExp(`^${source}/?$`), methods: new Set() }));
     }
     p.methods.add(r.method);
@@ -117,7 +125,9 @@ export function edgeError(burrow: Burrow, allowedAt: (path: string) => string[])
       noteRefusal(request, refusal);
       // A HEAD that no route took (there is no GET here either) is answered bare, with its length. One that a
       // GET route took (Elysia's implicit HEAD, here only a system path) keeps the body: Elysia measures it.
-      return code === "NOT_FOUND" && request.method === "HEAD" && !(error instanceof SystemPath) ? bareErrorResponse(refusal) : errorResponse(refusal);
+      return code === "NOT_FOUND" && request.method === "HEAD" && !(error instanceof SystemPath)
+        ? bareErrorResponse(refusal)
+        : errorResponse(refusal);
     }
     set.status = 500;
     burrow.log.error("request failed", { message: (error as Error)?.message, stack: (error as Error)?.stack });
@@ -163,9 +173,20 @@ interface SchemaLike {
 /** What a schema accepts, in words: "an integer from 1 to 1000000", "a string matching ^\d+$". */
 function expected(s: SchemaLike | undefined): string {
   if (!s) return "a valid value";
-  if (s.anyOf) return s.anyOf.map(expected).filter((v, i, all) => all.indexOf(v) === i).join(" or ");
+  if (s.anyOf)
+    return s.anyOf
+      .map(expected)
+      .filter((v, i, all) => all.indexOf(v) === i)
+      .join(" or ");
   if (s.enum) return `one of ${s.enum.map((v) => JSON.stringify(v)).join(", ")}`;
-  const range = s.minimum !== undefined && s.maximum !== undefined ? ` from ${s.minimum} to ${s.maximum}` : s.minimum !== undefined ? ` of at least ${s.minimum}` : s.maximum !== undefined ? ` of at most ${s.maximum}` : "";
+  const range =
+    s.minimum !== undefined && s.maximum !== undefined
+      ? ` from ${s.minimum} to ${s.maximum}`
+      : s.minimum !== undefined
+        ? ` of at least ${s.minimum}`
+        : s.maximum !== undefined
+          ? ` of at most ${s.maximum}`
+          : "";
   switch (s.type) {
     case "integer":
       return `an integer${range}`;

@@ -71,7 +71,8 @@ function responseOf(name: string, r: MethodResponse): Response {
   for (const [k, v] of Object.entries(r.headers)) {
     const lower = k.toLowerCase();
     if (FRAMING_HEADERS.has(lower)) continue;
-    if (!isHeaderName(k) || !isHeaderValue(v)) throw new ApiError(500, `custom code method ${name} returned an invalid header ${JSON.stringify(k.slice(0, 64))}`);
+    if (!isHeaderName(k) || !isHeaderValue(v))
+      throw new ApiError(500, `custom code method ${name} returned an invalid header ${JSON.stringify(k.slice(0, 64))}`);
     headers.append(lower, v);
   }
   let payload: string | Uint8Array;
@@ -91,7 +92,8 @@ function responseOf(name: string, r: MethodResponse): Response {
       break;
   }
   const size = typeof payload === "string" ? payload.length : payload.byteLength;
-  if (size > MAX_METHOD_RESPONSE) throw new ApiError(500, `custom code method ${name} answered more than ${MAX_METHOD_RESPONSE / 1024 / 1024} MB`);
+  if (size > MAX_METHOD_RESPONSE)
+    throw new ApiError(500, `custom code method ${name} answered more than ${MAX_METHOD_RESPONSE / 1024 / 1024} MB`);
   if (!headers.has("content-type")) headers.set("content-type", type);
   // These statuses have no body.
   if (r.status === 204 || r.status === 205 || r.status === 304) return new Response(null, { status: r.status, headers });

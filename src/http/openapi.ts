@@ -36,7 +36,10 @@ export function openapiPlugin(version: string) {
       tags: [
         { name: "datastore", description: "Objects of the app's schemas: create, read, query, update, delete, relationships" },
         { name: "custom code", description: "Methods of the uploaded custom code at /<method>" },
-        { name: "users", description: "Token login (OAuth 2.0 MAC), the legacy session login, refresh, logout and passwords on user schemas" },
+        {
+          name: "users",
+          description: "Token login (OAuth 2.0 MAC), the legacy session login, refresh, logout and passwords on user schemas",
+        },
         { name: "files", description: "Stored files of binary fields" },
         { name: "admin", description: "The admin JSON API (Authorization: Bearer from POST /_admin/api/login)" },
         { name: "health", description: "Liveness" },
@@ -44,9 +47,24 @@ export function openapiPlugin(version: string) {
       components: {
         securitySchemes: {
           apiKey: { type: "apiKey", in: "header", name: "X-Service-API-Key", description: "the environment's public key" },
-          mac: { type: "apiKey", in: "header", name: "Authorization", description: "OAuth 2.0 MAC: MAC id, ts, nonce, mac over the request (draft-ietf-oauth-v2-http-mac)" },
-          oauth1: { type: "apiKey", in: "header", name: "Authorization", description: "OAuth 1.0 HMAC-SHA1 signed with the environment's private key (RFC 5849)" },
-          sessionCookie: { type: "apiKey", in: "cookie", name: SESSION_COOKIE, description: "the session of GET /<userSchema>/login; counts only together with the API key or an OAuth 1.0 signature" },
+          mac: {
+            type: "apiKey",
+            in: "header",
+            name: "Authorization",
+            description: "OAuth 2.0 MAC: MAC id, ts, nonce, mac over the request (draft-ietf-oauth-v2-http-mac)",
+          },
+          oauth1: {
+            type: "apiKey",
+            in: "header",
+            name: "Authorization",
+            description: "OAuth 1.0 HMAC-SHA1 signed with the environment's private key (RFC 5849)",
+          },
+          sessionCookie: {
+            type: "apiKey",
+            in: "cookie",
+            name: SESSION_COOKIE,
+            description: "the session of GET /<userSchema>/login; counts only together with the API key or an OAuth 1.0 signature",
+          },
           adminBearer: { type: "http", scheme: "bearer", description: "token from POST /_admin/api/login" },
         },
       },

@@ -18,7 +18,7 @@ export function defaultPort(scheme: "http" | "https"): number {
   return scheme === "https" ? 443 : 80;
 }
 
-const HOST_RE = /^(\[[^\]]+\]|[^:\/]+)(?::(\d{1,5}))?$/;
+const HOST_RE = /^(\[[^\]]+\]|[^:/]+)(?::(\d{1,5}))?$/;
 
 const authorities = new Map<string, { host: string; port: number | null }>();
 
@@ -77,7 +77,11 @@ export function originText(o: Origin): string {
  * (forwarded by a trusted proxy). Links are made per answer and never stored, so a forged Host reaches only the
  * forger's own answer.
  */
-export function fileLinkBase(config: { filesUrl: string | null; publicUrl: string | null; trustedProxy: readonly Cidr[] }, req: Request, info: RequestInfo): string {
+export function fileLinkBase(
+  config: { filesUrl: string | null; publicUrl: string | null; trustedProxy: readonly Cidr[] },
+  req: Request,
+  info: RequestInfo,
+): string {
   return config.filesUrl ?? config.publicUrl ?? originText(requestOrigin(req, info, config.trustedProxy));
 }
 
@@ -85,7 +89,10 @@ export function fileLinkBase(config: { filesUrl: string | null; publicUrl: strin
 export function clientIp(req: Request, info: RequestInfo, trusted: readonly Cidr[]): string | null {
   const peer = info.peer(req);
   if (!fromTrustedProxy(req, info, trusted)) return peer;
-  const hops = (req.headers.get("x-forwarded-for") ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  const hops = (req.headers.get("x-forwarded-for") ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   let ip = peer;
   for (let i = hops.length - 1; i >= 0; i--) {
     ip = hops[i]!;

@@ -22,7 +22,8 @@ export async function requestParams(request: Request, limit: number): Promise<Re
     return out;
   }
   const body = parseJson(text);
-  if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body))) throw new ApiError(400, "send a form or a JSON object");
+  if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body)))
+    throw new ApiError(400, "send a form or a JSON object");
   for (const [k, v] of Object.entries((body ?? {}) as Record<string, unknown>)) add(k, v);
   return out;
 }

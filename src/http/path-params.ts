@@ -15,7 +15,7 @@ export const MALFORMED_ESCAPE = "malformed percent-encoding in the URL path";
 export function checkPathParams(params: Record<string, string | null>, request: Request): void {
   for (const k in params) {
     const v = params[k];
-    if (v === null || (v !== undefined && v.includes("\uFFFD") && !decodablePath(request.url))) throw new ApiError(400, MALFORMED_ESCAPE);
+    if (v === null || (v?.includes("\uFFFD") && !decodablePath(request.url))) throw new ApiError(400, MALFORMED_ESCAPE);
   }
 }
 

@@ -96,7 +96,11 @@ export function requestObserver({ log, stats, ring, environment }: ObserverOptio
      * by the error rendering, which sees the status it gets).
      */
     answered(request: Request, set: RequestSet, value: unknown, route?: string): void {
-      if (value instanceof Promise) value.then((v) => finish(request, set, answeredStatus(v, set), route), () => {});
+      if (value instanceof Promise)
+        value.then(
+          (v) => finish(request, set, answeredStatus(v, set), route),
+          () => {},
+        );
       else finish(request, set, answeredStatus(value, set), route);
     },
     finish,

@@ -9,7 +9,10 @@ const OK_INIT: ResponseInit = { status: 200, headers: JSON_HEADERS };
 
 export function json(data: unknown, status = 200, headers?: Record<string, string>): Response {
   if (status === 200 && !headers) return new Response(JSON.stringify(data), OK_INIT);
-  return new Response(JSON.stringify(data), { status, headers: headers ? { "content-type": JSON_TYPE, ...headers } : { "content-type": JSON_TYPE } });
+  return new Response(JSON.stringify(data), {
+    status,
+    headers: headers ? { "content-type": JSON_TYPE, ...headers } : { "content-type": JSON_TYPE },
+  });
 }
 
 /** JSON text that is already serialized (rendered by SQLite). */

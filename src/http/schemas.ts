@@ -15,7 +15,10 @@ export function jsonBody(schema: TSchema, description?: string): Pick<DocumentDe
 }
 
 export const ErrorBody = t.Object(
-  { error: t.String({ description: "what went wrong, precise enough to act on" }), error_description: t.Optional(t.String({ description: "token endpoints: details of an OAuth error code" })) },
+  {
+    error: t.String({ description: "what went wrong, precise enough to act on" }),
+    error_description: t.Optional(t.String({ description: "token endpoints: details of an OAuth error code" })),
+  },
   { description: "every failure: the status says the class, `error` the cause" },
 );
 
@@ -30,7 +33,10 @@ export const AnyObject = t.Object({}, { additionalProperties: true });
 export const Health = t.Object({ status: t.Literal("ok"), version: t.String(), uptimeSeconds: int() });
 
 export const AdminLogin = t.Object({ email: t.String({ format: "email" }), password: t.String() });
-export const AdminSession = t.Object({ token: t.String({ description: "send as Authorization: Bearer <token>" }), expires_in: int({ description: "seconds" }) });
+export const AdminSession = t.Object({
+  token: t.String({ description: "send as Authorization: Bearer <token>" }),
+  expires_in: int({ description: "seconds" }),
+});
 
 const KeyPair = t.Object({ publicKey: t.String(), privateKey: t.String() });
 export const Keys = t.Object({ development: KeyPair, production: KeyPair });
@@ -47,15 +53,33 @@ export const SchemaPutQuery = t.Object({
 export const DeployRequest = t.Optional(
   t.Object(
     {
-      version: t.Optional(int({ minimum: 1, maximum: MAX_API_VERSION, description: "the production version to create (default: the next one)" })),
+      version: t.Optional(
+        int({ minimum: 1, maximum: MAX_API_VERSION, description: "the production version to create (default: the next one)" }),
+      ),
       force: t.Optional(t.Boolean({ description: "deploy even when the plan has destructive changes" })),
       dryRun: t.Optional(t.Boolean({ description: "answer the plan without deploying" })),
     },
     { additionalProperties: false },
   ),
 );
-export const DeployResult = t.Object({ version: int(), changes: t.Array(t.String()), warnings: t.Array(t.String({ description: "one line per production schema whose update or delete is open" })) }, { additionalProperties: true });
-export const DeployHistory = t.Array(t.Object({ version: int(), created: int(), admin: t.Union([t.String(), t.Null()]), schemas: t.Array(t.String()), methods: t.Array(t.String({ description: "custom code methods in this version" })), changes: t.Array(t.String()) }));
+export const DeployResult = t.Object(
+  {
+    version: int(),
+    changes: t.Array(t.String()),
+    warnings: t.Array(t.String({ description: "one line per production schema whose update or delete is open" })),
+  },
+  { additionalProperties: true },
+);
+export const DeployHistory = t.Array(
+  t.Object({
+    version: int(),
+    created: int(),
+    admin: t.Union([t.String(), t.Null()]),
+    schemas: t.Array(t.String()),
+    methods: t.Array(t.String({ description: "custom code methods in this version" })),
+    changes: t.Array(t.String()),
+  }),
+);
 
 export const Environment = t.String({ enum: ["development", "production"] });
 
@@ -64,8 +88,14 @@ export const Status = t.Object({
   startedAt: t.String({ format: "date-time" }),
   uptimeSeconds: int(),
   environments: t.Record(t.String(), AnyObject),
-  requests: t.Optional(t.Record(t.String(), AnyObject, { description: "per area over the last hour: requests, rate (per second), serverErrors, clientErrors, errorRate, p50, p95, p99 (ms)" })),
-  series: t.Optional(t.Array(AnyObject, { description: "per minute of the last hour: t, and per area (areas order) requests, serverErrors, p95" })),
+  requests: t.Optional(
+    t.Record(t.String(), AnyObject, {
+      description: "per area over the last hour: requests, rate (per second), serverErrors, clientErrors, errorRate, p50, p95, p99 (ms)",
+    }),
+  ),
+  series: t.Optional(
+    t.Array(AnyObject, { description: "per minute of the last hour: t, and per area (areas order) requests, serverErrors, p95" }),
+  ),
   areas: t.Optional(t.Array(t.String())),
   stores: t.Optional(AnyObject),
   push: t.Optional(AnyObject),
@@ -92,4 +122,6 @@ export const TokenResponse = t.Object(
   { additionalProperties: true },
 );
 /** accessToken / refreshToken parameters, sent as a form or JSON (GET: the query string). */
-export const TokenParams = t.Record(t.String(), t.String(), { description: "grant_type, the login field (e.g. username) and password, or refresh_token; token_type=mac" });
+export const TokenParams = t.Record(t.String(), t.String(), {
+  description: "grant_type, the login field (e.g. username) and password, or refresh_token; token_type=mac",
+});

@@ -16,7 +16,14 @@ interface CookieWriter {
 export function sessionCookieHeaders(request: Request, cookie: SessionCookie): Record<string, string> {
   const jar = (request as Request & { cookies?: CookieWriter }).cookies;
   if (jar && typeof jar.set === "function") {
-    jar.set(cookie.name, cookie.value, { path: "/", expires: cookie.expires, maxAge: cookie.maxAge, secure: cookie.secure, httpOnly: true, sameSite: "lax" });
+    jar.set(cookie.name, cookie.value, {
+      path: "/",
+      expires: cookie.expires,
+      maxAge: cookie.maxAge,
+      secure: cookie.secure,
+      httpOnly: true,
+      sameSite: "lax",
+    });
     return {};
   }
   return { "set-cookie": setCookieValue(cookie) };

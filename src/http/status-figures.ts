@@ -24,7 +24,9 @@ function fileSize(path: string): number {
  * Database and WAL sizes of system.db and each environment's database; on a libSQL server, the database's pages as
  * SQLite counts them (its WAL is the server's business: 0).
  */
-export async function storeSizes(burrow: Pick<Burrow, "config" | "system" | "envDbs">): Promise<Record<string, { db: number; wal: number }>> {
+export async function storeSizes(
+  burrow: Pick<Burrow, "config" | "system" | "envDbs">,
+): Promise<Record<string, { db: number; wal: number }>> {
   const out: Record<string, { db: number; wal: number }> = {};
   const dbs = { system: burrow.system, ...burrow.envDbs };
   for (const name of ["system", ...ENVIRONMENTS] as const) {
@@ -73,7 +75,13 @@ async function countObjects(burrow: Burrow, origin: string): Promise<Record<stri
     } else {
       const latest = catalog.latestVersion();
       const counts = latest === null ? {} : await burrow.data.counts(systemContext(env, db, catalog.production(latest)!, fileBase));
-      environments[env] = { versions: catalog.versions(), latestVersion: latest, schemas: Object.keys(counts).length, objects: counts, total: sum(counts) };
+      environments[env] = {
+        versions: catalog.versions(),
+        latestVersion: latest,
+        schemas: Object.keys(counts).length,
+        objects: counts,
+        total: sum(counts),
+      };
     }
   }
   return environments;

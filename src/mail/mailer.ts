@@ -84,9 +84,12 @@ export function isMailAddress(to: unknown): to is string {
 
 function checkMail(mail: Mail): void {
   if (!isMailAddress(mail.to)) throw badRequest("the recipient must be one e-mail address");
-  if (typeof mail.subject !== "string" || mail.subject.length > 998 || CONTROL_EXCEPT_TAB.test(mail.subject)) throw badRequest("the subject must be one line of at most 998 characters");
-  if (typeof mail.text !== "string" || mail.text.length > MAX_BODY_CHARS) throw badRequest(`the text must be a string of at most ${MAX_BODY_CHARS} characters`);
-  if (mail.html !== undefined && (typeof mail.html !== "string" || mail.html.length > MAX_BODY_CHARS)) throw badRequest(`the html must be a string of at most ${MAX_BODY_CHARS} characters`);
+  if (typeof mail.subject !== "string" || mail.subject.length > 998 || CONTROL_EXCEPT_TAB.test(mail.subject))
+    throw badRequest("the subject must be one line of at most 998 characters");
+  if (typeof mail.text !== "string" || mail.text.length > MAX_BODY_CHARS)
+    throw badRequest(`the text must be a string of at most ${MAX_BODY_CHARS} characters`);
+  if (mail.html !== undefined && (typeof mail.html !== "string" || mail.html.length > MAX_BODY_CHARS))
+    throw badRequest(`the html must be a string of at most ${MAX_BODY_CHARS} characters`);
 }
 
 /** An error's code and message with every form of the secret an SMTP exchange may echo removed. */
@@ -125,16 +128,27 @@ export class Mailer {
       return { id, via: "outbox" };
     }
     try {
-      await this.transport(env, s).sendMail({ from: s.from || DEFAULT_FROM, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });
+      await this.transport(env, s).sendMail({
+        from: s.from || DEFAULT_FROM,
+        to: mail.to,
+        subject: mail.subject,
+        text: mail.text,
+        html: mail.html,
+      });
     } catch (e) {
       const error = describe(e, s);
       await this.record(id, env, mail, "smtp-failed", error);
       this.log.warn("mail could not be sent through SMTP; kept in the outbox", { env, id, host: s.host, port: s.port, error });
       const code = (e as { code?: unknown })?.code;
-      throw new ApiError(502, `the mail could not be sent: ${(typeof code === "string" && REASONS[code]) || "the SMTP server returned an error"}`);
+      throw new ApiError(
+        502,
+        `the mail could not be sent: ${(typeof code === "string" && REASONS[code]) || "the SMTP server returned an error"}`,
+      );
     }
     // The mail is out: a failed audit record must not make the caller send it again.
-    await this.record(id, env, mail, "smtp", null).catch((e) => this.log.warn("a sent mail could not be recorded in the outbox", { env, id, error: String(e) }));
+    await this.record(id, env, mail, "smtp", null).catch((e) =>
+      this.log.warn("a sent mail could not be recorded in the outbox", { env, id, error: String(e) }),
+    );
     return { id, via: "smtp" };
   }
 

@@ -83,7 +83,8 @@ export function outboundRequest(target: string | URL, init: OutboundInit): Promi
       // Literals never reach the lookup, so they are judged here; names are judged by the pool's lookup.
       const refusal = hostNotAllowed(url.hostname);
       if (refusal) return reject(refused(`${url.hostname} is not allowed (${refusal})`));
-      if (init.lookup && !isPublicOnlyLookup(init.lookup)) return reject(new Error("a guarded request resolves names only through a lookup made by publicOnlyLookup"));
+      if (init.lookup && !isPublicOnlyLookup(init.lookup))
+        return reject(new Error("a guarded request resolves names only through a lookup made by publicOnlyLookup"));
     }
     if (init.signal?.aborted) return reject(Object.assign(new Error("aborted"), { name: "AbortError" }));
     const { http, https } = modules();
@@ -100,7 +101,10 @@ export function outboundRequest(target: string | URL, init: OutboundInit): Promi
       req.destroy();
       reject(e);
     };
-    const timer = setTimeout(() => fail(Object.assign(new Error(`timed out after ${init.timeoutMs} ms`), { name: "TimeoutError" })), init.timeoutMs);
+    const timer = setTimeout(
+      () => fail(Object.assign(new Error(`timed out after ${init.timeoutMs} ms`), { name: "TimeoutError" })),
+      init.timeoutMs,
+    );
     const onAbort = () => fail(Object.assign(new Error("aborted"), { name: "AbortError" }));
     init.signal?.addEventListener("abort", onAbort, { once: true });
     const cleanup = () => {
@@ -119,7 +123,11 @@ export function outboundRequest(target: string | URL, init: OutboundInit): Promi
         if (done) return;
         done = true;
         cleanup();
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).subarray(0, init.maxBody).toString("utf8") });
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: Buffer.concat(chunks).subarray(0, init.maxBody).toString("utf8"),
+        });
       };
       res.on("data", (c: Buffer) => {
         if (size < init.maxBody) chunks.push(c);

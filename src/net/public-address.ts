@@ -13,7 +13,22 @@ const nodeDns = onFirstUse(() => require("node:dns") as typeof Dns);
 
 const cidrs = (list: string[]): Cidr[] => list.map((c) => parseCidr(c)!);
 /** IPv4 ranges that are not public unicast: this network, private, CGNAT, loopback, link-local, IETF, TEST-NETs, benchmarking, multicast, reserved. */
-const BLOCKED_V4 = cidrs(["0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24", "192.0.2.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4"]);
+const BLOCKED_V4 = cidrs([
+  "0.0.0.0/8",
+  "10.0.0.0/8",
+  "100.64.0.0/10",
+  "127.0.0.0/8",
+  "169.254.0.0/16",
+  "172.16.0.0/12",
+  "192.0.0.0/24",
+  "192.0.2.0/24",
+  "192.168.0.0/16",
+  "198.18.0.0/15",
+  "198.51.100.0/24",
+  "203.0.113.0/24",
+  "224.0.0.0/4",
+  "240.0.0.0/4",
+]);
 /** IPv6 ranges that are not public unicast: unspecified, loopback, discard, Teredo, documentation, unique-local, link-local, site-local, multicast. */
 const BLOCKED_V6 = cidrs(["::/128", "::1/128", "100::/64", "2001::/32", "2001:db8::/32", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8"]);
 /** IPv6 ranges that carry an IPv4 address, and the offset of its 4 bytes: mapped, compatible, NAT64, 6to4. */
@@ -44,7 +59,10 @@ export function isPrivateAddress(bytes: Uint8Array): boolean {
 
 /** The hostname of a URL as compared: no brackets, no trailing dots, lower case. */
 export function bareHost(hostname: string): string {
-  return hostname.replace(/^\[|\]$/g, "").replace(/\.+$/, "").toLowerCase();
+  return hostname
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.+$/, "")
+    .toLowerCase();
 }
 
 /** Why a host may not be contacted without resolving it (localhost, a non-public IP literal), or null. */
@@ -79,6 +97,7 @@ export function isPublicOnlyLookup(lookup: unknown): boolean {
  * when any of them is not public unicast; otherwise answers as node's lookup would (one or all addresses).
  */
 export function publicOnlyLookup(resolve: Resolve = systemResolve, isPrivate: (bytes: Uint8Array) => boolean = isPrivateAddress) {
+  // biome-ignore lint/suspicious/noExplicitAny: node's lookup callback takes (err, address, family) or (err, addresses)
   const lookup = (host: string, options: { all?: boolean } | number | undefined, cb: (...args: any[]) => void): void => {
     const all = typeof options === "object" && options !== null && options.all === true;
     const literal = parseIp(bareHost(host));

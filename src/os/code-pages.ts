@@ -30,7 +30,14 @@ export function parseSmaps(text: string): CodeMapping[] {
   for (const line of text.split("\n")) {
     const head = MAPPING.exec(line);
     if (head) {
-      cur = { start: BigInt(`0x${head[1]}`), end: BigInt(`0x${head[2]}`), perms: head[3]!, path: head[4]!.trim(), rssKb: 0, anonymousKb: 0 };
+      cur = {
+        start: BigInt(`0x${head[1]}`),
+        end: BigInt(`0x${head[2]}`),
+        perms: head[3]!,
+        path: head[4]!.trim(),
+        rssKb: 0,
+        anonymousKb: 0,
+      };
       out.push(cur);
       continue;
     }
@@ -57,7 +64,12 @@ export function releasable(mappings: CodeMapping[], path: string, mapsText: stri
     if (m && m[4]!.trim() === path) ranges.add(`${BigInt(`0x${m[1]}`)}-${BigInt(`0x${m[2]}`)}`);
   }
   return mappings.filter(
-    (m) => m.path === path && (m.perms === "r-xp" || m.perms === "r--p") && m.anonymousKb === 0 && m.rssKb > 0 && ranges.has(`${m.start}-${m.end}`),
+    (m) =>
+      m.path === path &&
+      (m.perms === "r-xp" || m.perms === "r--p") &&
+      m.anonymousKb === 0 &&
+      m.rssKb > 0 &&
+      ranges.has(`${m.start}-${m.end}`),
   );
 }
 
@@ -82,7 +94,10 @@ export function releaseCodePages(): number {
  * and a status page left open still count as quiet), so a server left idle after a burst gives back what the
  * burst touched. `served` counts the requests answered so far. Answers a stop function.
  */
-export function keepCodePagesReleased(served: () => number, opts: { settleMs?: number; quietMs?: number; release?: () => number } = {}): () => void {
+export function keepCodePagesReleased(
+  served: () => number,
+  opts: { settleMs?: number; quietMs?: number; release?: () => number } = {},
+): () => void {
   const release = opts.release ?? releaseCodePages;
   const quietMs = opts.quietMs ?? 30_000;
   let releasedAt = -1;

@@ -12,7 +12,9 @@ import type { PushService } from "./push-service.ts";
 import type { FromDeliveryThread, ToDeliveryThread } from "./delivery-thread.ts";
 
 /** In the compiled binary every module sits in one bundle at the root and the thread at push/ (scripts/build.ts). */
-const THREAD_URL = import.meta.url.includes("/$bunfs/") ? new URL("./push/delivery-thread.ts", import.meta.url).href : new URL("./delivery-thread.ts", import.meta.url).href;
+const THREAD_URL = import.meta.url.includes("/$bunfs/")
+  ? new URL("./push/delivery-thread.ts", import.meta.url).href
+  : new URL("./delivery-thread.ts", import.meta.url).href;
 const STOP_WAIT_MS = 15_000;
 
 type Options = { store: StoreLocation; logLevel: Level; logFormat?: LogFormat };

@@ -13,8 +13,15 @@ import { type InFlightLimits, PushService } from "./push-service.ts";
 
 declare const self: Worker;
 
-export type ToDeliveryThread = { type: "start"; store: StoreLocation; logLevel: Level; logFormat: LogFormat } | { type: "wake"; env: EnvName } | { type: "stop" };
-export type FromDeliveryThread = { type: "ready" } | { type: "stopped" } | { type: "failed"; message: string } | { type: "limits"; env: EnvName; limits: InFlightLimits };
+export type ToDeliveryThread =
+  | { type: "start"; store: StoreLocation; logLevel: Level; logFormat: LogFormat }
+  | { type: "wake"; env: EnvName }
+  | { type: "stop" };
+export type FromDeliveryThread =
+  | { type: "ready" }
+  | { type: "stopped" }
+  | { type: "failed"; message: string }
+  | { type: "limits"; env: EnvName; limits: InFlightLimits };
 
 let push: PushService | null = null;
 let stopWorkers: (() => Promise<void>) | null = null;

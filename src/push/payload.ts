@@ -16,9 +16,11 @@ export function checkPayload(payload: unknown): { payload: Record<string, unknow
   const p = payload as Record<string, unknown>;
   for (const k of ["alert", "message", "sound"] as const)
     if (p[k] !== undefined && typeof p[k] !== "string") throw badRequest(`payload.${k} must be a string`);
-  if (p.badge !== undefined && !(typeof p.badge === "number" && Number.isSafeInteger(p.badge))) throw badRequest("payload.badge must be an integer");
+  if (p.badge !== undefined && !(typeof p.badge === "number" && Number.isSafeInteger(p.badge)))
+    throw badRequest("payload.badge must be an integer");
   const bytes = Buffer.byteLength(JSON.stringify(p));
-  if (bytes > MAX_BYTES) throw badRequest(`the payload is ${bytes} bytes; at most ${MAX_BYTES} bytes reach any device (${IOS_MAX_BYTES} for iOS)`);
+  if (bytes > MAX_BYTES)
+    throw badRequest(`the payload is ${bytes} bytes; at most ${MAX_BYTES} bytes reach any device (${IOS_MAX_BYTES} for iOS)`);
   return { payload: p, bytes };
 }
 

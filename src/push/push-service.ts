@@ -19,7 +19,11 @@ import { TokenStore } from "./token-store.ts";
 import { PLATFORM_OF, type TokenType } from "./tokens.ts";
 
 const TYPES_OF: Record<PushPlatform, TokenType> = { ios: "ios", android: "androidgcm", web: "web" };
-const NOT_CONFIGURED: Record<PushPlatform, string> = { ios: "APNs is not configured (settings push.apns)", android: "FCM is not configured (settings push.fcm.serviceAccount)", web: "Web Push is not configured" };
+const NOT_CONFIGURED: Record<PushPlatform, string> = {
+  ios: "APNs is not configured (settings push.apns)",
+  android: "FCM is not configured (settings push.fcm.serviceAccount)",
+  web: "Web Push is not configured",
+};
 export const MAX_ATTEMPTS = 10;
 const IDLE_POLL_MS = 250;
 /** Rows leased per statement batch. */
@@ -59,13 +63,22 @@ export function outcomeOf(r: DeliveryResult, attempts: number, now = Date.now())
     case "not-sent":
       return { kind: "requeue" };
     case "retry":
-      return attempts >= MAX_ATTEMPTS ? { kind: "failed", reason: `gave up after ${attempts} attempts: ${r.reason}` } : { kind: "retry", reason: r.reason, due: now + retryDelay(attempts, r.afterMs) };
+      return attempts >= MAX_ATTEMPTS
+        ? { kind: "failed", reason: `gave up after ${attempts} attempts: ${r.reason}` }
+        : { kind: "retry", reason: r.reason, due: now + retryDelay(attempts, r.afterMs) };
   }
 }
 
 type Settled = { d: Leased; outcome: Outcome };
 /** Per platform: sends allowed in flight now, and the shortest round trip seen (ms; null before the first). */
-export type InFlightLimits = Record<string, { limit: number; shortestRoundTripMs: number | null; destinations?: { destination: string; limit: number; shortestRoundTripMs: number | null }[] }>;
+export type InFlightLimits = Record<
+  string,
+  {
+    limit: number;
+    shortestRoundTripMs: number | null;
+    destinations?: { destination: string; limit: number; shortestRoundTripMs: number | null }[];
+  }
+>;
 /** Web Push services listed one by one in the limits' report. */
 const REPORTED_DESTINATIONS = 10;
 interface Prepared {
@@ -95,7 +108,8 @@ export class PushService {
     /** Other nodes deliver from the same store. */
     shared = false,
   ) {
-    for (const env of ENVIRONMENTS) this.envs.set(env, { tokens: new TokenStore(dbs[env]), queue: new PushQueue(dbs[env], shared), providers: new Map() });
+    for (const env of ENVIRONMENTS)
+      this.envs.set(env, { tokens: new TokenStore(dbs[env]), queue: new PushQueue(dbs[env], shared), providers: new Map() });
   }
 
   /** Wake this process's worker of an environment (something was queued). */
@@ -152,7 +166,12 @@ export class PushService {
     let made: { key: string; provider: LimitedProvider | null; error?: string };
     try {
       const provider = providerFor(platform, p);
-      made = { key, provider: provider && withInFlightLimit(provider, p.concurrency, platform === "web" ? { destinationOf: (m) => webPushDestination(m.token) } : {}) };
+      made = {
+        key,
+        provider:
+          provider &&
+          withInFlightLimit(provider, p.concurrency, platform === "web" ? { destinationOf: (m) => webPushDestination(m.token) } : {}),
+      };
     } catch (err) {
       // Settings saved before a check existed, or changed underneath: fail the deliveries with the reason.
       made = { key, provider: null, error: `the ${platform} push settings do not work: ${(err as Error).message}` };
@@ -167,7 +186,10 @@ export class PushService {
    */
   inFlightLimits(env: EnvName): InFlightLimits {
     const out: InFlightLimits = {};
-    const view = (l: InFlightLimit) => ({ limit: Math.round(l.limit), shortestRoundTripMs: Number.isFinite(l.noLoadMs) ? Number(l.noLoadMs.toFixed(2)) : null });
+    const view = (l: InFlightLimit) => ({
+      limit: Math.round(l.limit),
+      shortestRoundTripMs: Number.isFinite(l.noLoadMs) ? Number(l.noLoadMs.toFixed(2)) : null,
+    });
     for (const [platform, { provider }] of this.envs.get(env)!.providers) {
       const limits = provider?.limits;
       if (!limits || limits.size === 0) continue;
@@ -212,10 +234,16 @@ export class PushService {
   private async deliver(d: Leased, { payloads, providers }: Prepared): Promise<Settled> {
     const { provider, error } = providers.get(d.platform)!;
     const payload = payloads.get(d.notification);
-    if (!provider || !payload) return { d, outcome: { kind: "failed", reason: provider ? "the notification is gone" : (error ?? NOT_CONFIGURED[d.platform]) } };
+    if (!provider || !payload)
+      return { d, outcome: { kind: "failed", reason: provider ? "the notification is gone" : (error ?? NOT_CONFIGURED[d.platform]) } };
     const id = `${d.notification.toString(16).padStart(16, "0")}${d.id.toString(16).padStart(16, "0")}`;
     try {
-      const result = await provider.send({ id, token: d.token, payload: shapeFor(PLATFORM_OF[d.type], payload), notAfter: d.leaseUntil - SEND_MARGIN_MS });
+      const result = await provider.send({
+        id,
+        token: d.token,
+        payload: shapeFor(PLATFORM_OF[d.type], payload),
+        notAfter: d.leaseUntil - SEND_MARGIN_MS,
+      });
       return { d, outcome: outcomeOf(result, d.attempts) };
     } catch (err) {
       return { d, outcome: outcomeOf({ kind: "retry", reason: `push: ${(err as Error).message}` }, d.attempts) };

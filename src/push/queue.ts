@@ -20,7 +20,10 @@ export const PUSH_QUEUE_DDL = [
 ];
 
 /** Who a notification goes to. */
-export type Target = { kind: "tokens"; tokens: { type: TokenType; token: string }[] } | { kind: "users"; users: string[] } | { kind: "broadcast" };
+export type Target =
+  | { kind: "tokens"; tokens: { type: TokenType; token: string }[] }
+  | { kind: "users"; users: string[] }
+  | { kind: "broadcast" };
 
 /** A leased delivery, ready to send. */
 export interface Leased {
@@ -52,7 +55,11 @@ export const SHARED_LEASE_MS = 15_000;
 const MAX_ERRORS_KEPT = 5;
 
 function describeTarget(t: Target): string {
-  return t.kind === "broadcast" ? JSON.stringify({ broadcast: true }) : t.kind === "users" ? JSON.stringify({ users: t.users.slice(0, 100), count: t.users.length }) : JSON.stringify({ tokens: t.tokens.length });
+  return t.kind === "broadcast"
+    ? JSON.stringify({ broadcast: true })
+    : t.kind === "users"
+      ? JSON.stringify({ users: t.users.slice(0, 100), count: t.users.length })
+      : JSON.stringify({ tokens: t.tokens.length });
 }
 
 export class PushQueue {
@@ -72,7 +79,10 @@ export class PushQueue {
     const insert = `INSERT INTO _burrow_push_deliveries (notification, type, token, due) `;
     const fanOut: InStatement =
       target.kind === "broadcast"
-        ? { sql: `${insert} SELECT (SELECT max(id) FROM _burrow_push_notifications), type, token, ? FROM _burrow_push_tokens WHERE type IN (SELECT value FROM json_each(?))`, args: [now, typeList] }
+        ? {
+            sql: `${insert} SELECT (SELECT max(id) FROM _burrow_push_notifications), type, token, ? FROM _burrow_push_tokens WHERE type IN (SELECT value FROM json_each(?))`,
+            args: [now, typeList],
+          }
         : target.kind === "users"
           ? {
               sql: `${insert} SELECT (SELECT max(id) FROM _burrow_push_notifications), type, token, ? FROM _burrow_push_tokens
@@ -86,9 +96,15 @@ export class PushQueue {
             };
     const rs = await this.db.batch(
       [
-        { sql: `INSERT INTO _burrow_push_notifications (created, target, payload) VALUES (?, ?, ?)`, args: [now, describeTarget(target), JSON.stringify(payload)] },
+        {
+          sql: `INSERT INTO _burrow_push_notifications (created, target, payload) VALUES (?, ?, ?)`,
+          args: [now, describeTarget(target), JSON.stringify(payload)],
+        },
         fanOut,
-        { sql: `UPDATE _burrow_push_notifications SET queued = changes() WHERE id = (SELECT max(id) FROM _burrow_push_notifications)`, args: [] },
+        {
+          sql: `UPDATE _burrow_push_notifications SET queued = changes() WHERE id = (SELECT max(id) FROM _burrow_push_notifications)`,
+          args: [],
+        },
       ],
       "write",
     );
@@ -104,7 +120,15 @@ export class PushQueue {
             RETURNING id, notification, type, token, attempts`,
       args: [leaseUntil, now, now, limit],
     });
-    return rs.rows.map((r) => ({ id: Number(r.id), notification: Number(r.notification), type: r.type as TokenType, platform: PLATFORM_OF[r.type as TokenType], token: r.token as string, attempts: Number(r.attempts), leaseUntil }));
+    return rs.rows.map((r) => ({
+      id: Number(r.id),
+      notification: Number(r.notification),
+      type: r.type as TokenType,
+      platform: PLATFORM_OF[r.type as TokenType],
+      token: r.token as string,
+      attempts: Number(r.attempts),
+      leaseUntil,
+    }));
   }
 
   /**
@@ -118,7 +142,10 @@ export class PushQueue {
 
   /** The payloads of these notifications. */
   async payloads(ids: readonly number[]): Promise<Map<number, Record<string, unknown>>> {
-    const rs = await this.db.execute({ sql: `SELECT id, payload FROM _burrow_push_notifications WHERE id IN (SELECT value FROM json_each(?))`, args: [JSON.stringify(ids)] });
+    const rs = await this.db.execute({
+      sql: `SELECT id, payload FROM _burrow_push_notifications WHERE id IN (SELECT value FROM json_each(?))`,
+      args: [JSON.stringify(ids)],
+    });
     return new Map(rs.rows.map((r) => [Number(r.id), JSON.parse(r.payload as string)]));
   }
 
@@ -207,6 +234,11 @@ export class PushQueue {
       args: [now],
     });
     const r = rs.rows[0]!;
-    return { depth: Number(r.depth), oldestAgeMs: r.oldest === null ? null : now - Number(r.oldest), retrying: Number(r.retrying ?? 0), leased: Number(r.leased ?? 0) };
+    return {
+      depth: Number(r.depth),
+      oldestAgeMs: r.oldest === null ? null : now - Number(r.oldest),
+      retrying: Number(r.retrying ?? 0),
+      leased: Number(r.leased ?? 0),
+    };
   }
 }

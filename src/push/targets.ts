@@ -18,7 +18,8 @@ export function userOf(v: unknown): string | null {
 }
 
 export function stringList(v: unknown, what: string): string[] {
-  if (!Array.isArray(v) || v.length > MAX_TARGETS || !v.every((u) => typeof u === "string" && u.length <= 256)) throw badRequest(`${what} must be an array of at most ${MAX_TARGETS} strings`);
+  if (!Array.isArray(v) || v.length > MAX_TARGETS || !v.every((u) => typeof u === "string" && u.length <= 256))
+    throw badRequest(`${what} must be an array of at most ${MAX_TARGETS} strings`);
   return v as string[];
 }
 
@@ -33,7 +34,8 @@ export function tokenRef(v: unknown, what: string): { type: TokenType; token: st
 export function sendTarget(body: Record<string, unknown>, tokensKey = "tokens", usersKey = "users"): Target {
   if (body[tokensKey] !== undefined) {
     const raw = body[tokensKey];
-    if (!Array.isArray(raw) || raw.length > MAX_TARGETS) throw badRequest(`${tokensKey} must be an array of at most ${MAX_TARGETS} {"type", "token"} objects`);
+    if (!Array.isArray(raw) || raw.length > MAX_TARGETS)
+      throw badRequest(`${tokensKey} must be an array of at most ${MAX_TARGETS} {"type", "token"} objects`);
     return { kind: "tokens", tokens: raw.map((t) => tokenRef(t, `each of ${tokensKey}`)) };
   }
   if (body[usersKey] !== undefined) return { kind: "users", users: stringList(body[usersKey], usersKey) };

@@ -25,7 +25,6 @@ export function expireStatements(type: string, token: string, reason: string, no
   ];
 }
 
-
 export class TokenStore {
   constructor(private readonly db: Client) {}
 
@@ -60,7 +59,8 @@ export class TokenStore {
       sql: `SELECT type, token, user, created FROM _burrow_push_tokens WHERE user IN (SELECT value FROM json_each(?)) ORDER BY created, token`,
       args: [JSON.stringify(users)],
     });
-    for (const r of rs.rows) out[r.user as string]!.push({ type: r.type as TokenType, token: r.token as string, registered: Number(r.created) });
+    for (const r of rs.rows)
+      out[r.user as string]!.push({ type: r.type as TokenType, token: r.token as string, registered: Number(r.created) });
     return out;
   }
 

@@ -33,7 +33,7 @@ export function normalizeToken(type: TokenType, raw: unknown): string {
       try {
         sub = JSON.parse(raw);
       } catch {
-        throw badRequest("a web token is a PushSubscription as JSON: {\"endpoint\", \"keys\": {\"p256dh\", \"auth\"}}");
+        throw badRequest('a web token is a PushSubscription as JSON: {"endpoint", "keys": {"p256dh", "auth"}}');
       }
     }
     try {
@@ -46,9 +46,11 @@ export function normalizeToken(type: TokenType, raw: unknown): string {
   if (typeof raw !== "string" || raw.length === 0) throw badRequest("the device token is missing");
   if (type === "ios") {
     const hex = raw.replace(/[\s<>]/g, "").toLowerCase();
-    if (!/^[0-9a-f]{16,200}$/.test(hex) || hex.length % 2 !== 0) throw badRequest("an iOS device token is hex (spaces, < and > are removed first)");
+    if (!/^[0-9a-f]{16,200}$/.test(hex) || hex.length % 2 !== 0)
+      throw badRequest("an iOS device token is hex (spaces, < and > are removed first)");
     return hex;
   }
-  if (raw.length > MAX_ANDROID || !/^[\x21-\x7e]+$/.test(raw)) throw badRequest(`an Android registration token is 1 to ${MAX_ANDROID} printable characters without spaces`);
+  if (raw.length > MAX_ANDROID || !/^[\x21-\x7e]+$/.test(raw))
+    throw badRequest(`an Android registration token is 1 to ${MAX_ANDROID} printable characters without spaces`);
   return raw;
 }

@@ -224,7 +224,8 @@ export class Catalog {
       for (const d of this.dev.values()) {
         if (d.name === name) continue;
         for (const [f, fd] of Object.entries(d.fields))
-          if (fd.type === "relationship" && fd.schema === name) throw badRequest(`schema "${name}" is used by relationship field "${d.name}.${f}"; change that first`);
+          if (fd.type === "relationship" && fd.schema === name)
+            throw badRequest(`schema "${name}" is used by relationship field "${d.name}.${f}"; change that first`);
       }
       await dropSchemaTable(this.envs.development, name);
       await this.system.batch(
@@ -266,7 +267,12 @@ export class Catalog {
   }
 
   /** Snapshot development as production version N and migrate production.db additively. */
-  deploy(opts: { version?: unknown; force?: boolean; admin?: string; dryRun?: boolean }): Promise<{ version: number; changes: string[]; warnings: string[] }> {
+  deploy(opts: {
+    version?: unknown;
+    force?: boolean;
+    admin?: string;
+    dryRun?: boolean;
+  }): Promise<{ version: number; changes: string[]; warnings: string[] }> {
     return this.locked(async () => {
       await this.load();
       const latest = this.latestVersion();
@@ -301,7 +307,17 @@ export class Catalog {
           })),
           {
             sql: `INSERT INTO deploys (version, created, admin, summary) VALUES (?, ?, ?, ?)`,
-            args: [version, now, opts.admin ?? null, JSON.stringify({ schemas: [...this.dev.keys()], methods: this.code?.developmentMethods() ?? [], changes, forced: destructive.length > 0 })],
+            args: [
+              version,
+              now,
+              opts.admin ?? null,
+              JSON.stringify({
+                schemas: [...this.dev.keys()],
+                methods: this.code?.developmentMethods() ?? [],
+                changes,
+                forced: destructive.length > 0,
+              }),
+            ],
           },
           ...(this.code?.deployStatements(version) ?? []),
           this.bumpEpoch,
@@ -315,11 +331,20 @@ export class Catalog {
   }
 
   /** Deploy history, newest first. */
-  async history(): Promise<{ version: number; created: number; admin: string | null; schemas: string[]; methods: string[]; changes: string[] }[]> {
+  async history(): Promise<
+    { version: number; created: number; admin: string | null; schemas: string[]; methods: string[]; changes: string[] }[]
+  > {
     const rs = await this.system.execute(`SELECT version, created, admin, summary FROM deploys ORDER BY id DESC`);
     return rs.rows.map((r) => {
       const s = JSON.parse(r.summary as string);
-      return { version: Number(r.version), created: Number(r.created), admin: (r.admin as string | null) ?? null, schemas: s.schemas, methods: s.methods ?? [], changes: s.changes };
+      return {
+        version: Number(r.version),
+        created: Number(r.created),
+        admin: (r.admin as string | null) ?? null,
+        schemas: s.schemas,
+        methods: s.methods ?? [],
+        changes: s.changes,
+      };
     });
   }
 

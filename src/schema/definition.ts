@@ -18,8 +18,14 @@ export interface FieldDef {
 }
 
 export type Permission =
-  | "none" | "private_key" | "logged_in" | "owner" | "open"
-  | { role: string } | { relationship: string } | { ownerRelationship: string };
+  | "none"
+  | "private_key"
+  | "logged_in"
+  | "owner"
+  | "open"
+  | { role: string }
+  | { relationship: string }
+  | { ownerRelationship: string };
 const OPERATIONS = ["create", "read", "update", "delete"] as const;
 export type Operation = (typeof OPERATIONS)[number];
 
@@ -49,7 +55,6 @@ const MAX_FIELDS = 500;
 const MAX_INDEXES = 64;
 const MAX_INDEX_COLUMNS = 8;
 
-
 export function isValidName(s: unknown): s is string {
   return typeof s === "string" && NAME_RE.test(s) && !RESERVED_NAMES.has(s);
 }
@@ -69,7 +74,10 @@ function checkKeys(obj: Record<string, unknown>, allowed: readonly string[], whe
 
 function validateField(schema: string, name: string, raw: unknown): FieldDef {
   const where = `field "${name}" of schema "${schema}"`;
-  if (!isValidName(name)) throw badRequest(`schema "${schema}": "${name}" is not a valid field name (lowercase letters, digits and _, starting with a letter, at most 64)`);
+  if (!isValidName(name))
+    throw badRequest(
+      `schema "${schema}": "${name}" is not a valid field name (lowercase letters, digits and _, starting with a letter, at most 64)`,
+    );
   if (!isPlainObject(raw)) throw badRequest(`${where}: definition must be an object like {"type": "string"}`);
   checkKeys(raw, ["type", "items", "schema", "many", "visibility"], where);
   const type = raw.type;
@@ -86,7 +94,8 @@ function validateField(schema: string, name: string, raw: unknown): FieldDef {
     if (raw.many !== undefined && typeof raw.many !== "boolean") throw badRequest(`${where}: "many" must be true or false`);
     field.schema = raw.schema;
     field.many = raw.many === true;
-  } else if (raw.schema !== undefined || raw.many !== undefined) throw badRequest(`${where}: "schema" and "many" are only for relationships`);
+  } else if (raw.schema !== undefined || raw.many !== undefined)
+    throw badRequest(`${where}: "schema" and "many" are only for relationships`);
   if (raw.visibility !== undefined && raw.visibility !== "public") {
     if (raw.visibility !== "owner") throw badRequest(`${where}: "visibility" must be "owner" or "public"`);
     if (type === "password") throw badRequest(`${where}: a password is never answered; "visibility" does not apply`);
@@ -101,9 +110,12 @@ function validatePermission(schema: string, op: string, raw: unknown): Permissio
     if (PERMISSION_WORDS.has(raw)) return raw as Permission;
   } else if (isPlainObject(raw)) {
     const keys = Object.keys(raw);
-    if (keys.length === 1 && PERMISSION_KEYS.has(keys[0]!) && isValidName(raw[keys[0]!])) return { [keys[0]!]: raw[keys[0]!] } as Permission;
+    if (keys.length === 1 && PERMISSION_KEYS.has(keys[0]!) && isValidName(raw[keys[0]!]))
+      return { [keys[0]!]: raw[keys[0]!] } as Permission;
   }
-  throw badRequest(`${where} must be one of none, private_key, logged_in, owner, open, {"role": "<name>"}, {"relationship": "<field>"}, {"ownerRelationship": "<field>"}`);
+  throw badRequest(
+    `${where} must be one of none, private_key, logged_in, owner, open, {"role": "<name>"}, {"relationship": "<field>"}, {"ownerRelationship": "<field>"}`,
+  );
 }
 
 /** Validate one definition on its own (references to other schemas are checked by checkReferences). */
@@ -111,8 +123,10 @@ export function validateDefinition(input: unknown, expectedName?: string): Schem
   if (!isPlainObject(input)) throw badRequest("a schema definition must be a JSON object");
   checkKeys(input, ["name", "fields", "permissions", "indexes", "user"], "schema definition");
   const name = input.name ?? expectedName;
-  if (!isValidName(name)) throw badRequest(`"${String(name)}" is not a valid schema name (lowercase letters, digits and _, starting with a letter, at most 64)`);
-  if (expectedName !== undefined && name !== expectedName) throw badRequest(`schema name "${name}" does not match the address (${expectedName})`);
+  if (!isValidName(name))
+    throw badRequest(`"${String(name)}" is not a valid schema name (lowercase letters, digits and _, starting with a letter, at most 64)`);
+  if (expectedName !== undefined && name !== expectedName)
+    throw badRequest(`schema name "${name}" does not match the address (${expectedName})`);
 
   let user: UserConfig | undefined;
   if (input.user !== undefined) {
@@ -123,7 +137,8 @@ export function validateDefinition(input: unknown, expectedName?: string): Schem
     const password = u.password ?? "password";
     if (!isValidName(key)) throw badRequest(`schema "${name}": user.key "${String(key)}" is not a valid field name`);
     if (!isValidName(password)) throw badRequest(`schema "${name}": user.password "${String(password)}" is not a valid field name`);
-    if (u.email !== undefined && !isValidName(u.email)) throw badRequest(`schema "${name}": user.email "${String(u.email)}" is not a valid field name`);
+    if (u.email !== undefined && !isValidName(u.email))
+      throw badRequest(`schema "${name}": user.email "${String(u.email)}" is not a valid field name`);
     for (const k of ["forgotPassword", "singleSession"] as const)
       if (u[k] !== undefined && typeof u[k] !== "boolean") throw badRequest(`schema "${name}": user.${k} must be true or false`);
     user = { key, password };
@@ -146,7 +161,8 @@ export function validateDefinition(input: unknown, expectedName?: string): Schem
       if (field.visibility) throw badRequest(`schema "${name}": the primary key "${pk}" is always visible`);
       continue; // the primary key is automatic; listing it as a string is tolerated
     }
-    if ((AUTO_FIELDS as readonly string[]).includes(fname)) throw badRequest(`schema "${name}": "${fname}" is an automatic field and cannot be defined`);
+    if ((AUTO_FIELDS as readonly string[]).includes(fname))
+      throw badRequest(`schema "${name}": "${fname}" is an automatic field and cannot be defined`);
     if (field.type === "geopoint" && ++geopoints > 1) throw badRequest(`schema "${name}": at most one geopoint field per schema`);
     if (field.type === "password" && !user) throw badRequest(`schema "${name}": password fields are only for user schemas (add "user")`);
     fields[fname] = field;
@@ -155,7 +171,8 @@ export function validateDefinition(input: unknown, expectedName?: string): Schem
     if (fields[user.password]?.type !== "password")
       throw badRequest(`schema "${name}": user.password must name a field of type password ("${user.password}")`);
     for (const [fname, f] of Object.entries(fields))
-      if (f.type === "password" && fname !== user.password) throw badRequest(`schema "${name}": only one password field, "${user.password}"`);
+      if (f.type === "password" && fname !== user.password)
+        throw badRequest(`schema "${name}": only one password field, "${user.password}"`);
     if (user.email !== undefined && fields[user.email]?.type !== "string")
       throw badRequest(`schema "${name}": user.email must name a string field ("${user.email}")`);
     if (user.forgotPassword && user.email === undefined) throw badRequest(`schema "${name}": user.forgotPassword needs user.email`);

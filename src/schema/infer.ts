@@ -16,7 +16,13 @@ export function parseRelationsHeader(header: string | null): Map<string, string>
   for (const pair of pairs) {
     const eq = pair.indexOf("=");
     const path = eq < 0 ? "" : pair.slice(0, eq).trim();
-    const schema = eq < 0 ? "" : pair.slice(eq + 1).trim().toLowerCase();
+    const schema =
+      eq < 0
+        ? ""
+        : pair
+            .slice(eq + 1)
+            .trim()
+            .toLowerCase();
     const parts = path.split(".");
     if (!path || !parts.every(isValidName) || !isValidName(schema))
       throw badRequest(`X-Service-Relations: "${pair}" is not of the form <field>=<schema> (nested fields with dots)`);
@@ -39,7 +45,8 @@ export function inferField(field: string, value: unknown, relatedSchema?: string
   if (value === null || value === "NULL") throw badRequest(`cannot infer the type of new field "${field}" from null`);
   if (relatedSchema !== undefined) {
     if (typeof value === "string") return { type: "relationship", schema: relatedSchema, many: false };
-    if (Array.isArray(value) && value.every((v) => typeof v === "string")) return { type: "relationship", schema: relatedSchema, many: true };
+    if (Array.isArray(value) && value.every((v) => typeof v === "string"))
+      return { type: "relationship", schema: relatedSchema, many: true };
     throw badRequest(`relationship field "${field}" takes a key or an array of keys`);
   }
   if (Array.isArray(value)) {

@@ -60,10 +60,20 @@ export const FILES_PATH = "/_files/";
  * through json_quote (strings escaped, floats with json_object's round-trip digits, any stored type valid JSON),
  * json() (stored arrays) or json_object (geopoints); `col` qualifies a column name (e.g. with a table alias).
  */
-function memberSql(name: string, def: FieldDef, col: (c: string) => string, floats: FloatStyle, files: boolean, distance?: ObjectSql): Member {
+function memberSql(
+  name: string,
+  def: FieldDef,
+  col: (c: string) => string,
+  floats: FloatStyle,
+  files: boolean,
+  distance?: ObjectSql,
+): Member {
   const [c0, c1] = columnsOf(name, def).map(col);
   const prefix = `,${JSON.stringify(name)}:`;
-  const guarded = (isNull: string, value: string, slots: Slot[] = []): Member => ({ pieces: [`CASE WHEN ${isNull} THEN NULL ELSE ${lit(prefix)} END`, value], slots });
+  const guarded = (isNull: string, value: string, slots: Slot[] = []): Member => ({
+    pieces: [`CASE WHEN ${isNull} THEN NULL ELSE ${lit(prefix)} END`, value],
+    slots,
+  });
   switch (def.type) {
     case "boolean":
       return { pieces: [`CASE ${c0} WHEN 1 THEN ${lit(`${prefix}true`)} WHEN 0 THEN ${lit(`${prefix}false`)} END`], slots: [] };
@@ -73,16 +83,26 @@ function memberSql(name: string, def: FieldDef, col: (c: string) => string, floa
       const isNull = `${c0} IS NULL OR ${c1} IS NULL`;
       const dist = distance === undefined ? "" : `, 'distance', ${distance.sql}`;
       const [lat, lon] = floats === "native" ? [c0, c1] : [`json(${floatJson(c0!, floats)})`, `json(${floatJson(c1!, floats)})`];
-      return guarded(isNull, `CASE WHEN ${isNull} THEN NULL ELSE json_object('lat', ${lat}, 'lon', ${lon}${dist}) END`, [...(distance?.slots ?? [])]);
+      return guarded(isNull, `CASE WHEN ${isNull} THEN NULL ELSE json_object('lat', ${lat}, 'lon', ${lon}${dist}) END`, [
+        ...(distance?.slots ?? []),
+      ]);
     }
     case "binary":
       // Files stored here hold their path; the viewer's base makes it a link. Other values (imported URLs) stay.
       // (json_quote(NULL) is the text null, so NULL is tested first.)
-      if (files) return guarded(`${c0} IS NULL`, `CASE WHEN ${c0} IS NULL THEN NULL WHEN substr(${c0}, 1, ${FILES_PATH.length}) = ${lit(FILES_PATH)} THEN json_quote(? || ${c0}) ELSE json_quote(${c0}) END`, ["fileBase"]);
+      if (files)
+        return guarded(
+          `${c0} IS NULL`,
+          `CASE WHEN ${c0} IS NULL THEN NULL WHEN substr(${c0}, 1, ${FILES_PATH.length}) = ${lit(FILES_PATH)} THEN json_quote(? || ${c0}) ELSE json_quote(${c0}) END`,
+          ["fileBase"],
+        );
       return guarded(`${c0} IS NULL`, `CASE WHEN ${c0} IS NULL THEN NULL ELSE json_quote(${c0}) END`);
     default:
       if (def.type === "relationship" && def.many) return guarded(`${c0} IS NULL`, `json(${c0})`);
-      return guarded(`${c0} IS NULL`, `CASE WHEN ${c0} IS NULL THEN NULL ELSE ${def.type === "float" ? floatJson(c0!, floats) : `json_quote(${c0})`} END`);
+      return guarded(
+        `${c0} IS NULL`,
+        `CASE WHEN ${c0} IS NULL THEN NULL ELSE ${def.type === "float" ? floatJson(c0!, floats) : `json_quote(${c0})`} END`,
+      );
   }
 }
 
@@ -102,7 +122,12 @@ interface RenderOptions {
  * optionally narrowed, and shaped for a viewer. The key is never NULL (TEXT PRIMARY KEY NOT NULL), so every other
  * member starts with ",". The SQL holds a placeholder per slot, in slot order.
  */
-export function objectJsonSql(pk: string, fields: Iterable<[string, FieldDef]>, qualifier: string | null, opts: RenderOptions = {}): ObjectSql {
+export function objectJsonSql(
+  pk: string,
+  fields: Iterable<[string, FieldDef]>,
+  qualifier: string | null,
+  opts: RenderOptions = {},
+): ObjectSql {
   const col = qualifier === null ? q : (c: string) => `${qualifier}.${q(c)}`;
   const only = opts.only ?? null;
   const floats = opts.floats ?? "native";
@@ -114,13 +139,17 @@ export function objectJsonSql(pk: string, fields: Iterable<[string, FieldDef]>, 
     if (def.type === "password" || !want(name)) continue;
     const hidden = def.visibility === "owner" && viewer !== undefined && viewer.owner !== "all";
     if (hidden && viewer!.owner === "none") continue;
-    const distance = opts.distance?.field === name ? { sql: opts.distance.sql, slots: (opts.distance.args ?? []).map((value) => ({ value })) } : undefined;
+    const distance =
+      opts.distance?.field === name ? { sql: opts.distance.sql, slots: (opts.distance.args ?? []).map((value) => ({ value })) } : undefined;
     const m = memberSql(name, def, col, floats, files, distance);
     if (hidden) {
       // Shown on the viewer's own rows only: one condition around the whole member (concat of NULLs is '').
       const self = (viewer!.owner as { self: string | null }).self !== null;
       const cond = `${col("sm_owner")} = ?${self ? ` OR ${col(pk)} = ?` : ""}`;
-      members.push({ pieces: [`CASE WHEN ${cond} THEN concat('', ${m.pieces.join(", ")}) END`], slots: ["owner", ...(self ? (["self"] as Slot[]) : []), ...m.slots] });
+      members.push({
+        pieces: [`CASE WHEN ${cond} THEN concat('', ${m.pieces.join(", ")}) END`],
+        slots: ["owner", ...(self ? (["self"] as Slot[]) : []), ...m.slots],
+      });
     } else members.push(m);
   }
   // createddate and lastmoddate are INTEGER NOT NULL: concat() writes their digits as they are.
@@ -128,12 +157,19 @@ export function objectJsonSql(pk: string, fields: Iterable<[string, FieldDef]>, 
   if (want("sm_owner")) members.push(memberSql("sm_owner", { type: "string" }, col, floats, false));
   const head = [lit(`{${JSON.stringify(pk)}:`), `json_quote(${col(pk)})`];
   const slots = members.flatMap((m) => m.slots);
-  if (members.length <= MEMBERS_PER_CALL) return { sql: `concat(${[...head, ...members.flatMap((m) => m.pieces), "'}'"].join(", ")})`, slots };
+  if (members.length <= MEMBERS_PER_CALL)
+    return { sql: `concat(${[...head, ...members.flatMap((m) => m.pieces), "'}'"].join(", ")})`, slots };
   // Each chunk starts with a constant (''): SQLite (3.54.1 too) keeps a call's arguments in reusable temporary
   // registers when none of its first 32 arguments is constant, yet still codes later constant arguments once at
   // start-up into those registers, where other calls overwrite them (a ',"createddate":' came out as ',"f140":').
   const chunks: string[] = [];
-  for (let i = 0; i < members.length; i += MEMBERS_PER_CALL) chunks.push(`concat('', ${members.slice(i, i + MEMBERS_PER_CALL).flatMap((m) => m.pieces).join(", ")})`);
+  for (let i = 0; i < members.length; i += MEMBERS_PER_CALL)
+    chunks.push(
+      `concat('', ${members
+        .slice(i, i + MEMBERS_PER_CALL)
+        .flatMap((m) => m.pieces)
+        .join(", ")})`,
+    );
   return { sql: `concat(${[...head, ...chunks, "'}'"].join(", ")})`, slots };
 }
 

@@ -33,8 +33,7 @@ function indexName(schema: string, fields: readonly string[]): string {
 
 export function createTableSql(def: SchemaDef): string {
   const cols = [`${q(primaryKeyOf(def))} TEXT PRIMARY KEY NOT NULL`];
-  for (const [name, f] of Object.entries(def.fields))
-    for (const col of columnsOf(name, f)) cols.push(`${q(col)} ${sqlTypeOf(f)}`);
+  for (const [name, f] of Object.entries(def.fields)) for (const col of columnsOf(name, f)) cols.push(`${q(col)} ${sqlTypeOf(f)}`);
   cols.push(`"createddate" INTEGER NOT NULL`, `"lastmoddate" INTEGER NOT NULL`, `"sm_owner" TEXT`);
   return `CREATE TABLE ${q(tableName(def.name))} (${cols.join(", ")}) STRICT`;
 }
@@ -112,7 +111,9 @@ export function dropGeoIndexSql(schema: string, field: string): string[] {
  * the same transaction as the change (files.ts empties the trash from the store).
  */
 export function createFileTriggersSql(def: SchemaDef): string[] {
-  const binaries = Object.entries(def.fields).filter(([, f]) => f.type === "binary").map(([n]) => n);
+  const binaries = Object.entries(def.fields)
+    .filter(([, f]) => f.type === "binary")
+    .map(([n]) => n);
   if (binaries.length === 0) return [];
   const t = q(tableName(def.name));
   const pk = q(primaryKeyOf(def));
@@ -121,12 +122,17 @@ export function createFileTriggersSql(def: SchemaDef): string[] {
     `INSERT OR IGNORE INTO _burrow_trash (key, store, since) SELECT key, store, CAST(unixepoch('subsec') * 1000 AS INTEGER) FROM _burrow_files WHERE ${cond}; DELETE FROM _burrow_files WHERE ${cond};`;
   return [
     `CREATE TRIGGER ${q(`f$${def.name}$delete`)} AFTER DELETE ON ${t} BEGIN ${trash(owner)} END`,
-    ...binaries.map((f) => `CREATE TRIGGER ${q(`f$${def.name}$${f}$update`)} AFTER UPDATE OF ${q(f)} ON ${t} BEGIN ${trash(`${owner} AND field = '${f}' AND url IS NOT new.${q(f)}`)} END`),
+    ...binaries.map(
+      (f) =>
+        `CREATE TRIGGER ${q(`f$${def.name}$${f}$update`)} AFTER UPDATE OF ${q(f)} ON ${t} BEGIN ${trash(`${owner} AND field = '${f}' AND url IS NOT new.${q(f)}`)} END`,
+    ),
   ];
 }
 
 export function dropFileTriggersSql(def: Pick<SchemaDef, "name" | "fields">): string[] {
-  return [`f$${def.name}$delete`, ...Object.keys(def.fields).map((f) => `f$${def.name}$${f}$update`)].map((n) => `DROP TRIGGER IF EXISTS ${q(n)}`);
+  return [`f$${def.name}$delete`, ...Object.keys(def.fields).map((f) => `f$${def.name}$${f}$update`)].map(
+    (n) => `DROP TRIGGER IF EXISTS ${q(n)}`,
+  );
 }
 
 /** Name of the trigger that ends everything of a deleted user of schema `name`. */
@@ -166,7 +172,10 @@ export function userTriggersSql(layouts: readonly SchemaDef[]): string[] {
           );
       }
     }
-    out.push(`DROP TRIGGER IF EXISTS ${q(userTriggerName(u.name))}`, `CREATE TRIGGER ${q(userTriggerName(u.name))} AFTER DELETE ON ${q(tableName(u.name))} BEGIN ${body.join(" ")} END`);
+    out.push(
+      `DROP TRIGGER IF EXISTS ${q(userTriggerName(u.name))}`,
+      `CREATE TRIGGER ${q(userTriggerName(u.name))} AFTER DELETE ON ${q(tableName(u.name))} BEGIN ${body.join(" ")} END`,
+    );
   }
   return out;
 }
@@ -186,6 +195,8 @@ export function dropUsersSql(name: string, others: readonly SchemaDef[]): string
     `DELETE FROM _burrow_temp_passwords WHERE user_schema = ${n}`,
     `DELETE FROM _burrow_social_links WHERE user_schema = ${n}`,
     `DROP TRIGGER IF EXISTS ${q(userTriggerName(name))}`,
-    ...others.map((t) => `UPDATE ${q(tableName(t.name))} SET "sm_owner" = NULL WHERE substr("sm_owner", 1, ${name.length + 1}) = ${prefix}`),
+    ...others.map(
+      (t) => `UPDATE ${q(tableName(t.name))} SET "sm_owner" = NULL WHERE substr("sm_owner", 1, ${name.length + 1}) = ${prefix}`,
+    ),
   ];
 }

@@ -6,8 +6,20 @@ import { q } from "../db/sql.ts";
 import { convertValue, decodeValue, encodeValue, type Json } from "./values.ts";
 import type { FieldDef, SchemaDef } from "./definition.ts";
 import {
-  LAYOUT_TABLE, addColumnSql, columnsOf, createFileTriggersSql, createGeoIndexSql, createIndexSql, createTableSql,
-  dropFileTriggersSql, dropGeoIndexSql, dropIndexSql, dropUsersSql, geoTableName, tableName, userTriggersSql,
+  LAYOUT_TABLE,
+  addColumnSql,
+  columnsOf,
+  createFileTriggersSql,
+  createGeoIndexSql,
+  createIndexSql,
+  createTableSql,
+  dropFileTriggersSql,
+  dropGeoIndexSql,
+  dropIndexSql,
+  dropUsersSql,
+  geoTableName,
+  tableName,
+  userTriggersSql,
 } from "./layout.ts";
 import type { Plan } from "./plan.ts";
 
@@ -45,13 +57,18 @@ export async function dropSchemaTable(client: Client, name: string): Promise<voi
   const layouts = await readLayouts(client);
   const layout = layouts.get(name);
   layouts.delete(name);
-  const geo = Object.entries(layout?.fields ?? {}).filter(([, d]) => d.type === "geopoint").flatMap(([f]) => dropGeoIndexSql(name, f));
+  const geo = Object.entries(layout?.fields ?? {})
+    .filter(([, d]) => d.type === "geopoint")
+    .flatMap(([f]) => dropGeoIndexSql(name, f));
   await client.batch(
     [
       ...geo,
       ...(layout?.user ? dropUsersSql(name, [...layouts.values()]) : []),
       // The schema's files go to the trash with it.
-      { sql: `INSERT OR IGNORE INTO _burrow_trash (key, store, since) SELECT key, store, ? FROM _burrow_files WHERE schema = ?`, args: [Date.now(), name] },
+      {
+        sql: `INSERT OR IGNORE INTO _burrow_trash (key, store, since) SELECT key, store, ? FROM _burrow_files WHERE schema = ?`,
+        args: [Date.now(), name],
+      },
       { sql: `DELETE FROM _burrow_files WHERE schema = ?`, args: [name] },
       `DROP TABLE IF EXISTS ${q(tableName(name))}`,
       { sql: `DELETE FROM ${q(LAYOUT_TABLE)} WHERE name = ?`, args: [name] },
@@ -71,7 +88,9 @@ async function applyPlan(tx: Transaction, plan: Plan, now: number): Promise<void
     existing = new Set(rs.rows.map((r) => r.name as string));
   }
   // Indexes that touch a column about to be dropped, renamed or replaced go first; all are recreated at the end.
-  const touched = new Set(plan.steps.flatMap((s) => ("field" in s && s.kind !== "addField" ? [s.field] : s.kind === "renameKey" ? [s.from] : [])));
+  const touched = new Set(
+    plan.steps.flatMap((s) => ("field" in s && s.kind !== "addField" ? [s.field] : s.kind === "renameKey" ? [s.from] : [])),
+  );
   for (const ix of plan.before?.indexes ?? []) if (ix.some((f) => touched.has(f))) await run(dropIndexSql(plan.schema, ix));
   // File triggers name the key and binary columns: they are dropped first and recreated for the new layout.
   if (plan.before) for (const sql of dropFileTriggersSql(plan.before)) await run(sql);
@@ -123,7 +142,15 @@ async function applyPlan(tx: Transaction, plan: Plan, now: number): Promise<void
  * Give a field a new type: new columns are filled with the converted old values, then the old columns are
  * dropped (development) or kept under a retired name (production), and the new ones take the field's name.
  */
-async function replaceColumns(tx: Transaction, schema: string, field: string, from: FieldDef, to: FieldDef, old: "drop" | "retire", now: number) {
+async function replaceColumns(
+  tx: Transaction,
+  schema: string,
+  field: string,
+  from: FieldDef,
+  to: FieldDef,
+  old: "drop" | "retire",
+  now: number,
+) {
   const table = q(tableName(schema));
   let oldCols = columnsOf(field, from);
   const newCols = columnsOf(field, to);
@@ -141,7 +168,13 @@ async function replaceColumns(tx: Transaction, schema: string, field: string, fr
     for (const row of rs.rows) {
       let value: Json;
       try {
-        value = convertValue(decodeValue(from, oldCols.map((c) => row[c] ?? null)), to);
+        value = convertValue(
+          decodeValue(
+            from,
+            oldCols.map((c) => row[c] ?? null),
+          ),
+          to,
+        );
       } catch {
         value = null;
       }

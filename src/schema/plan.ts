@@ -67,7 +67,9 @@ export function planDevelopment(before: SchemaDef | null, next: SchemaDef): Plan
       destructive.push(`remove field "${name}" of "${next.name}" and its data`);
     } else if (!sameStorage(f, nf)) {
       steps.push({ kind: "changeField", field: name, from: f, to: nf });
-      destructive.push(`change field "${name}" of "${next.name}" from ${describeField(f)} to ${describeField(nf)} (values that do not convert become null)`);
+      destructive.push(
+        `change field "${name}" of "${next.name}" from ${describeField(f)} to ${describeField(nf)} (values that do not convert become null)`,
+      );
     }
   }
   for (const [name, f] of Object.entries(next.fields)) if (!before.fields[name]) steps.push({ kind: "addField", field: name, def: f });
@@ -85,10 +87,18 @@ export function planProduction(layout: SchemaDef | null, deployed: SchemaDef | n
   for (const name of Object.keys(deployed?.fields ?? {}))
     if (!next.fields[name]) destructive.push(`remove field "${name}" of "${next.name}" from the API (its data stays in production.db)`);
   if (!layout) {
-    return { schema: next.name, before: null, after: next, steps: [{ kind: "createTable" }, ...indexSteps(null, next, false)], destructive };
+    return {
+      schema: next.name,
+      before: null,
+      after: next,
+      steps: [{ kind: "createTable" }, ...indexSteps(null, next, false)],
+      destructive,
+    };
   }
   if (primaryKeyOf(layout) !== primaryKeyOf(next))
-    throw badRequest(`cannot change the primary key of deployed schema "${next.name}" from "${primaryKeyOf(layout)}" to "${primaryKeyOf(next)}"`);
+    throw badRequest(
+      `cannot change the primary key of deployed schema "${next.name}" from "${primaryKeyOf(layout)}" to "${primaryKeyOf(next)}"`,
+    );
   const steps: Step[] = [];
   const fields: Record<string, FieldDef> = { ...layout.fields };
   for (const [name, nf] of Object.entries(next.fields)) {
@@ -96,7 +106,9 @@ export function planProduction(layout: SchemaDef | null, deployed: SchemaDef | n
     if (!f) steps.push({ kind: "addField", field: name, def: nf });
     else if (!sameStorage(f, nf)) {
       steps.push({ kind: "retireField", field: name, from: f, to: nf });
-      destructive.push(`change field "${name}" of "${next.name}" from ${describeField(f)} to ${describeField(nf)} (old values are kept in a retired column)`);
+      destructive.push(
+        `change field "${name}" of "${next.name}" from ${describeField(f)} to ${describeField(nf)} (old values are kept in a retired column)`,
+      );
     }
     fields[name] = nf;
   }
@@ -127,5 +139,7 @@ export function describePlan(plan: Plan): string[] {
       case "dropIndex":
         return `- ${plan.schema} index (${s.fields.join(", ")})`;
     }
+    const unknown: never = s;
+    return String(unknown);
   });
 }

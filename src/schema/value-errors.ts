@@ -88,6 +88,7 @@ const TEXT_EXPECTED: Record<ItemType, string> = { string: "string", integer: "in
 /** A value written as text (a query condition, a URL segment) that does not convert to `type`. */
 export function textMismatch(type: ItemType, raw: string): ValueTypeError {
   const trimmed = raw.trim();
-  if (type === "integer" && /^[-+]?\d+$/.test(trimmed)) return new ValueTypeError(SAFE_INTEGER, `${shown(trimmed)} (beyond the integer range)`);
+  if (type === "integer" && /^[-+]?\d+$/.test(trimmed))
+    return new ValueTypeError(SAFE_INTEGER, `${shown(trimmed)} (beyond the integer range)`);
   return new ValueTypeError(TEXT_EXPECTED[type], shown(JSON.stringify(raw)));
 }

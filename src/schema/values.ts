@@ -83,7 +83,8 @@ export function checkKeys(schema: string | undefined, list: readonly unknown[]):
 function encodeGeopoint(v: unknown): InValue[] {
   if (typeof v !== "object" || v === null || Array.isArray(v)) throw new ValueTypeError(GEOPOINT, describeValue(v));
   const g = v as Record<string, unknown>;
-  for (const k of Object.keys(g)) if (k !== "lat" && k !== "lon" && k !== "distance") throw new ValueTypeError(`${GEOPOINT} without other members`, describeValue(v));
+  for (const k of Object.keys(g))
+    if (k !== "lat" && k !== "lon" && k !== "distance") throw new ValueTypeError(`${GEOPOINT} without other members`, describeValue(v));
   if (!isLatitude(g.lat)) throw new ValueTypeError("a latitude from -90 to 90", describeValue(g.lat), ".lat");
   if (!isLongitude(g.lon)) throw new ValueTypeError("a longitude from -180 to less than 180", describeValue(g.lon), ".lon");
   return [g.lat, g.lon];

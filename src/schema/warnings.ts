@@ -10,7 +10,9 @@ export function openWriteWarnings(defs: Iterable<SchemaDef>): string[] {
     const ops = (["update", "delete"] as const).filter((op) => d.permissions[op] === "open");
     if (ops.length === 0) continue;
     const what = ops.length === 2 ? "change and delete" : ops[0] === "update" ? "change" : "delete";
-    lines.push(`production schema "${d.name}" lets anyone with the public key ${what} its objects (${ops.map((op) => `${op}: open`).join(", ")}); consider "owner" or stricter`);
+    lines.push(
+      `production schema "${d.name}" lets anyone with the public key ${what} its objects (${ops.map((op) => `${op}: open`).join(", ")}); consider "owner" or stricter`,
+    );
   }
   return lines;
 }

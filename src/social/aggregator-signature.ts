@@ -20,10 +20,20 @@ export function aggregatorSignature(secretBase64: string, timestamp: string, uid
 }
 
 /** Check uid, timestamp and signature against the partner secret at `nowMs`, comparing in constant time. */
-export function checkAggregatorSignature(args: { uid: string; timestamp: string; signature: string; secretBase64: string; nowMs: number; windowSeconds?: number }): AggregatorCheck {
+export function checkAggregatorSignature(args: {
+  uid: string;
+  timestamp: string;
+  signature: string;
+  secretBase64: string;
+  nowMs: number;
+  windowSeconds?: number;
+}): AggregatorCheck {
   const { uid, timestamp, signature } = args;
-  if (!uid || uid.length > 255 || !/^\d{1,12}$/.test(timestamp) || !signature || signature.length > 64) return { ok: false, reason: "malformed" };
+  if (!uid || uid.length > 255 || !/^\d{1,12}$/.test(timestamp) || !signature || signature.length > 64)
+    return { ok: false, reason: "malformed" };
   const ts = Number(timestamp);
   if (Math.abs(args.nowMs / 1000 - ts) > (args.windowSeconds ?? AGGREGATOR_WINDOW_SECONDS)) return { ok: false, reason: "stale" };
-  return base64DigestEquals(signature, digest(args.secretBase64, timestamp, uid)) ? { ok: true, timestamp: ts } : { ok: false, reason: "signature" };
+  return base64DigestEquals(signature, digest(args.secretBase64, timestamp, uid))
+    ? { ok: true, timestamp: ts }
+    : { ok: false, reason: "signature" };
 }

@@ -61,11 +61,15 @@ export class OidcVerifier {
       return { ok: false, reason: refusal(provider, e) };
     }
     const sub = payload.sub;
-    if (typeof sub !== "string" || sub.length === 0 || sub.length > 255) return { ok: false, reason: "the ID token has no usable subject (sub)" };
+    if (typeof sub !== "string" || sub.length === 0 || sub.length > 255)
+      return { ok: false, reason: "the ID token has no usable subject (sub)" };
     const claimed = payload.nonce;
     if (claimed !== undefined || nonce !== undefined) {
       if (typeof claimed !== "string" || nonce === undefined || !nonceMatches(claimed, nonce))
-        return { ok: false, reason: nonce === undefined ? "the ID token carries a nonce: send it as nonce" : "the nonce does not match the ID token's" };
+        return {
+          ok: false,
+          reason: nonce === undefined ? "the ID token carries a nonce: send it as nonce" : "the nonce does not match the ID token's",
+        };
     }
     const verified = payload.email_verified === true || payload.email_verified === "true";
     const email = typeof payload.email === "string" && verified ? payload.email : undefined;
@@ -95,7 +99,8 @@ export class OidcVerifier {
     const r = await callProvider(label, new URL(`${issuer}/.well-known/openid-configuration`), { method: "GET" });
     const doc = r.json;
     if (r.status >= 400 || !isPlainObject(doc)) throw providerDown(label, `answered ${r.status} for its discovery document`);
-    if (doc.issuer !== issuer && doc.issuer !== ISSUER_ALIASES[issuer]) throw providerDown(label, "names another issuer in its discovery document");
+    if (doc.issuer !== issuer && doc.issuer !== ISSUER_ALIASES[issuer])
+      throw providerDown(label, "names another issuer in its discovery document");
     let jwksUri: URL;
     try {
       jwksUri = new URL(String(doc.jwks_uri));
@@ -103,7 +108,11 @@ export class OidcVerifier {
     } catch {
       throw providerDown(label, "has no usable jwks_uri in its discovery document");
     }
-    const remote = jose().createRemoteJWKSet(jwksUri, { timeoutDuration: 10_000, cooldownDuration: OIDC_KEY_REFETCH_COOLDOWN_MS, cacheMaxAge: 600_000 });
+    const remote = jose().createRemoteJWKSet(jwksUri, {
+      timeoutDuration: 10_000,
+      cooldownDuration: OIDC_KEY_REFETCH_COOLDOWN_MS,
+      cacheMaxAge: 600_000,
+    });
     return { jwks: remote, expires: Date.now() + DISCOVERY_TTL_MS };
   }
 }
@@ -126,7 +135,8 @@ function refusal(provider: string, e: unknown): string {
   if (e instanceof jose().errors.JOSEAlgNotAllowed) return "the ID token is signed with an algorithm that is not accepted";
   // jose's plain JOSEError is its key set fetch failing (not 200, not JSON); token defects have their own classes.
   const keySetFailed = e instanceof jose().errors.JOSEError && e.code === jose().errors.JOSEError.code;
-  if (keySetFailed || e instanceof jose().errors.JWKSTimeout || e instanceof jose().errors.JWKSInvalid || e instanceof TypeError) throw providerDown(oidcLabel(provider), "did not serve its keys", String(e));
+  if (keySetFailed || e instanceof jose().errors.JWKSTimeout || e instanceof jose().errors.JWKSInvalid || e instanceof TypeError)
+    throw providerDown(oidcLabel(provider), "did not serve its keys", String(e));
   if (e instanceof jose().errors.JOSEError) return "the ID token is malformed";
   throw e instanceof ApiError ? e : providerDown(oidcLabel(provider), "did not serve its keys", String(e));
 }

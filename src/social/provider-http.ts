@@ -16,14 +16,19 @@ export interface ProviderAnswer {
 }
 
 /** 502 for a provider that did not give a usable answer; `debug` goes to the debug log only. */
-export const providerDown = (label: string, what: string, debug?: string) => new ApiError(502, `${label} ${what}; try again later`, { debug });
+export const providerDown = (label: string, what: string, debug?: string) =>
+  new ApiError(502, `${label} ${what}; try again later`, { debug });
 
 /**
  * Call a provider; 2xx and 4xx answers come back parsed (the caller decides what a refusal means), anything else
  * is a 502. Provider base URLs are the administrator's settings, so loopback and private addresses are allowed
  * (tests and on-premises proxies point them there).
  */
-export async function callProvider(label: string, url: URL, init: { method: "GET" | "POST"; headers?: Record<string, string>; body?: string }): Promise<ProviderAnswer> {
+export async function callProvider(
+  label: string,
+  url: URL,
+  init: { method: "GET" | "POST"; headers?: Record<string, string>; body?: string },
+): Promise<ProviderAnswer> {
   let res;
   try {
     res = await outboundRequest(url, {

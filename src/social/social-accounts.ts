@@ -69,7 +69,13 @@ export class SocialAccounts {
   }
 
   /** Run one endpoint for a user schema; every call counts towards the client's per-IP limit of the auth endpoints. */
-  async run(ctx: ApiContext, s: CompiledSchema, endpoint: SocialEndpoint, params: Record<string, string>, ip: string | null): Promise<SocialAnswer> {
+  async run(
+    ctx: ApiContext,
+    s: CompiledSchema,
+    endpoint: SocialEndpoint,
+    params: Record<string, string>,
+    ip: string | null,
+  ): Promise<SocialAnswer> {
     await this.deps.accounts.limitIp(ctx, ip);
     const provider = this.provider(ctx, endpoint.provider, params);
     const action = endpoint.action;
@@ -97,20 +103,28 @@ export class SocialAccounts {
     const cfg = this.deps.settings(ctx.env);
     switch (kind) {
       case "social1":
-        if (!cfg.social1.appId) throw badRequest(`${SOCIAL1_LABEL} is not set up in ${ctx.env}: set social.social1.appId (and appSecret) in the settings`);
+        if (!cfg.social1.appId)
+          throw badRequest(`${SOCIAL1_LABEL} is not set up in ${ctx.env}: set social.social1.appId (and appSecret) in the settings`);
         return { kind, label: SOCIAL1_LABEL, key: kind };
       case "social2":
         if (!cfg.social2.consumerKey || !cfg.social2.consumerSecret)
-          throw badRequest(`${SOCIAL2_LABEL} is not set up in ${ctx.env}: set social.social2.consumerKey and consumerSecret in the settings`);
+          throw badRequest(
+            `${SOCIAL2_LABEL} is not set up in ${ctx.env}: set social.social2.consumerKey and consumerSecret in the settings`,
+          );
         return { kind, label: SOCIAL2_LABEL, key: kind };
       case "aggregator":
-        if (!cfg.aggregator.secret) throw new ApiError(401, `${AGGREGATOR_LABEL} is not set up in ${ctx.env}: set social.aggregator.secret in the settings`);
+        if (!cfg.aggregator.secret)
+          throw new ApiError(401, `${AGGREGATOR_LABEL} is not set up in ${ctx.env}: set social.aggregator.secret in the settings`);
         return { kind, label: AGGREGATOR_LABEL, key: kind };
       case "oidc": {
         const name = params.provider;
-        if (!name) throw badRequest(`send provider: the name of an OpenID provider in social.oidc (${Object.keys(cfg.oidc).join(", ") || "none is set up"})`);
+        if (!name)
+          throw badRequest(
+            `send provider: the name of an OpenID provider in social.oidc (${Object.keys(cfg.oidc).join(", ") || "none is set up"})`,
+          );
         const p = Object.hasOwn(cfg.oidc, name) ? cfg.oidc[name] : undefined;
-        if (!p) throw badRequest(`OpenID provider "${name.slice(0, 64)}" is not set up in ${ctx.env}: add it to social.oidc in the settings`);
+        if (!p)
+          throw badRequest(`OpenID provider "${name.slice(0, 64)}" is not set up in ${ctx.env}: add it to social.oidc in the settings`);
         return { kind, label: oidcLabel(name), key: `oidc:${name}`, oidc: { name, cfg: p } };
       }
     }
@@ -123,7 +137,9 @@ export class SocialAccounts {
       case "social1": {
         // Without the app secret a token cannot be checked as this app's: a setup error, not a refused token.
         if (!cfg.social1.appSecret)
-          throw badRequest(`${SOCIAL1_LABEL} is not fully set up in ${ctx.env}: set social.social1.appSecret in the settings (tokens are checked with the provider as issued to this app)`);
+          throw badRequest(
+            `${SOCIAL1_LABEL} is not fully set up in ${ctx.env}: set social.social1.appSecret in the settings (tokens are checked with the provider as issued to this app)`,
+          );
         const token = param(params, PARAM_NAMES.social1Token);
         if (!token || token.length > 4096) return { ok: false, reason: "send the access token as social1_at (or fb_at)" };
         return verified(await graphVerify(cfg.social1, token), { token });
@@ -131,7 +147,8 @@ export class SocialAccounts {
       case "social2": {
         const token = param(params, PARAM_NAMES.social2Token);
         const secret = param(params, PARAM_NAMES.social2Secret);
-        if (!token || !secret || token.length > 4096 || secret.length > 4096) return { ok: false, reason: "send the token and token secret as social2_tk and social2_ts (or tw_tk and tw_ts)" };
+        if (!token || !secret || token.length > 4096 || secret.length > 4096)
+          return { ok: false, reason: "send the token and token secret as social2_tk and social2_ts (or tw_tk and tw_ts)" };
         return verified(await social2Profile(cfg.social2, { token, secret }), { token, secret });
       }
       case "aggregator":
@@ -150,10 +167,15 @@ export class SocialAccounts {
     const uid = param(params, PARAM_NAMES.aggregatorUid);
     const timestamp = param(params, PARAM_NAMES.aggregatorTimestamp);
     const signature = param(params, PARAM_NAMES.aggregatorSignature);
-    if (!uid || !timestamp || !signature) return { ok: false, reason: "send aggregator_uid, aggregator_ts and aggregator_sig (or gigya_uid, gigya_ts and gigya_sig)" };
+    if (!uid || !timestamp || !signature)
+      return { ok: false, reason: "send aggregator_uid, aggregator_ts and aggregator_sig (or gigya_uid, gigya_ts and gigya_sig)" };
     const r = checkAggregatorSignature({ uid, timestamp, signature, secretBase64: secret, nowMs: Date.now() });
     if (!r.ok) {
-      const why = { malformed: "the signed user is malformed", stale: `the signature timestamp is more than ${AGGREGATOR_WINDOW_SECONDS} seconds away`, signature: "the signature does not verify" };
+      const why = {
+        malformed: "the signed user is malformed",
+        stale: `the signature timestamp is more than ${AGGREGATOR_WINDOW_SECONDS} seconds away`,
+        signature: "the signature does not verify",
+      };
       return { ok: false, reason: why[r.reason] };
     }
     if (!(await this.deps.nonces.firstUse(`${ctx.env}|aggregator|${signature}`, (r.timestamp + AGGREGATOR_WINDOW_SECONDS + 1) * 1000)))
@@ -168,7 +190,12 @@ export class SocialAccounts {
   }
 
   /** The user linked to the verified account and its JSON; a link whose user is gone is forgotten. */
-  private async linkedUser(ctx: ApiContext, s: CompiledSchema, p: Provider, v: Extract<Verified, { ok: true }>): Promise<{ username: string; user: string } | null> {
+  private async linkedUser(
+    ctx: ApiContext,
+    s: CompiledSchema,
+    p: Provider,
+    v: Extract<Verified, { ok: true }>,
+  ): Promise<{ username: string; user: string } | null> {
     const link = await this.deps.links.byAccount(ctx, s.name, p.key, v.profile.id);
     if (!link) return null;
     const user = await this.deps.users.json(ctx, s, link.username);
@@ -182,7 +209,13 @@ export class SocialAccounts {
   }
 
   /** Create a user linked to the account; its username is `username` or the provider's user id. */
-  private async createUser(ctx: ApiContext, s: CompiledSchema, p: Provider, v: Extract<Verified, { ok: true }>, requested: string | undefined): Promise<{ username: string; user: string }> {
+  private async createUser(
+    ctx: ApiContext,
+    s: CompiledSchema,
+    p: Provider,
+    v: Extract<Verified, { ok: true }>,
+    requested: string | undefined,
+  ): Promise<{ username: string; user: string }> {
     const username = requested || v.profile.id;
     if (username.length > MAX_USERNAME) throw badRequest(`the username is longer than ${MAX_USERNAME} characters`);
     const body: Record<string, unknown> = { [s.pk]: username };
@@ -190,7 +223,12 @@ export class SocialAccounts {
     if (emailField && emailField !== s.pk && v.profile.email) body[emailField] = v.profile.email;
     let user;
     try {
-      user = await this.deps.data.createLinkedUser(ctx, s.name, body, this.deps.links.insertAfterCreate(s.name, p.key, v.profile.id, username, v.credentials));
+      user = await this.deps.data.createLinkedUser(
+        ctx,
+        s.name,
+        body,
+        this.deps.links.insertAfterCreate(s.name, p.key, v.profile.id, username, v.credentials),
+      );
     } catch (e) {
       if ((e as { code?: string }).code === "SQLITE_CONSTRAINT") throw this.alreadyLinked(p);
       throw e;
@@ -207,7 +245,14 @@ export class SocialAccounts {
     return { status: 201, body: user };
   }
 
-  private async login(ctx: ApiContext, s: CompiledSchema, p: Provider, params: Record<string, string>, action: Action, infoKey: string): Promise<SocialAnswer> {
+  private async login(
+    ctx: ApiContext,
+    s: CompiledSchema,
+    p: Provider,
+    params: Record<string, string>,
+    action: Action,
+    infoKey: string,
+  ): Promise<SocialAnswer> {
     const v = await this.verify(ctx, p, params);
     if (!v.ok) throw unauthorized(`${p.label} refused the credentials: ${v.reason}`);
     const withCreate = action === "loginWithCreate" || action === "sessionLoginWithCreate";
@@ -215,7 +260,8 @@ export class SocialAccounts {
     if (linked) {
       if (p.kind === "social1" || p.kind === "social2") await this.deps.links.touch(ctx, s.name, p.key, v.profile.id, v.credentials);
     } else {
-      if (!withCreate) throw unauthorized(`no user is linked to this ${p.label} account; create one first (createUserWith…) or link it (linkUserWith…)`);
+      if (!withCreate)
+        throw unauthorized(`no user is linked to this ${p.label} account; create one first (createUserWith…) or link it (linkUserWith…)`);
       linked = await this.createUser(ctx, s, p, v, params[s.pk] ?? params.username);
     }
     const { username, user } = linked;
@@ -232,7 +278,8 @@ export class SocialAccounts {
     const refuse = (m: string) => (p.kind === "aggregator" ? unauthorized(m) : badRequest(m));
     const v = await this.verify(ctx, p, params);
     if (!v.ok) throw refuse(`${p.label} refused the credentials: ${v.reason}`);
-    if (!(await this.deps.links.link(ctx, s.name, p.key, v.profile.id, username, v.credentials))) throw refuse(`this ${p.label} account is already linked to another user`);
+    if (!(await this.deps.links.link(ctx, s.name, p.key, v.profile.id, username, v.credentials)))
+      throw refuse(`this ${p.label} account is already linked to another user`);
     return ok({});
   }
 
@@ -242,7 +289,9 @@ export class SocialAccounts {
     if (!link) throw notFound(`${username} is not linked to ${p.label}`);
     const others = (await this.deps.links.providersOf(ctx, s.name, username)).filter((k) => k !== p.key);
     if (others.length === 0 && (await this.deps.users.passwordHash(ctx, s, username)) === null)
-      throw badRequest(`${p.label} is the only way ${username} can log in: set a password first (resetPassword with only "new") or link another account`);
+      throw badRequest(
+        `${p.label} is the only way ${username} can log in: set a password first (resetPassword with only "new") or link another account`,
+      );
     await this.deps.links.unlink(ctx, s.name, p.key, username);
     return ok({});
   }
@@ -264,7 +313,9 @@ export class SocialAccounts {
     const c = await this.networkLink(ctx, s, p);
     const cfg = this.deps.settings(ctx.env);
     const r: SocialProfile | Refused =
-      p.kind === "social1" ? await graphProfile(cfg.social1, c.token ?? "") : await social2Profile(cfg.social2, { token: c.token ?? "", secret: c.secret ?? "" });
+      p.kind === "social1"
+        ? await graphProfile(cfg.social1, c.token ?? "")
+        : await social2Profile(cfg.social2, { token: c.token ?? "", secret: c.secret ?? "" });
     if (r === REFUSED) throw this.refusedStored(p);
     return ok(r.info);
   }
@@ -275,12 +326,17 @@ export class SocialAccounts {
     const text = param(params, p.kind === "social1" ? PARAM_NAMES.social1Message : PARAM_NAMES.social2Status);
     if (!text) throw badRequest(p.kind === "social1" ? "send the message as message" : "send the status as social2_st (or tw_st)");
     if (text.length > MAX_MESSAGE) throw badRequest(`the message is longer than ${MAX_MESSAGE} characters`);
-    const r = p.kind === "social1" ? await graphPost(cfg.social1, c.token ?? "", text) : await social2StatusUpdate(cfg.social2, { token: c.token ?? "", secret: c.secret ?? "" }, text);
+    const r =
+      p.kind === "social1"
+        ? await graphPost(cfg.social1, c.token ?? "", text)
+        : await social2StatusUpdate(cfg.social2, { token: c.token ?? "", secret: c.secret ?? "" }, text);
     if (r === REFUSED) throw this.refusedStored(p);
     return ok(r);
   }
 }
 
 function verified(r: SocialProfile | Refused, credentials: Credentials): Verified {
-  return r === REFUSED ? { ok: false, reason: "the token is invalid, expired, revoked or for another app" } : { ok: true, profile: r, credentials };
+  return r === REFUSED
+    ? { ok: false, reason: "the token is invalid, expired, revoked or for another app" }
+    : { ok: true, profile: r, credentials };
 }

@@ -54,7 +54,10 @@ export class SocialLinks {
 
   /** The providers a user is linked to. */
   async providersOf(ctx: ApiContext, schema: string, username: string): Promise<string[]> {
-    const rs = await db(ctx).execute({ sql: `SELECT provider FROM _burrow_social_links WHERE user_schema = ? AND username = ? ORDER BY provider`, args: [schema, username] });
+    const rs = await db(ctx).execute({
+      sql: `SELECT provider FROM _burrow_social_links WHERE user_schema = ? AND username = ? ORDER BY provider`,
+      args: [schema, username],
+    });
     return rs.rows.map((r) => r.provider as string);
   }
 
@@ -74,27 +77,36 @@ export class SocialLinks {
    * Link an account to a user, replacing the user's earlier account of that provider. False (and nothing changed)
    * when the account is linked to another user.
    */
-  async link(ctx: ApiContext, schema: string, provider: string, providerId: string, username: string, credentials: Credentials): Promise<boolean> {
+  async link(
+    ctx: ApiContext,
+    schema: string,
+    provider: string,
+    providerId: string,
+    username: string,
+    credentials: Credentials,
+  ): Promise<boolean> {
     const now = Date.now();
-    const results = await db(ctx).batch(
-      [
-        {
-          sql: `DELETE FROM _burrow_social_links WHERE user_schema = ? AND provider = ? AND username = ? AND provider_id <> ?
+    const results = await db(ctx)
+      .batch(
+        [
+          {
+            sql: `DELETE FROM _burrow_social_links WHERE user_schema = ? AND provider = ? AND username = ? AND provider_id <> ?
                   AND NOT EXISTS (SELECT 1 FROM _burrow_social_links WHERE user_schema = ? AND provider = ? AND provider_id = ? AND username <> ?)`,
-          args: [schema, provider, username, providerId, schema, provider, providerId, username],
-        },
-        {
-          sql: `INSERT INTO _burrow_social_links (user_schema, provider, provider_id, username, credentials, linked, used) VALUES (?, ?, ?, ?, ?, ?, ?)
+            args: [schema, provider, username, providerId, schema, provider, providerId, username],
+          },
+          {
+            sql: `INSERT INTO _burrow_social_links (user_schema, provider, provider_id, username, credentials, linked, used) VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (user_schema, provider, provider_id) DO UPDATE SET credentials = excluded.credentials, used = excluded.used WHERE username = excluded.username
                 RETURNING username`,
-          args: [schema, provider, providerId, username, JSON.stringify(credentials), now, now],
-        },
-      ],
-      "write",
-    ).catch((e: { code?: string }) => {
-      if (e.code === "SQLITE_CONSTRAINT") return null; // linked to another user, found by the other unique index
-      throw e;
-    });
+            args: [schema, provider, providerId, username, JSON.stringify(credentials), now, now],
+          },
+        ],
+        "write",
+      )
+      .catch((e: { code?: string }) => {
+        if (e.code === "SQLITE_CONSTRAINT") return null; // linked to another user, found by the other unique index
+        throw e;
+      });
     return results !== null && results[1]!.rows.length === 1;
   }
 
@@ -108,12 +120,18 @@ export class SocialLinks {
 
   /** Forget a link whose user no longer exists (its user schema was dropped and made again). */
   async removeAccount(ctx: ApiContext, schema: string, provider: string, providerId: string): Promise<void> {
-    await db(ctx).execute({ sql: `DELETE FROM _burrow_social_links WHERE user_schema = ? AND provider = ? AND provider_id = ?`, args: [schema, provider, providerId] });
+    await db(ctx).execute({
+      sql: `DELETE FROM _burrow_social_links WHERE user_schema = ? AND provider = ? AND provider_id = ?`,
+      args: [schema, provider, providerId],
+    });
   }
 
   /** Remove the user's account of a provider; false when there was none. */
   async unlink(ctx: ApiContext, schema: string, provider: string, username: string): Promise<boolean> {
-    const rs = await db(ctx).execute({ sql: `DELETE FROM _burrow_social_links WHERE user_schema = ? AND username = ? AND provider = ?`, args: [schema, username, provider] });
+    const rs = await db(ctx).execute({
+      sql: `DELETE FROM _burrow_social_links WHERE user_schema = ? AND username = ? AND provider = ?`,
+      args: [schema, username, provider],
+    });
     return rs.rowsAffected > 0;
   }
 }

@@ -52,7 +52,11 @@ export async function social2Profile(cfg: Social2Settings, user: Social2Credenti
 }
 
 /** Post a status update: the provider's answer; REFUSED when the provider refuses the token. */
-export async function social2StatusUpdate(cfg: Social2Settings, user: Social2Credentials, status: string): Promise<Record<string, unknown> | Refused> {
+export async function social2StatusUpdate(
+  cfg: Social2Settings,
+  user: Social2Credentials,
+  status: string,
+): Promise<Record<string, unknown> | Refused> {
   const url = endpoint(cfg, "/statuses/update.json");
   const body = new URLSearchParams({ status }).toString();
   const r = await callProvider(SOCIAL2_LABEL, url, {

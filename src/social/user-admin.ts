@@ -25,7 +25,9 @@ export interface LinkedAccount {
 
 /** Why a password cannot be a user's, or null. */
 export function userPasswordProblem(password: unknown): string | null {
-  return typeof password === "string" && password.length > 0 && password.length <= USER_PASSWORD_MAX ? null : `password must be a non-empty string of at most ${USER_PASSWORD_MAX} characters`;
+  return typeof password === "string" && password.length > 0 && password.length <= USER_PASSWORD_MAX
+    ? null
+    : `password must be a non-empty string of at most ${USER_PASSWORD_MAX} characters`;
 }
 
 const links = new SocialLinks();
@@ -35,7 +37,13 @@ export async function userExists(ctx: ApiContext, s: CompiledSchema, username: s
 }
 
 /** Set a checked password, ending every session of the user; false when there is no such user. */
-export async function setUserPassword(ctx: ApiContext, sessions: Sessions, s: CompiledSchema, username: string, password: string): Promise<boolean> {
+export async function setUserPassword(
+  ctx: ApiContext,
+  sessions: Sessions,
+  s: CompiledSchema,
+  username: string,
+  password: string,
+): Promise<boolean> {
   const set = (await userRows.setPasswordHash(ctx, s, username, await hashPassword(password), null)) !== null;
   sessions.forgetUsers(s.name, [username]);
   return set;
@@ -43,7 +51,10 @@ export async function setUserPassword(ctx: ApiContext, sessions: Sessions, s: Co
 
 /** Revoke every session of the user; how many there were. */
 export async function revokeUserSessions(ctx: ApiContext, sessions: Sessions, schema: string, username: string): Promise<number> {
-  const rs = await ctx.db.execute({ sql: `SELECT count(*) AS n FROM _burrow_sessions WHERE user_schema = ? AND username = ?`, args: [schema, username] });
+  const rs = await ctx.db.execute({
+    sql: `SELECT count(*) AS n FROM _burrow_sessions WHERE user_schema = ? AND username = ?`,
+    args: [schema, username],
+  });
   await sessions.revokeUser(schema, username);
   return Number(rs.rows[0]?.n ?? 0);
 }
@@ -54,7 +65,12 @@ export async function linkedAccounts(ctx: ApiContext, schema: string, username: 
     sql: `SELECT provider, provider_id, linked, used FROM _burrow_social_links WHERE user_schema = ? AND username = ? ORDER BY provider`,
     args: [schema, username],
   });
-  return rs.rows.map((r) => ({ provider: r.provider as string, subject: r.provider_id as string, linked: Number(r.linked), used: Number(r.used) }));
+  return rs.rows.map((r) => ({
+    provider: r.provider as string,
+    subject: r.provider_id as string,
+    linked: Number(r.linked),
+    used: Number(r.used),
+  }));
 }
 
 /** Remove the user's account of a provider; false when there was none. */

@@ -137,7 +137,12 @@ export class Admins {
         },
         ...(hash === null
           ? []
-          : [{ sql: `DELETE FROM admin_tokens WHERE admin_id = ? AND token_hash <> ? AND EXISTS (SELECT 1 FROM admins WHERE id = ? AND password_hash = ?)`, args: [id, keepTokenHash, id, hash] }]),
+          : [
+              {
+                sql: `DELETE FROM admin_tokens WHERE admin_id = ? AND token_hash <> ? AND EXISTS (SELECT 1 FROM admins WHERE id = ? AND password_hash = ?)`,
+                args: [id, keepTokenHash, id, hash],
+              },
+            ]),
       ],
       "write",
     );
@@ -181,7 +186,8 @@ export class Admins {
 
   /** Check credentials; on success issue a token. Unknown emails cost the same time as wrong passwords. */
   async login(email: unknown, password: unknown): Promise<{ token: string; expires_in: number } | null> {
-    if (typeof email !== "string" || typeof password !== "string" || email.length > 254 || password.length > ADMIN_PASSWORD_MAX) return null;
+    if (typeof email !== "string" || typeof password !== "string" || email.length > 254 || password.length > ADMIN_PASSWORD_MAX)
+      return null;
     const rs = await this.db.execute({ sql: `SELECT id, password_hash FROM admins WHERE email = ?`, args: [email.toLowerCase()] });
     const row = rs.rows[0];
     const ok = row ? await verifyPassword(password, row.password_hash as string) : await verifyNothing(password);
@@ -191,7 +197,10 @@ export class Admins {
     await this.db.batch(
       [
         { sql: `DELETE FROM admin_tokens WHERE expires < ?`, args: [now] },
-        { sql: `INSERT INTO admin_tokens (token_hash, admin_id, expires) VALUES (?, ?, ?)`, args: [sha256(token), row.id as string, now + ADMIN_TOKEN_TTL_S * 1000] },
+        {
+          sql: `INSERT INTO admin_tokens (token_hash, admin_id, expires) VALUES (?, ?, ?)`,
+          args: [sha256(token), row.id as string, now + ADMIN_TOKEN_TTL_S * 1000],
+        },
       ],
       "write",
     );

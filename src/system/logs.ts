@@ -53,7 +53,14 @@ export class LogStore {
       }
       if (d !== null && d.length > MAX_DETAILS) d = JSON.stringify(`${d.slice(0, MAX_DETAILS)}…`);
     }
-    this.pending.push({ env, source, level, message: message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}…` : message, details: d, created: Date.now() });
+    this.pending.push({
+      env,
+      source,
+      level,
+      message: message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}…` : message,
+      details: d,
+      created: Date.now(),
+    });
     if (this.pending.length >= FLUSH_LINES) void this.flush();
     else this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
   }
@@ -70,7 +77,10 @@ export class LogStore {
       .then(() =>
         this.system.batch(
           [
-            ...lines.map((l) => ({ sql: `INSERT INTO logs (env, source, level, message, details, created) VALUES (?, ?, ?, ?, ?, ?)`, args: [l.env, l.source, l.level, l.message, l.details, l.created] })),
+            ...lines.map((l) => ({
+              sql: `INSERT INTO logs (env, source, level, message, details, created) VALUES (?, ?, ?, ?, ?, ?)`,
+              args: [l.env, l.source, l.level, l.message, l.details, l.created],
+            })),
             ...(prune
               ? [...groups].map((g) => {
                   const [env, source] = g.split("\u0000");

@@ -61,7 +61,8 @@ export function prometheusText(stats: RequestStats, g: GaugeFigures): string {
   metric("burrow_push_queue_retrying", "gauge", "Push deliveries waiting for a retry, by environment.");
   for (const [env, p] of Object.entries(g.push)) out.push(`burrow_push_queue_retrying{env="${env}"} ${p.retrying}`);
   metric("burrow_push_queue_oldest_seconds", "gauge", "Age of the oldest waiting push delivery, by environment (0 when none waits).");
-  for (const [env, p] of Object.entries(g.push)) out.push(`burrow_push_queue_oldest_seconds{env="${env}"} ${((p.oldestAgeMs ?? 0) / 1000).toFixed(3)}`);
+  for (const [env, p] of Object.entries(g.push))
+    out.push(`burrow_push_queue_oldest_seconds{env="${env}"} ${((p.oldestAgeMs ?? 0) / 1000).toFixed(3)}`);
   metric("burrow_push_tokens", "gauge", "Registered device tokens, by environment.");
   for (const [env, p] of Object.entries(g.push)) out.push(`burrow_push_tokens{env="${env}"} ${p.tokens}`);
 
@@ -80,5 +81,5 @@ export function prometheusText(stats: RequestStats, g: GaugeFigures): string {
   out.push(`process_resident_memory_bytes ${g.rssBytes}`);
   metric("burrow_heap_used_bytes", "gauge", "JavaScript heap in use.");
   out.push(`burrow_heap_used_bytes ${g.heapUsedBytes}`);
-  return out.join("\n") + "\n";
+  return `${out.join("\n")}\n`;
 }

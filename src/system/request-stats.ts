@@ -26,7 +26,7 @@ const A = AREAS.length;
 function fineIndex(ms: number): number {
   if (!(ms > FINE_BASE)) return 0;
   const i = Math.ceil(Math.log(ms / FINE_BASE) / LOG_FACTOR);
-  return i >= FINE_COUNT ? FINE_COUNT : i;
+  return Math.min(i, FINE_COUNT);
 }
 
 export interface AreaFigures {
@@ -145,7 +145,16 @@ export class RequestStats {
         for (let i = 0; i <= FINE_COUNT; i++) hist[i]! += this.fine[f + i]!;
       }
       const [p50, p95, p99] = this.percentiles(hist, requests);
-      out[area] = { requests, rate: Math.round((requests / span) * 100) / 100, serverErrors, clientErrors, errorRate: requests ? serverErrors / requests : 0, p50, p95, p99 };
+      out[area] = {
+        requests,
+        rate: Math.round((requests / span) * 100) / 100,
+        serverErrors,
+        clientErrors,
+        errorRate: requests ? serverErrors / requests : 0,
+        p50,
+        p95,
+        p99,
+      };
     }
     return out;
   }

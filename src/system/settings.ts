@@ -143,7 +143,8 @@ export function resolveSettings(env: EnvName, stored: SettingsDoc, spec: Spec = 
 /** The spec as the admin console draws its settings form: each leaf's type, limits and defaults, sections nested. */
 export function describeSettings(spec: Spec = SETTINGS_SPEC): SettingsDoc {
   const out: SettingsDoc = {};
-  for (const [k, s] of Object.entries(spec)) out[k] = isLeaf(s) ? { ...s, default: s.secret ? both(null) : s.default } : describeSettings(s);
+  for (const [k, s] of Object.entries(spec))
+    out[k] = isLeaf(s) ? { ...s, default: s.secret ? both(null) : s.default } : describeSettings(s);
   return out;
 }
 
@@ -210,7 +211,8 @@ export function mergeSettings(stored: SettingsDoc, patch: unknown, spec: Spec = 
 function checkLeaf(s: Leaf, v: unknown, p: string): unknown {
   switch (s.type) {
     case "string":
-      if (s.oneOf && !(typeof v === "string" && s.oneOf.includes(v))) throw badRequest(`setting "${p}" must be one of ${s.oneOf.join(", ")}`);
+      if (s.oneOf && !(typeof v === "string" && s.oneOf.includes(v)))
+        throw badRequest(`setting "${p}" must be one of ${s.oneOf.join(", ")}`);
       if (s.url && !(typeof v === "string" && isHttpUrl(v))) throw badRequest(`setting "${p}" must be an http(s) URL without a query`);
       if (typeof v === "string" && v.length <= 65536) return v;
       throw badRequest(`setting "${p}" must be a string`);
@@ -218,11 +220,21 @@ function checkLeaf(s: Leaf, v: unknown, p: string): unknown {
       if (typeof v === "boolean") return v;
       throw badRequest(`setting "${p}" must be true or false`);
     case "integer":
-      if (typeof v === "number" && Number.isSafeInteger(v) && (s.min === undefined || v >= s.min) && (s.max === undefined || v <= s.max)) return v;
+      if (typeof v === "number" && Number.isSafeInteger(v) && (s.min === undefined || v >= s.min) && (s.max === undefined || v <= s.max))
+        return v;
       throw badRequest(`setting "${p}" must be an integer${s.min !== undefined ? ` from ${s.min} to ${s.max}` : ""}`);
     case "string-map": {
       const names = isObj(v) ? Object.keys(v) : null;
-      if (names && names.length <= 1000 && names.every((n) => /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/.test(n) && typeof v![n as keyof typeof v] === "string" && (v![n as keyof typeof v] as string).length <= 65536))
+      if (
+        names &&
+        names.length <= 1000 &&
+        names.every(
+          (n) =>
+            /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/.test(n) &&
+            typeof v![n as keyof typeof v] === "string" &&
+            (v![n as keyof typeof v] as string).length <= 65536,
+        )
+      )
         return Object.fromEntries(names.map((n) => [n, (v as Record<string, string>)[n]]));
       throw badRequest(`setting "${p}" must be an object of names (letters, digits, _ . -) to string values`);
     }
@@ -235,7 +247,10 @@ function checkLeaf(s: Leaf, v: unknown, p: string): unknown {
 }
 
 /** Issuers of the providers that need no "issuer" setting. */
-export const KNOWN_OIDC_ISSUERS: Readonly<Record<string, string>> = { apple: "https://appleid.apple.com", google: "https://accounts.google.com" };
+export const KNOWN_OIDC_ISSUERS: Readonly<Record<string, string>> = {
+  apple: "https://appleid.apple.com",
+  google: "https://accounts.google.com",
+};
 
 export interface OidcProviderSetting {
   issuer: string;
@@ -244,17 +259,27 @@ export interface OidcProviderSetting {
 
 /** social.oidc: provider name -> {issuer (a URL; apple and google have theirs), clientIds (the accepted audiences)}. */
 function checkOidcMap(v: unknown, p: string): Record<string, OidcProviderSetting> {
-  if (!isObj(v) || Object.keys(v).length > 50) throw badRequest(`setting "${p}" must be an object of provider names to {"issuer", "clientIds"}`);
+  if (!isObj(v) || Object.keys(v).length > 50)
+    throw badRequest(`setting "${p}" must be an object of provider names to {"issuer", "clientIds"}`);
   const out: Record<string, OidcProviderSetting> = {};
   for (const [name, cfg] of Object.entries(v)) {
     const at = `${p}.${name}`;
-    if (!/^[a-z][a-z0-9_-]{0,31}$/.test(name)) throw badRequest(`setting "${at}": a provider name is 1 to 32 lowercase letters, digits, _ or -, starting with a letter`);
+    if (!/^[a-z][a-z0-9_-]{0,31}$/.test(name))
+      throw badRequest(`setting "${at}": a provider name is 1 to 32 lowercase letters, digits, _ or -, starting with a letter`);
     if (!isObj(cfg)) throw badRequest(`setting "${at}" must be an object {"issuer", "clientIds"}`);
     for (const k of Object.keys(cfg)) if (k !== "issuer" && k !== "clientIds") throw badRequest(`unknown setting "${at}.${k}"`);
     const issuer = cfg.issuer ?? KNOWN_OIDC_ISSUERS[name];
-    if (typeof issuer !== "string" || !isHttpUrl(issuer)) throw badRequest(`setting "${at}.issuer" must be the issuer's http(s) URL${KNOWN_OIDC_ISSUERS[name] ? "" : " (only apple and google have a default)"}`);
+    if (typeof issuer !== "string" || !isHttpUrl(issuer))
+      throw badRequest(
+        `setting "${at}.issuer" must be the issuer's http(s) URL${KNOWN_OIDC_ISSUERS[name] ? "" : " (only apple and google have a default)"}`,
+      );
     const ids = cfg.clientIds;
-    if (!Array.isArray(ids) || ids.length === 0 || ids.length > 50 || !ids.every((x) => typeof x === "string" && x.length > 0 && x.length <= 512))
+    if (
+      !Array.isArray(ids) ||
+      ids.length === 0 ||
+      ids.length > 50 ||
+      !ids.every((x) => typeof x === "string" && x.length > 0 && x.length <= 512)
+    )
       throw badRequest(`setting "${at}.clientIds" must be a non-empty array of the client ids (audiences) the app uses`);
     out[name] = { issuer: issuer.replace(/\/+$/, ""), clientIds: [...ids] };
   }
@@ -269,7 +294,9 @@ function checkSocial1(patch: unknown, resolved: SettingsDoc): void {
   if (!isObj(patch) || !isObj(patch.social) || !Object.hasOwn(patch.social, "social1")) return;
   const s1 = isObj(resolved.social) && isObj(resolved.social.social1) ? resolved.social.social1 : {};
   if (s1.appId && !s1.appSecret)
-    throw badRequest(`setting "social.social1.appSecret" is required with social.social1.appId: sign-in checks each token with the provider as issued to this app, using the app secret`);
+    throw badRequest(
+      `setting "social.social1.appSecret" is required with social.social1.appId: sign-in checks each token with the provider as issued to this app, using the app secret`,
+    );
 }
 
 function isHttpUrl(s: string): boolean {
@@ -322,13 +349,19 @@ export class Settings {
   /** Merge a patch and store it; `validate` sees the resolved document first and may refuse it (400). */
   async update(env: EnvName, patch: unknown, validate?: (env: EnvName, resolved: SettingsDoc) => void): Promise<SettingsDoc> {
     const [misplaced] = otherEnvSettings(env, patch);
-    if (misplaced) throw badRequest(`setting "${misplaced.path}" is server-wide: set it in ${misplaced.only}'s settings (PUT /_admin/api/settings/${misplaced.only})`);
+    if (misplaced)
+      throw badRequest(
+        `setting "${misplaced.path}" is server-wide: set it in ${misplaced.only}'s settings (PUT /_admin/api/settings/${misplaced.only})`,
+      );
     const next = mergeSettings(await this.stored(env), patch);
     checkSocial1(patch, resolveSettings(env, next));
     validate?.(env, resolveSettings(env, next));
     await this.db.batch(
       [
-        { sql: `INSERT INTO settings (env, doc, updated) VALUES (?, ?, ?) ON CONFLICT(env) DO UPDATE SET doc = excluded.doc, updated = excluded.updated`, args: [env, JSON.stringify(next), Date.now()] },
+        {
+          sql: `INSERT INTO settings (env, doc, updated) VALUES (?, ?, ?) ON CONFLICT(env) DO UPDATE SET doc = excluded.doc, updated = excluded.updated`,
+          args: [env, JSON.stringify(next), Date.now()],
+        },
         BUMP_EPOCH,
       ],
       "write",

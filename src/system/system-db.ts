@@ -35,7 +35,9 @@ export const BUMP_EPOCH = `UPDATE meta SET value = value + 1 WHERE key = 'epoch'
 
 /** Bring system.db to the current schema version (idempotent; safe when two processes start at once). */
 export async function migrateSystemDb(client: Client): Promise<void> {
-  await client.execute(`CREATE TABLE IF NOT EXISTS schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL) STRICT`);
+  await client.execute(
+    `CREATE TABLE IF NOT EXISTS schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL) STRICT`,
+  );
   for (;;) {
     const rs = await client.execute(`SELECT version FROM schema_version WHERE id = 1`);
     const current = rs.rows.length ? Number(rs.rows[0]!.version) : 0;
@@ -44,7 +46,10 @@ export async function migrateSystemDb(client: Client): Promise<void> {
       await client.batch(
         [
           ...MIGRATIONS[current]!,
-          { sql: `INSERT INTO schema_version (id, version) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET version = excluded.version WHERE version = ?`, args: [current + 1, current] },
+          {
+            sql: `INSERT INTO schema_version (id, version) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET version = excluded.version WHERE version = ?`,
+            args: [current + 1, current],
+          },
         ],
         "write",
       );

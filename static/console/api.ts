@@ -13,7 +13,11 @@ export interface Me {
 }
 
 export class ApiFailure extends Error {
-  constructor(readonly status: number, message: string, readonly body: unknown) {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly body: unknown,
+  ) {
     super(message);
   }
 }
@@ -82,7 +86,8 @@ export async function call<T = unknown>(method: string, path: string, opts: Call
     setToken(null);
     for (const fn of signedOut) fn();
   }
-  const message = typeof data === "object" && data !== null && "error" in data ? String((data as { error: unknown }).error) : text || res.statusText;
+  const message =
+    typeof data === "object" && data !== null && "error" in data ? String((data as { error: unknown }).error) : text || res.statusText;
   throw new ApiFailure(res.status, message, data);
 }
 

@@ -89,13 +89,31 @@ function SignIn({ onIn }: { onIn(me: Me): void }) {
     <div class="signin">
       <form class="panel" onSubmit={submit} aria-label="Sign in">
         <h1>Burrow console</h1>
-        <input type="email" name="email" placeholder="Email" autocomplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
-        <input type="password" name="password" placeholder="Password" autocomplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+        <input
+          type="email"
+          name="email"
+          placeholder="Email"
+          autocomplete="username"
+          required
+          value={email}
+          onInput={(e) => setEmail(e.currentTarget.value)}
+        />
+        <input
+          type="password"
+          name="password"
+          placeholder="Password"
+          autocomplete="current-password"
+          required
+          value={password}
+          onInput={(e) => setPassword(e.currentTarget.value)}
+        />
         <ErrorBox error={error} />
         <button class="primary" type="submit" disabled={busy}>
           Sign in
         </button>
-        <p class="muted small">Admins are created with <code>burrow admin create</code> or by an owner under Admins.</p>
+        <p class="muted small">
+          Admins are created with <code>burrow admin create</code> or by an owner under Admins.
+        </p>
       </form>
     </div>
   );
@@ -147,10 +165,17 @@ function App() {
   useEffect(() => onSignedOut(() => setMe(null)), []);
   useEffect(() => {
     if (!hasToken()) return;
-    get<Me>("/me").then(setMe, () => setToken(null)).finally(() => setChecking(false));
+    get<Me>("/me")
+      .then(setMe, () => setToken(null))
+      .finally(() => setChecking(false));
   }, []);
 
-  if (checking) return <p class="muted" style={{ padding: "20px" }}>loading…</p>;
+  if (checking)
+    return (
+      <p class="muted" style={{ padding: "20px" }}>
+        loading…
+      </p>
+    );
   if (!me) return <SignIn onIn={setMe} />;
 
   const state: AppState = {
@@ -202,7 +227,7 @@ function App() {
             <span class="hide-narrow" title={me.email}>
               {me.email} · {me.role}
             </span>
-            <button class="small" onClick={signOut}>
+            <button type="button" class="small" onClick={signOut}>
               Sign out
             </button>
           </div>

@@ -30,7 +30,11 @@ export interface Loaded<T> {
 
 /** Load something when `deps` change; the newest call wins when answers arrive out of order. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
-  const [state, setState] = useState<{ data: T | undefined; error: string | null; loading: boolean }>({ data: undefined, error: null, loading: true });
+  const [state, setState] = useState<{ data: T | undefined; error: string | null; loading: boolean }>({
+    data: undefined,
+    error: null,
+    loading: true,
+  });
   const seq = useRef(0);
   const run = useCallback(() => {
     const n = ++seq.current;
@@ -90,8 +94,10 @@ export function Confirm({ title, children, confirm, danger, onConfirm, onCancel 
         {children}
         <ErrorBox error={error} />
         <div class="actions">
-          <button onClick={onCancel}>Cancel</button>
-          <button ref={button} class={danger ? "danger" : "primary"} disabled={busy} onClick={go}>
+          <button type="button" onClick={onCancel}>
+            Cancel
+          </button>
+          <button type="button" ref={button} class={danger ? "danger" : "primary"} disabled={busy} onClick={go}>
             {confirm}
           </button>
         </div>
@@ -106,7 +112,7 @@ export function Dialog({ title, children, onClose }: { title: string; children: 
       <div class="dialog" role="dialog" aria-modal="true" aria-label={title}>
         <div class="row">
           <h2 style={{ flex: 1 }}>{title}</h2>
-          <button class="small" onClick={onClose} aria-label="Close">
+          <button type="button" class="small" onClick={onClose} aria-label="Close">
             ✕
           </button>
         </div>
@@ -134,7 +140,7 @@ export function CopyButton({ text, label = "Copy" }: { text: string; label?: str
     setTimeout(() => setDone(false), 1200);
   };
   return (
-    <button class="small" onClick={copy}>
+    <button type="button" class="small" onClick={copy}>
       {done ? "Copied" : label}
     </button>
   );

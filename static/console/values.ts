@@ -116,7 +116,8 @@ export function showValue(field: FieldDef | undefined, v: unknown): string {
     const g = v as { lat: number; lon: number };
     return `${g.lat}, ${g.lon}`;
   }
-  if (Array.isArray(v) && (field?.type === "array" || field?.type === "relationship")) return v.every((x) => typeof x !== "object") ? v.join(", ") : JSON.stringify(v);
+  if (Array.isArray(v) && (field?.type === "array" || field?.type === "relationship"))
+    return v.every((x) => typeof x !== "object") ? v.join(", ") : JSON.stringify(v);
   if (typeof v === "object") return JSON.stringify(v);
   return String(v);
 }

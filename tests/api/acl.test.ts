@@ -19,7 +19,16 @@ const levels: Record<string, unknown> = {
   ownerrel: { ownerRelationship: "friends" },
 };
 type Who = "anonymous" | "unrelated" | "qualifying" | "app";
-const qualifying: Record<string, string> = { open: "ann", none: "ann", private: "ann", logged: "ann", owner: "ann", role: "cid", rel: "dee", ownerrel: "eve" };
+const qualifying: Record<string, string> = {
+  open: "ann",
+  none: "ann",
+  private: "ann",
+  logged: "ann",
+  owner: "ann",
+  role: "cid",
+  rel: "dee",
+  ownerrel: "eve",
+};
 
 function as(who: Who, level: string, method: string, path: string, body?: unknown): Promise<TestResponse> {
   const headers: Record<string, string> = {};
@@ -32,7 +41,10 @@ const app = (method: string, path: string, body?: unknown) => as("app", "open", 
 beforeAll(async () => {
   t = await makeTestApp();
   const user = (await t.admin("GET", "/schemas/user")).body;
-  await t.admin("PUT", "/schemas/user", { ...user, fields: { ...user.fields, friends: { type: "relationship", schema: "user", many: true } } });
+  await t.admin("PUT", "/schemas/user", {
+    ...user,
+    fields: { ...user.fields, friends: { type: "relationship", schema: "user", many: true } },
+  });
   for (const [name, permission] of Object.entries(levels)) {
     const r = await t.admin("PUT", `/schemas/${name}`, {
       fields: { text: { type: "string" }, collaborators: { type: "relationship", schema: "user", many: true } },
@@ -40,9 +52,12 @@ beforeAll(async () => {
     });
     expect(r.status).toBe(201);
   }
-  await t.request("POST", "/user", { body: ["ann", "bob", "cid", "dee", "eve"].map((u) => ({ username: u, password: `${u}-password`, friends: u === "ann" ? ["eve"] : [] })) });
+  await t.request("POST", "/user", {
+    body: ["ann", "bob", "cid", "dee", "eve"].map((u) => ({ username: u, password: `${u}-password`, friends: u === "ann" ? ["eve"] : [] })),
+  });
   expect((await app("POST", "/aclrole", { aclrole_id: "staff", users: ["cid"] })).status).toBe(201);
-  for (const u of ["ann", "bob", "cid", "dee", "eve"]) creds[u] = (await t.request("POST", "/user/accessToken", { body: { username: u, password: `${u}-password` } })).body;
+  for (const u of ["ann", "bob", "cid", "dee", "eve"])
+    creds[u] = (await t.request("POST", "/user/accessToken", { body: { username: u, password: `${u}-password` } })).body;
 });
 afterAll(() => t.close());
 
@@ -52,26 +67,52 @@ async function annsObject(level: string): Promise<string> {
   expect(r.status).toBe(201);
   if (level === "none") {
     // Nothing can write to a "none" schema through the API: put a row in directly.
-    await t.burrow.envDbs.development.execute({ sql: `INSERT INTO o_none (none_id, text, collaborators, createddate, lastmoddate, sm_owner) VALUES (?, 'x', '["dee"]', 1, 1, 'user/ann')`, args: [r.body.open_id] });
+    await t.burrow.envDbs.development.execute({
+      sql: `INSERT INTO o_none (none_id, text, collaborators, createddate, lastmoddate, sm_owner) VALUES (?, 'x', '["dee"]', 1, 1, 'user/ann')`,
+      args: [r.body.open_id],
+    });
   }
   return r.body[`${level === "none" ? "open" : level}_id`];
 }
 
-const ok = (r: TestResponse) => r.status >= 200 && r.status < 300;
 function expectDenied(r: TestResponse, status: number, error: string, what: string) {
   expect([what, r.status, r.body?.error]).toEqual([what, status, error]);
 }
 
 describe("the denial matrix", () => {
   const cases: [string, Who, "ok" | [number, string] | "404"][] = [
-    ["open", "anonymous", "ok"], ["open", "unrelated", "ok"], ["open", "qualifying", "ok"], ["open", "app", "ok"],
-    ["private", "anonymous", [401, "Insufficient authorization"]], ["private", "unrelated", [401, "Insufficient authorization"]], ["private", "qualifying", [401, "Insufficient authorization"]], ["private", "app", "ok"],
-    ["logged", "anonymous", [401, "Insufficient authorization"]], ["logged", "unrelated", "ok"], ["logged", "qualifying", "ok"], ["logged", "app", "ok"],
-    ["owner", "anonymous", [401, "Insufficient authorization"]], ["owner", "unrelated", "404"], ["owner", "qualifying", "ok"], ["owner", "app", "ok"],
-    ["role", "anonymous", [401, "Insufficient authorization"]], ["role", "unrelated", [401, "Insufficient authorization"]], ["role", "qualifying", "ok"], ["role", "app", "ok"],
-    ["rel", "anonymous", [401, "Insufficient authorization"]], ["rel", "unrelated", "404"], ["rel", "qualifying", "ok"], ["rel", "app", "ok"],
-    ["ownerrel", "anonymous", [401, "Insufficient authorization"]], ["ownerrel", "unrelated", "404"], ["ownerrel", "qualifying", "ok"], ["ownerrel", "app", "ok"],
-    ["none", "anonymous", [405, "Invalid HTTP method"]], ["none", "unrelated", [405, "Invalid HTTP method"]], ["none", "qualifying", [405, "Invalid HTTP method"]], ["none", "app", [405, "Invalid HTTP method"]],
+    ["open", "anonymous", "ok"],
+    ["open", "unrelated", "ok"],
+    ["open", "qualifying", "ok"],
+    ["open", "app", "ok"],
+    ["private", "anonymous", [401, "Insufficient authorization"]],
+    ["private", "unrelated", [401, "Insufficient authorization"]],
+    ["private", "qualifying", [401, "Insufficient authorization"]],
+    ["private", "app", "ok"],
+    ["logged", "anonymous", [401, "Insufficient authorization"]],
+    ["logged", "unrelated", "ok"],
+    ["logged", "qualifying", "ok"],
+    ["logged", "app", "ok"],
+    ["owner", "anonymous", [401, "Insufficient authorization"]],
+    ["owner", "unrelated", "404"],
+    ["owner", "qualifying", "ok"],
+    ["owner", "app", "ok"],
+    ["role", "anonymous", [401, "Insufficient authorization"]],
+    ["role", "unrelated", [401, "Insufficient authorization"]],
+    ["role", "qualifying", "ok"],
+    ["role", "app", "ok"],
+    ["rel", "anonymous", [401, "Insufficient authorization"]],
+    ["rel", "unrelated", "404"],
+    ["rel", "qualifying", "ok"],
+    ["rel", "app", "ok"],
+    ["ownerrel", "anonymous", [401, "Insufficient authorization"]],
+    ["ownerrel", "unrelated", "404"],
+    ["ownerrel", "qualifying", "ok"],
+    ["ownerrel", "app", "ok"],
+    ["none", "anonymous", [405, "Invalid HTTP method"]],
+    ["none", "unrelated", [405, "Invalid HTTP method"]],
+    ["none", "qualifying", [405, "Invalid HTTP method"]],
+    ["none", "app", [405, "Invalid HTTP method"]],
   ];
   for (const [level, who, expected] of cases) {
     test(`${level} / ${who}: read, update, delete`, async () => {
@@ -87,17 +128,31 @@ describe("the denial matrix", () => {
         expectDenied(del, 404, "This object does not exist", "delete");
         expect((await app("GET", `/${level}/${id}`)).body.text).toBe("ann's");
       } else {
-        for (const [what, r] of [["read", read], ["update", update], ["delete", del]] as const) expectDenied(r, expected[0], expected[1], what);
+        for (const [what, r] of [
+          ["read", read],
+          ["update", update],
+          ["delete", del],
+        ] as const)
+          expectDenied(r, expected[0], expected[1], what);
       }
     });
   }
 
   test("create: owner and relationship schemas need a login only; the rest as for reads", async () => {
     const expectations: [string, Who, number][] = [
-      ["owner", "anonymous", 401], ["owner", "unrelated", 201], ["rel", "unrelated", 201], ["ownerrel", "unrelated", 201],
-      ["logged", "anonymous", 401], ["private", "unrelated", 401], ["private", "app", 201], ["role", "unrelated", 401], ["role", "qualifying", 201], ["none", "app", 405],
+      ["owner", "anonymous", 401],
+      ["owner", "unrelated", 201],
+      ["rel", "unrelated", 201],
+      ["ownerrel", "unrelated", 201],
+      ["logged", "anonymous", 401],
+      ["private", "unrelated", 401],
+      ["private", "app", 201],
+      ["role", "unrelated", 401],
+      ["role", "qualifying", 201],
+      ["none", "app", 405],
     ];
-    for (const [level, who, status] of expectations) expect([level, who, (await as(who, level, "POST", `/${level}`, { text: "new" })).status]).toEqual([level, who, status]);
+    for (const [level, who, status] of expectations)
+      expect([level, who, (await as(who, level, "POST", `/${level}`, { text: "new" })).status]).toEqual([level, who, status]);
   });
 });
 
@@ -128,18 +183,36 @@ describe("lists, counts and sm_owner", () => {
 
 describe("relations, expand, upsert and cascade respect every schema's permissions", () => {
   test("expand shows only related objects the caller may read; the rest stay keys", async () => {
-    await t.admin("PUT", "/schemas/board", { fields: { items: { type: "relationship", schema: "owner", many: true }, secret: { type: "relationship", schema: "private" } } });
+    await t.admin("PUT", "/schemas/board", {
+      fields: { items: { type: "relationship", schema: "owner", many: true }, secret: { type: "relationship", schema: "private" } },
+    });
     const a = await annsObject("owner");
     const p = await annsObject("private");
     await t.request("POST", "/board", { body: { board_id: "b1", items: [a], secret: p } });
     const asAnn = (await as("qualifying", "owner", "GET", "/board/b1")).body;
     expect(asAnn.items).toEqual([a]);
-    const expandedAnn = (await t.request("GET", "/board?board_id=b1", { headers: { "x-service-expand": "1", authorization: macAuth(creds.ann!, "GET", "/board?board_id=b1") } })).body[0];
+    const expandedAnn = (
+      await t.request("GET", "/board?board_id=b1", {
+        headers: { "x-service-expand": "1", authorization: macAuth(creds.ann!, "GET", "/board?board_id=b1") },
+      })
+    ).body[0];
     expect(expandedAnn.items[0].text).toBe("ann's");
     expect(expandedAnn.secret).toBe(p);
-    const expandedBob = (await t.request("GET", "/board?board_id=b1", { headers: { "x-service-expand": "1", authorization: macAuth(creds.bob!, "GET", "/board?board_id=b1") } })).body[0];
+    const expandedBob = (
+      await t.request("GET", "/board?board_id=b1", {
+        headers: { "x-service-expand": "1", authorization: macAuth(creds.bob!, "GET", "/board?board_id=b1") },
+      })
+    ).body[0];
     expect(expandedBob.items).toEqual([a]);
-    const expandedApp = (await t.request("GET", "/board?board_id=b1", { key: null, headers: { "x-service-expand": "1", authorization: oauthAuth(KEYS.devPublic, KEYS.devPrivate, "GET", "http://localhost/board?board_id=b1") } })).body[0];
+    const expandedApp = (
+      await t.request("GET", "/board?board_id=b1", {
+        key: null,
+        headers: {
+          "x-service-expand": "1",
+          authorization: oauthAuth(KEYS.devPublic, KEYS.devPrivate, "GET", "http://localhost/board?board_id=b1"),
+        },
+      })
+    ).body[0];
     expect(expandedApp.secret.text).toBe("ann's");
   });
 
@@ -147,14 +220,19 @@ describe("relations, expand, upsert and cascade respect every schema's permissio
     const a = await annsObject("owner");
     const p = await annsObject("private");
     await t.request("POST", "/board", { body: { board_id: "k1", items: [a], secret: p } });
-    const read = (who: string) => t.request("GET", "/board/k1", { headers: { "x-service-expand": "1", authorization: macAuth(creds[who]!, "GET", "/board/k1") } });
+    const read = (who: string) =>
+      t.request("GET", "/board/k1", { headers: { "x-service-expand": "1", authorization: macAuth(creds[who]!, "GET", "/board/k1") } });
     const ann = (await read("ann")).body;
     expect([ann.items[0].text, ann.secret]).toEqual(["ann's", p]);
     expect((await read("bob")).body.items).toEqual([a]);
-    const asApp = await t.request("GET", "/board/k1", { key: null, headers: { "x-service-expand": "1", authorization: oauthAuth(KEYS.devPublic, KEYS.devPrivate, "GET", "http://localhost/board/k1") } });
+    const asApp = await t.request("GET", "/board/k1", {
+      key: null,
+      headers: { "x-service-expand": "1", authorization: oauthAuth(KEYS.devPublic, KEYS.devPrivate, "GET", "http://localhost/board/k1") },
+    });
     expect(asApp.body.secret.text).toBe("ann's");
     // An object outside the caller's read scope is not found, with or without a shape.
-    const hidden = (who: string, headers: Record<string, string>) => t.request("GET", `/owner/${a}`, { headers: { ...headers, authorization: macAuth(creds[who]!, "GET", `/owner/${a}`) } });
+    const hidden = (who: string, headers: Record<string, string>) =>
+      t.request("GET", `/owner/${a}`, { headers: { ...headers, authorization: macAuth(creds[who]!, "GET", `/owner/${a}`) } });
     expect((await hidden("bob", {})).status).toBe(404);
     expect((await hidden("bob", { "x-service-select": "text" })).status).toBe(404);
     expect((await hidden("ann", { "x-service-select": "text" })).body).toEqual({ owner_id: a, text: "ann's" });
@@ -166,7 +244,9 @@ describe("relations, expand, upsert and cascade respect every schema's permissio
     expect((await as("anonymous", "owner", "PUT", `/owner/${a}/collaborators`, ["bob"])).status).toBe(401);
     expect((await as("qualifying", "owner", "PUT", `/owner/${a}/collaborators`, ["bob"])).body.collaborators).toEqual(["dee", "bob"]);
     await t.request("POST", "/board", { body: { board_id: "b2", items: [a] } });
-    const pull = await t.request("DELETE", `/board/b2/items/${a}`, { headers: { "x-service-cascadedelete": "true", authorization: macAuth(creds.bob!, "DELETE", `/board/b2/items/${a}`) } });
+    const pull = await t.request("DELETE", `/board/b2/items/${a}`, {
+      headers: { "x-service-cascadedelete": "true", authorization: macAuth(creds.bob!, "DELETE", `/board/b2/items/${a}`) },
+    });
     expect(pull.status).toBe(200);
     expect((await t.request("GET", "/board/b2")).body.items).toEqual([]);
     expect((await app("GET", `/owner/${a}`)).status).toBe(200);

@@ -12,25 +12,46 @@ let owner: string;
 beforeAll(async () => {
   t = await makeTestApp();
   const put = await t.admin("PUT", "/schemas/item", {
-    fields: { title: { type: "string" }, n: { type: "integer" }, done: { type: "boolean" }, tags: { type: "array", items: "string" }, at: { type: "geopoint" }, secret_note: { type: "string" } },
+    fields: {
+      title: { type: "string" },
+      n: { type: "integer" },
+      done: { type: "boolean" },
+      tags: { type: "array", items: "string" },
+      at: { type: "geopoint" },
+      secret_note: { type: "string" },
+    },
     permissions: { create: "none", read: "none", update: "none", delete: "none" },
     indexes: [["n"]],
   });
   expect(put.status).toBe(201);
   owner = (await t.request("POST", "/_admin/api/login", { body: ADMIN, key: null, version: null })).body.token;
   expect((await as(owner, "POST", "/admins", { email: "v@example.com", password: "viewer pass 1", role: "viewer" })).status).toBe(201);
-  viewer = (await t.request("POST", "/_admin/api/login", { body: { email: "v@example.com", password: "viewer pass 1" }, key: null, version: null })).body.token;
+  viewer = (
+    await t.request("POST", "/_admin/api/login", { body: { email: "v@example.com", password: "viewer pass 1" }, key: null, version: null })
+  ).body.token;
 });
 afterAll(() => t.close());
 
 function as(token: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<TestResponse> {
-  return t.request(method, `/_admin/api${path}`, { body, key: null, version: null, headers: { authorization: `Bearer ${token}`, ...headers } });
+  return t.request(method, `/_admin/api${path}`, {
+    body,
+    key: null,
+    version: null,
+    headers: { authorization: `Bearer ${token}`, ...headers },
+  });
 }
 const adm = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => as(owner, method, path, body, headers);
 
 describe("data browser", () => {
   test("creates, reads, updates and deletes where every permission is none (the server itself)", async () => {
-    const c = await adm("POST", "/data/development/item", { item_id: "a1", title: "first", n: 1, done: false, tags: ["x"], at: { lat: 52.5, lon: 13.4 } });
+    const c = await adm("POST", "/data/development/item", {
+      item_id: "a1",
+      title: "first",
+      n: 1,
+      done: false,
+      tags: ["x"],
+      at: { lat: 52.5, lon: 13.4 },
+    });
     expect(c.status).toBe(201);
     expect(c.body).toMatchObject({ item_id: "a1", title: "first", n: 1, at: { lat: 52.5, lon: 13.4 } });
     expect((await adm("GET", "/data/development/item/a1")).body.title).toBe("first");
@@ -44,12 +65,25 @@ describe("data browser", () => {
   });
 
   test("lists with the public query syntax; Range pages are counted only with _count=true", async () => {
-    for (let i = 0; i < 30; i++) expect((await adm("POST", "/data/development/item", { item_id: `k${String(i).padStart(2, "0")}`, title: `t${i}`, n: i, done: i % 2 === 0 })).status).toBe(201);
+    for (let i = 0; i < 30; i++)
+      expect(
+        (
+          await adm("POST", "/data/development/item", {
+            item_id: `k${String(i).padStart(2, "0")}`,
+            title: `t${i}`,
+            n: i,
+            done: i % 2 === 0,
+          })
+        ).status,
+      ).toBe(201);
     const page = await adm("GET", "/data/development/item?done=true", undefined, { range: "objects=0-4", "x-service-orderby": "n:desc" });
     expect(page.status).toBe(206);
     expect(page.headers.get("content-range")).toBe("objects 0-4/*");
     expect(page.body.map((o: { n: number }) => o.n)).toEqual([28, 26, 24, 22, 20]);
-    const counted = await adm("GET", "/data/development/item?done=true&_count=true", undefined, { range: "objects=5-9", "x-service-orderby": "n:desc" });
+    const counted = await adm("GET", "/data/development/item?done=true&_count=true", undefined, {
+      range: "objects=5-9",
+      "x-service-orderby": "n:desc",
+    });
     expect(counted.headers.get("content-range")).toBe("objects 5-9/15");
     const filtered = await adm("GET", "/data/development/item?n[gte]=25&n[lt]=28", undefined, { "x-service-select": "n" });
     expect(filtered.status).toBe(200);
@@ -72,9 +106,19 @@ describe("data browser", () => {
     expect((await adm("POST", "/data/development/item", [{ title: "batch" }])).status).toBe(400);
     expect((await adm("POST", "/data/development/item", { n: "not a number" })).status).toBe(400);
     expect((await adm("POST", "/data/development/item", { undeclared: 1 })).status).toBe(400);
-    const proto = await t.request("POST", "/_admin/api/data/development/item", { raw: '{"__proto__": {"x": 1}, "title": "p"}', key: null, version: null, headers: { authorization: `Bearer ${owner}`, "content-type": "application/json" } });
+    const proto = await t.request("POST", "/_admin/api/data/development/item", {
+      raw: '{"__proto__": {"x": 1}, "title": "p"}',
+      key: null,
+      version: null,
+      headers: { authorization: `Bearer ${owner}`, "content-type": "application/json" },
+    });
     expect([201, 400]).toContain(proto.status);
-    const malformed = await t.request("POST", "/_admin/api/data/development/item", { raw: "{", key: null, version: null, headers: { authorization: `Bearer ${owner}`, "content-type": "application/json" } });
+    const malformed = await t.request("POST", "/_admin/api/data/development/item", {
+      raw: "{",
+      key: null,
+      version: null,
+      headers: { authorization: `Bearer ${owner}`, "content-type": "application/json" },
+    });
     expect(malformed.status).toBe(400);
     expect((await adm("PUT", "/data/development/item/missing", { title: "x" })).status).toBe(404);
   });
@@ -132,9 +176,20 @@ describe("custom code test calls", () => {
     const source = `export const methods = [
       { name: "echo", params: ["who"], execute(req) { return { body: { who: req.params.who ?? null, body: req.body, verb: req.verb } }; } },
     ];`;
-    const up = await t.request("PUT", "/_admin/api/code", { raw: source, key: null, version: null, headers: { authorization: `Bearer ${owner}`, "content-type": "application/javascript" } });
+    const up = await t.request("PUT", "/_admin/api/code", {
+      raw: source,
+      key: null,
+      version: null,
+      headers: { authorization: `Bearer ${owner}`, "content-type": "application/javascript" },
+    });
     expect(up.status).toBe(200);
-    const r = await adm("POST", "/code/call", { env: "development", method: "echo", verb: "POST", params: { who: "ann" }, body: '{"a":1}' });
+    const r = await adm("POST", "/code/call", {
+      env: "development",
+      method: "echo",
+      verb: "POST",
+      params: { who: "ann" },
+      body: '{"a":1}',
+    });
     expect(r.status).toBe(200);
     expect(r.body.status).toBe(200);
     expect(JSON.parse(r.body.body)).toMatchObject({ who: "ann", verb: "POST" });

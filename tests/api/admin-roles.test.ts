@@ -37,11 +37,21 @@ async function login(a: { email: string; password: string }): Promise<string> {
 }
 
 function as(token: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<TestResponse> {
-  return t.request(method, `/_admin/api${path}`, { body, key: null, version: null, headers: { authorization: `Bearer ${token}`, ...headers } });
+  return t.request(method, `/_admin/api${path}`, {
+    body,
+    key: null,
+    version: null,
+    headers: { authorization: `Bearer ${token}`, ...headers },
+  });
 }
 
 function raw(token: string, method: string, path: string, text: string): Promise<TestResponse> {
-  return t.request(method, `/_admin/api${path}`, { raw: text, key: null, version: null, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" } });
+  return t.request(method, `/_admin/api${path}`, {
+    raw: text,
+    key: null,
+    version: null,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+  });
 }
 
 describe("roles against the admin API", () => {
@@ -80,7 +90,10 @@ describe("roles against the admin API", () => {
         expect([role, r.status]).toEqual([role, statuses[i]!]);
         if (r.status === 403) {
           const need = path.match(/^\/(keys|settings|admins|mail)/) ? "owner" : "editor";
-          if (method !== "HEAD") expect(r.body).toEqual({ error: `this needs the ${need} role; ${role}@example.com is ${role === "editor" ? "an" : "a"} ${role}` });
+          if (method !== "HEAD")
+            expect(r.body).toEqual({
+              error: `this needs the ${need} role; ${role}@example.com is ${role === "editor" ? "an" : "a"} ${role}`,
+            });
         }
       }
     });
@@ -99,7 +112,12 @@ describe("roles against the admin API", () => {
     expect(routes.length).toBeGreaterThan(40);
     for (const r of routes) {
       const path = r.path.replace(/:[a-z]+/gi, "x");
-      const res = await t.request(r.method, path, { key: null, version: null, headers: { "content-type": "application/json" }, raw: r.method === "GET" ? undefined : "{}" });
+      const res = await t.request(r.method, path, {
+        key: null,
+        version: null,
+        headers: { "content-type": "application/json" },
+        raw: r.method === "GET" ? undefined : "{}",
+      });
       expect([r.method, r.path, res.status]).toEqual([r.method, r.path, 401]);
     }
   });
@@ -112,7 +130,8 @@ describe("roles against the admin API", () => {
   });
 
   test("a path spelled differently reaches no owner-only route", async () => {
-    for (const path of ["/%6beys", "/keys/", "//keys", "/KEYS"]) expect([path, (await as(tokens.viewer!, "GET", path)).status]).not.toEqual([path, 200]);
+    for (const path of ["/%6beys", "/keys/", "//keys", "/KEYS"])
+      expect([path, (await as(tokens.viewer!, "GET", path)).status]).not.toEqual([path, 200]);
   });
 
   test("a viewer may read data through the admin user routes but not change it", async () => {
@@ -137,7 +156,9 @@ describe("the guard in another route file", () => {
     const neighbour = new Elysia().get("/_admin/api/neighbour", () => json({ free: true }));
     const app = new Elysia().use(things).use(others).use(neighbour);
     const call = async (method: string, path: string, token?: string) => {
-      const r = await app.handle(new Request(`http://localhost/_admin/api${path}`, { method, headers: token ? { authorization: `Bearer ${token}` } : {} }));
+      const r = await app.handle(
+        new Request(`http://localhost/_admin/api${path}`, { method, headers: token ? { authorization: `Bearer ${token}` } : {} }),
+      );
       return { status: r.status, body: await r.json().catch(() => null) };
     };
     expect((await call("GET", "/things")).status).not.toBe(200);
@@ -156,7 +177,12 @@ describe("admins API", () => {
   test("me names the admin, its role and the token's expiry (12 hours)", async () => {
     for (const role of ["owner", "editor", "viewer"]) {
       const r = await as(tokens[role]!, "GET", "/me");
-      expect(r.body).toEqual({ id: ids[role], email: role === "owner" ? ADMIN.email : `${role}@example.com`, role, expiresAt: expect.any(String) });
+      expect(r.body).toEqual({
+        id: ids[role],
+        email: role === "owner" ? ADMIN.email : `${role}@example.com`,
+        role,
+        expiresAt: expect.any(String),
+      });
       const left = Date.parse(r.body.expiresAt) - Date.now();
       expect(left).toBeGreaterThan(11.9 * 3600_000);
       expect(left).toBeLessThanOrEqual(12 * 3600_000);
@@ -167,7 +193,13 @@ describe("admins API", () => {
     const r = await as(tokens.owner!, "GET", "/admins");
     expect(r.status).toBe(200);
     const byEmail = Object.fromEntries(r.body.map((a: any) => [a.email, a]));
-    expect(byEmail[ADMIN.email]).toEqual({ id: ids.owner, email: ADMIN.email, role: "owner", created: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), updated: expect.any(String) });
+    expect(byEmail[ADMIN.email]).toEqual({
+      id: ids.owner,
+      email: ADMIN.email,
+      role: "owner",
+      created: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      updated: expect.any(String),
+    });
     expect(byEmail[EDITOR.email].role).toBe("editor");
     expect(r.text).not.toContain("argon2");
     expect(r.text).not.toContain("password");
@@ -195,10 +227,20 @@ describe("admins API", () => {
       expect([body, r.status]).toEqual([body, 400]);
       expect(r.body.error).toContain(msg);
     }
-    const proto = await raw(tokens.owner!, "POST", "/admins", '{"email": "p@example.com", "password": "long enough", "role": "viewer", "__proto__": {"role": "owner"}}');
+    const proto = await raw(
+      tokens.owner!,
+      "POST",
+      "/admins",
+      '{"email": "p@example.com", "password": "long enough", "role": "viewer", "__proto__": {"role": "owner"}}',
+    );
     expect(proto.status).toBe(400);
     expect(proto.body.error).toContain("unknown member");
-    const protoOnly = await raw(tokens.owner!, "POST", "/admins", '{"__proto__": {"email": "p@example.com", "password": "long enough", "role": "owner"}}');
+    const protoOnly = await raw(
+      tokens.owner!,
+      "POST",
+      "/admins",
+      '{"__proto__": {"email": "p@example.com", "password": "long enough", "role": "owner"}}',
+    );
     expect(protoOnly.status).toBe(400);
     expect(({} as any).role).toBeUndefined();
     expect((await raw(tokens.owner!, "POST", "/admins", "{not json")).status).toBe(400);
@@ -211,7 +253,13 @@ describe("admins API", () => {
     expect(taken.status).toBe(409);
     expect(taken.body.error).toBe("an admin with email editor@example.com already exists");
 
-    for (const [body, msg] of [[{}, "send role, password or both"], [{ role: "boss" }, "role"], [{ password: "short" }, "password must be"], [{ email: "a@b.c" }, "unknown member"], [{ role: ["owner"] }, "body.role"]] as [unknown, string][]) {
+    for (const [body, msg] of [
+      [{}, "send role, password or both"],
+      [{ role: "boss" }, "role"],
+      [{ password: "short" }, "password must be"],
+      [{ email: "a@b.c" }, "unknown member"],
+      [{ role: ["owner"] }, "body.role"],
+    ] as [unknown, string][]) {
       const r = await as(tokens.owner!, "PUT", `/admins/${ids.viewer}`, body);
       expect([body, r.status]).toEqual([body, 400]);
       expect(r.body.error).toContain(msg);
@@ -253,7 +301,9 @@ describe("admins API", () => {
     expect((await as(tokens.owner!, "DELETE", `/admins/${made.body.id}`)).status).toBe(200);
     expect((await as(secondToken, "GET", "/me")).status).toBe(401);
     expect((await as(tokens.owner!, "DELETE", `/admins/${made.body.id}`)).status).toBe(404);
-    expect((await as(tokens.owner!, "GET", "/admins")).body.filter((a: any) => a.role === "owner").map((a: any) => a.email)).toEqual([ADMIN.email]);
+    expect((await as(tokens.owner!, "GET", "/admins")).body.filter((a: any) => a.role === "owner").map((a: any) => a.email)).toEqual([
+      ADMIN.email,
+    ]);
   });
 
   test("logout ends that token only", async () => {
@@ -277,7 +327,9 @@ describe("admins API", () => {
     expect((await as(tokens.owner!, "PUT", `/admins/${made.body.id}`, { password: "second password" })).status).toBe(200);
     expect((await as(one, "GET", "/me")).status).toBe(401);
     expect((await as(two, "GET", "/me")).status).toBe(401);
-    expect((await t.request("POST", "/_admin/api/login", { body: { email: a.email, password: a.password }, key: null, version: null })).status).toBe(401);
+    expect(
+      (await t.request("POST", "/_admin/api/login", { body: { email: a.email, password: a.password }, key: null, version: null })).status,
+    ).toBe(401);
     // Owners changing their own password stay signed in with this token; their others end.
     const ownerOther = await login(ADMIN);
     const r = await as(tokens.owner!, "PUT", `/admins/${ids.owner}`, { password: "a new owner password" });
@@ -294,7 +346,10 @@ describe("admins API", () => {
   test("an expired token is 401", async () => {
     const token = "expired-token-for-the-test";
     const digest = new Bun.CryptoHasher("sha256").update(token).digest("hex");
-    await t.burrow.system.execute({ sql: "INSERT INTO admin_tokens (token_hash, admin_id, expires) VALUES (?, ?, ?)", args: [digest, ids.owner!, Date.now() - 1] });
+    await t.burrow.system.execute({
+      sql: "INSERT INTO admin_tokens (token_hash, admin_id, expires) VALUES (?, ?, ?)",
+      args: [digest, ids.owner!, Date.now() - 1],
+    });
     const r = await as(token, "GET", "/me");
     expect(r.status).toBe(401);
     expect(r.headers.get("www-authenticate")).toContain("Bearer");
@@ -320,7 +375,9 @@ describe("existing admins", () => {
       await first.close();
       // Back to the schema before roles, as an older Burrow left it (on whichever store the suite runs).
       const store = await openStore(location);
-      await store.system.executeMultiple("DROP INDEX admin_tokens_by_admin; ALTER TABLE admins DROP COLUMN role; UPDATE schema_version SET version = 2;");
+      await store.system.executeMultiple(
+        "DROP INDEX admin_tokens_by_admin; ALTER TABLE admins DROP COLUMN role; UPDATE schema_version SET version = 2;",
+      );
       store.close();
       const second = await makeTestApp({ dir, env: { BURROW_ADMIN_EMAIL: "", BURROW_ADMIN_PASSWORD: "" } });
       expect((await second.burrow.admins.list()).map((a) => [a.email, a.role])).toEqual([[ADMIN.email, "owner"]]);
@@ -350,7 +407,14 @@ describe("test mail", () => {
   });
 
   test("through SMTP when a host is set; a refused login is 502 with the server's error and no password", async () => {
-    const smtpSettings = { host: "127.0.0.1", port: smtp.port, secure: false, user: SMTP_USER, password: SMTP_PASSWORD, from: "App <app@example.com>" };
+    const smtpSettings = {
+      host: "127.0.0.1",
+      port: smtp.port,
+      secure: false,
+      user: SMTP_USER,
+      password: SMTP_PASSWORD,
+      from: "App <app@example.com>",
+    };
     expect((await as(tokens.owner!, "PUT", "/settings/development", { smtp: smtpSettings })).status).toBe(200);
     const r = await as(tokens.owner!, "POST", "/mail/test", { env: "development", to: "ops@example.com" });
     expect(r.body).toEqual({ sent: true, via: "smtp" });

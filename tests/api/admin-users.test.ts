@@ -12,18 +12,37 @@ beforeAll(async () => {
   t = await makeTestApp();
   const user = (await t.admin("GET", "/schemas/user")).body;
   await t.admin("PUT", "/schemas/user", { ...user, user: { ...user.user, forgotPassword: true } });
-  await t.admin("PUT", "/schemas/member", { fields: { pw: { type: "password" }, mail: { type: "string" } }, user: { key: "login", password: "pw", email: "mail" } });
+  await t.admin("PUT", "/schemas/member", {
+    fields: { pw: { type: "password" }, mail: { type: "string" } },
+    user: { key: "login", password: "pw", email: "mail" },
+  });
   await t.admin("PUT", "/schemas/note", { fields: { text: { type: "string" } } });
-  await t.request("POST", "/user", { body: [{ username: "ann", password: "ann-password", email: "ann@example.com" }, { username: "bob", password: "bob-password" }] });
+  await t.request("POST", "/user", {
+    body: [
+      { username: "ann", password: "ann-password", email: "ann@example.com" },
+      { username: "bob", password: "bob-password" },
+    ],
+  });
   await t.request("POST", "/member", { body: { login: "m1", pw: "member-pw", mail: "m1@example.com" } });
   await t.admin("POST", "/admins", { email: "viewer@example.com", password: "viewer password", role: "viewer" });
-  viewer = (await t.request("POST", "/_admin/api/login", { body: { email: "viewer@example.com", password: "viewer password" }, key: null, version: null })).body.token;
+  viewer = (
+    await t.request("POST", "/_admin/api/login", {
+      body: { email: "viewer@example.com", password: "viewer password" },
+      key: null,
+      version: null,
+    })
+  ).body.token;
 });
 afterAll(() => t.close());
 
-const form = (fields: Record<string, string>) => ({ raw: new URLSearchParams(fields).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } });
-const tokenLogin = (username: string, password: string, version = 0) => t.request("POST", "/user/accessToken", { version, ...form({ username, password, token_type: "mac" }) });
-const signedMe = (c: MacCredentials, version = 0) => t.request("GET", "/user/loggedInUser", { version, headers: { authorization: macAuth(c, "GET", "/user/loggedInUser") } });
+const form = (fields: Record<string, string>) => ({
+  raw: new URLSearchParams(fields).toString(),
+  headers: { "content-type": "application/x-www-form-urlencoded" },
+});
+const tokenLogin = (username: string, password: string, version = 0) =>
+  t.request("POST", "/user/accessToken", { version, ...form({ username, password, token_type: "mac" }) });
+const signedMe = (c: MacCredentials, version = 0) =>
+  t.request("GET", "/user/loggedInUser", { version, headers: { authorization: macAuth(c, "GET", "/user/loggedInUser") } });
 const cookieLogin = (username: string, password: string) => t.request("GET", `/user/login?${new URLSearchParams({ username, password })}`);
 const withCookie = (r: TestResponse) => ({ headers: { cookie: r.headers.get("set-cookie")!.split(";")[0]! } });
 
@@ -45,7 +64,9 @@ describe("set a user's password", () => {
     expect((await t.request("POST", "/user/forgotPassword", { body: { username: "ann" } })).status).toBe(200);
     const temp = /is: ([A-Za-z0-9]+)/.exec((await t.admin("GET", "/outbox")).body[0].text)![1]!;
     await t.admin("PUT", "/users/development/user/ann/password", { password: "second admin set" });
-    expect((await t.request("POST", "/user/accessToken", form({ username: "ann", password: temp, new_password: "mine now" }))).status).toBe(401);
+    expect((await t.request("POST", "/user/accessToken", form({ username: "ann", password: temp, new_password: "mine now" }))).status).toBe(
+      401,
+    );
     expect((await tokenLogin("ann", "second admin set")).status).toBe(200);
   });
 
@@ -73,7 +94,9 @@ describe("set a user's password", () => {
       raw: '{"password": "fine", "__proto__": {"x": 1}}',
       key: null,
       version: null,
-      headers: { authorization: `Bearer ${(await t.request("POST", "/_admin/api/login", { body: ADMIN, key: null, version: null })).body.token}` },
+      headers: {
+        authorization: `Bearer ${(await t.request("POST", "/_admin/api/login", { body: ADMIN, key: null, version: null })).body.token}`,
+      },
     });
     expect(proto.status).toBe(400);
     expect((await tokenLogin("bob", "bob-password")).status).toBe(200);
@@ -90,7 +113,16 @@ describe("set a user's password", () => {
       expect([path, r.status]).toEqual([path, 404]);
       expect(r.body.error).toContain(msg);
     }
-    expect((await t.request("PUT", "/_admin/api/users/development/user/bob/password", { body: { password: "x" }, key: null, version: null, headers: { authorization: `Bearer ${viewer}` } })).status).toBe(403);
+    expect(
+      (
+        await t.request("PUT", "/_admin/api/users/development/user/bob/password", {
+          body: { password: "x" },
+          key: null,
+          version: null,
+          headers: { authorization: `Bearer ${viewer}` },
+        })
+      ).status,
+    ).toBe(403);
   });
 });
 
@@ -139,10 +171,22 @@ describe("social links", () => {
       { provider: "social1", subject: "fb-123", created: "2024-01-01T00:00:00.000Z", lastUsed: "2024-01-01T00:00:01.000Z" },
     ]);
     expect(r.text).not.toContain("SECRET");
-    const viewed = await t.request("GET", "/_admin/api/users/development/user/ann/social", { key: null, version: null, headers: { authorization: `Bearer ${viewer}` } });
+    const viewed = await t.request("GET", "/_admin/api/users/development/user/ann/social", {
+      key: null,
+      version: null,
+      headers: { authorization: `Bearer ${viewer}` },
+    });
     expect(viewed.body).toEqual(r.body);
 
-    expect((await t.request("DELETE", "/_admin/api/users/development/user/ann/social/social1", { key: null, version: null, headers: { authorization: `Bearer ${viewer}` } })).status).toBe(403);
+    expect(
+      (
+        await t.request("DELETE", "/_admin/api/users/development/user/ann/social/social1", {
+          key: null,
+          version: null,
+          headers: { authorization: `Bearer ${viewer}` },
+        })
+      ).status,
+    ).toBe(403);
     const gone = await t.admin("DELETE", "/users/development/user/ann/social/oidc%3Aapple");
     expect(gone.status).toBe(200);
     expect(gone.body).toEqual({});

@@ -20,7 +20,11 @@ describe("login", () => {
   test("bad credentials and missing or bad tokens are 401", async () => {
     const bad = await t.request("POST", "/_admin/api/login", { body: { email: ADMIN.email, password: "wrong" }, key: null, version: null });
     expect(bad.status).toBe(401);
-    const unknown = await t.request("POST", "/_admin/api/login", { body: { email: "nobody@example.com", password: "x" }, key: null, version: null });
+    const unknown = await t.request("POST", "/_admin/api/login", {
+      body: { email: "nobody@example.com", password: "x" },
+      key: null,
+      version: null,
+    });
     expect(unknown.status).toBe(401);
     const none = await t.request("GET", "/_admin/api/keys", { key: null, version: null });
     expect(none.status).toBe(401);
@@ -65,7 +69,7 @@ describe("schemas", () => {
       [{ permissions: { read: "everyone" } }, 'permission "read" must be one of'],
       [{ permissions: { read: { relationship: "nope" } } }, 'names "nope", which is not a relationship field'],
       [{ colour: "blue" }, 'unknown property "colour"'],
-      [{ name: "other" }, 'does not match the address'],
+      [{ name: "other" }, "does not match the address"],
       [[], "must be a JSON object"],
       [{ fields: { constructor: { type: "string" } } }, "not a valid field name"],
       [{ fields: { ["__proto__"]: { type: "string" } } }, "not a valid field name"],
@@ -75,17 +79,27 @@ describe("schemas", () => {
       expect([def, r.status]).toEqual([def, 400]);
       expect(r.body.error).toContain(msg);
     }
-    const raw = await t.request("PUT", "/_admin/api/schemas/thing", { raw: '{"fields": {"__proto__": {"type": "string"}}}', key: null, version: null, headers: { authorization: (await bearer()) } });
+    const raw = await t.request("PUT", "/_admin/api/schemas/thing", {
+      raw: '{"fields": {"__proto__": {"type": "string"}}}',
+      key: null,
+      version: null,
+      headers: { authorization: await bearer() },
+    });
     expect(raw.status).toBe(400);
     expect((await t.admin("GET", "/schemas/thing")).status).toBe(404);
   });
 
   test("a schema becomes a typed STRICT table", async () => {
-    const r = await t.admin("PUT", "/schemas/book", { fields: { title: { type: "string" }, pages: { type: "integer" }, where: { type: "geopoint" } }, indexes: [["title"]] });
+    const r = await t.admin("PUT", "/schemas/book", {
+      fields: { title: { type: "string" }, pages: { type: "integer" }, where: { type: "geopoint" } },
+      indexes: [["title"]],
+    });
     expect(r.status).toBe(201);
     expect(r.body.changes).toContain("+ create schema book");
     const sql = await dev().execute("SELECT sql FROM sqlite_schema WHERE name = 'o_book'");
-    expect(String(sql.rows[0]!.sql)).toBe('CREATE TABLE "o_book" ("book_id" TEXT PRIMARY KEY NOT NULL, "title" TEXT, "pages" INTEGER, "where$lat" REAL, "where$lon" REAL, "createddate" INTEGER NOT NULL, "lastmoddate" INTEGER NOT NULL, "sm_owner" TEXT) STRICT');
+    expect(String(sql.rows[0]!.sql)).toBe(
+      'CREATE TABLE "o_book" ("book_id" TEXT PRIMARY KEY NOT NULL, "title" TEXT, "pages" INTEGER, "where$lat" REAL, "where$lon" REAL, "createddate" INTEGER NOT NULL, "lastmoddate" INTEGER NOT NULL, "sm_owner" TEXT) STRICT',
+    );
     const again = await t.admin("PUT", "/schemas/book", r.body);
     expect(again.status).toBe(400); // "changes" is not part of a definition
     const { changes, ...def } = r.body;
@@ -161,7 +175,9 @@ describe("deploy", () => {
     expect(viaV2.body.plays).toBeUndefined();
     const viaV1 = await t.request("GET", "/song/s1", { version: v1 });
     expect(viaV1.body.plays).toBe(5);
-    expect((await t.admin("GET", `/schemas?version=${v1}`)).body.find((d: any) => d.name === "song").fields.plays).toEqual({ type: "integer" });
+    expect((await t.admin("GET", `/schemas?version=${v1}`)).body.find((d: any) => d.name === "song").fields.plays).toEqual({
+      type: "integer",
+    });
 
     const history = await t.admin("GET", "/deploys");
     expect(history.body.map((h: any) => h.version).slice(0, 2)).toEqual([v1 + 1, v1]);
@@ -198,7 +214,10 @@ describe("settings", () => {
     expect(d.body.smtp.password).toEqual({ set: false });
     expect((await t.admin("GET", "/settings/production")).body.cors.origins).toEqual([]);
 
-    const put = await t.admin("PUT", "/settings/production", { smtp: { host: "127.0.0.1", password: "hunter2" }, cors: { origins: ["https://app.example.com"] } });
+    const put = await t.admin("PUT", "/settings/production", {
+      smtp: { host: "127.0.0.1", password: "hunter2" },
+      cors: { origins: ["https://app.example.com"] },
+    });
     expect(put.status).toBe(200);
     expect(put.body.smtp).toMatchObject({ host: "127.0.0.1", password: { set: true } });
     expect(JSON.stringify(put.body)).not.toContain("hunter2");
@@ -214,7 +233,16 @@ describe("settings", () => {
   });
 
   test("unknown keys and wrong types are 400", async () => {
-    const cases: unknown[] = [{ smtp: { hots: "x" } }, { smtp: { port: "25" } }, { smtp: { port: 70000 } }, { cors: { origins: "*" } }, { nope: 1 }, [1], "x", JSON.parse('{"__proto__": {"polluted": true}}')];
+    const cases: unknown[] = [
+      { smtp: { hots: "x" } },
+      { smtp: { port: "25" } },
+      { smtp: { port: 70000 } },
+      { cors: { origins: "*" } },
+      { nope: 1 },
+      [1],
+      "x",
+      JSON.parse('{"__proto__": {"polluted": true}}'),
+    ];
     for (const c of cases) expect([c, (await t.admin("PUT", "/settings/development", c)).status]).toEqual([c, 400]);
     expect(({} as any).polluted).toBeUndefined();
     expect((await t.admin("GET", "/settings/staging")).status).toBe(404);

@@ -2,17 +2,25 @@
 // user, single sessions, and MAC-signed requests (window, replay, environment, method override, proxies).
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { KEYS, makeTestApp, type TestApp } from "../helpers/app.ts";
+import { makeTestApp, type TestApp } from "../helpers/app.ts";
 import { macAuth, type MacCredentials } from "../helpers/sign.ts";
 
 let t: TestApp;
 beforeAll(async () => {
   t = await makeTestApp();
-  await t.request("POST", "/user", { body: [{ username: "ann", password: "ann-password", email: "ann@example.com" }, { username: "bob", password: "bob-password" }] });
+  await t.request("POST", "/user", {
+    body: [
+      { username: "ann", password: "ann-password", email: "ann@example.com" },
+      { username: "bob", password: "bob-password" },
+    ],
+  });
 });
 afterAll(() => t.close());
 
-const form = (fields: Record<string, string>) => ({ raw: new URLSearchParams(fields).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } });
+const form = (fields: Record<string, string>) => ({
+  raw: new URLSearchParams(fields).toString(),
+  headers: { "content-type": "application/x-www-form-urlencoded" },
+});
 async function login(username = "ann", password = `${username}-password`): Promise<any> {
   const r = await t.request("POST", "/user/accessToken", form({ username, password, token_type: "mac" }));
   expect(r.status).toBe(200);
@@ -25,7 +33,15 @@ function signed(creds: MacCredentials, method: string, path: string, extra: Reco
 describe("login", () => {
   test("the token response, field for field", async () => {
     const r = await login();
-    expect(Object.keys(r).sort()).toEqual(["access_token", "expires_in", "mac_algorithm", "mac_key", "refresh_token", "service", "token_type"]);
+    expect(Object.keys(r).sort()).toEqual([
+      "access_token",
+      "expires_in",
+      "mac_algorithm",
+      "mac_key",
+      "refresh_token",
+      "service",
+      "token_type",
+    ]);
     expect(r.access_token).toMatch(/^[A-Za-z0-9]{48}$/);
     expect(r.mac_key).toMatch(/^[A-Za-z0-9]{32}$/);
     expect(r.refresh_token).toMatch(/^[A-Za-z0-9]{48}$/);
@@ -44,7 +60,12 @@ describe("login", () => {
   });
 
   test("wrong credentials: 401 access_denied with a description; unknown users alike", async () => {
-    for (const [u, p] of [["ann", "nope"], ["ghost", "whatever"], ["", ""], ["ann", ""]]) {
+    for (const [u, p] of [
+      ["ann", "nope"],
+      ["ghost", "whatever"],
+      ["", ""],
+      ["ann", ""],
+    ]) {
       const r = await t.request("POST", "/user/accessToken", form({ username: u!, password: p! }));
       expect(r.status).toBe(401);
       expect(r.body.error).toBe("access_denied");
@@ -74,14 +95,18 @@ describe("MAC-signed requests", () => {
     const path = "/note?text[ne]=a%20b&text[in]=mine,other";
     expect((await t.request("GET", path, signed(c, "GET", path))).status).toBe(200);
     const ios = macAuth(c, "GET", "/note?text[ne]=a%20b&text[in]=mine,other".replace("[", "[").replace("%5B", "["));
-    expect((await t.request("GET", "/note?text%5Bne%5D=a%20b&text%5Bin%5D=mine,other", { headers: { authorization: ios } })).status).toBe(200);
+    expect((await t.request("GET", "/note?text%5Bne%5D=a%20b&text%5Bin%5D=mine,other", { headers: { authorization: ios } })).status).toBe(
+      200,
+    );
   });
 
   test("tampering, another host or port, or a missing API key are refused", async () => {
     const c = await login();
     const auth = macAuth(c, "GET", "/note");
     expect((await t.request("GET", "/note?x=1", { headers: { authorization: auth } })).status).toBe(401);
-    expect((await t.request("GET", "/note", { headers: { authorization: macAuth(c, "GET", "/note", { host: "evil.example" }) } })).status).toBe(401);
+    expect(
+      (await t.request("GET", "/note", { headers: { authorization: macAuth(c, "GET", "/note", { host: "evil.example" }) } })).status,
+    ).toBe(401);
     expect((await t.request("GET", "/note", { headers: { authorization: macAuth(c, "GET", "/note", { port: 8080 }) } })).status).toBe(401);
     expect((await t.request("DELETE", "/note/x", { headers: { authorization: macAuth(c, "GET", "/note/x") } })).status).toBe(401);
     expect((await t.request("GET", "/note", { key: null, ...signed(c, "GET", "/note") })).status).toBe(401);
@@ -97,9 +122,15 @@ describe("MAC-signed requests", () => {
   test("the timestamp window is ±600 s and a signature is used once", async () => {
     const c = await login();
     const now = Math.floor(Date.now() / 1000);
-    expect((await t.request("GET", "/note", { headers: { authorization: macAuth(c, "GET", "/note", { ts: now - 700 }) } })).status).toBe(401);
-    expect((await t.request("GET", "/note", { headers: { authorization: macAuth(c, "GET", "/note", { ts: now + 700 }) } })).status).toBe(401);
-    expect((await t.request("GET", "/note", { headers: { authorization: macAuth(c, "GET", "/note", { ts: now - 500 }) } })).status).toBe(200);
+    expect((await t.request("GET", "/note", { headers: { authorization: macAuth(c, "GET", "/note", { ts: now - 700 }) } })).status).toBe(
+      401,
+    );
+    expect((await t.request("GET", "/note", { headers: { authorization: macAuth(c, "GET", "/note", { ts: now + 700 }) } })).status).toBe(
+      401,
+    );
+    expect((await t.request("GET", "/note", { headers: { authorization: macAuth(c, "GET", "/note", { ts: now - 500 }) } })).status).toBe(
+      200,
+    );
     const once = macAuth(c, "GET", "/note", { nonce: "n42" });
     expect((await t.request("GET", "/note", { headers: { authorization: once } })).status).toBe(200);
     const replay = await t.request("GET", "/note", { headers: { authorization: once } });
@@ -111,11 +142,15 @@ describe("MAC-signed requests", () => {
     const c = await login();
     const n = await t.request("POST", "/note", { body: { text: "to go" }, ...signed(c, "POST", "/note") });
     const path = `/note/${n.body.note_id}`;
-    const byLine = await t.request("GET", path, { headers: { authorization: macAuth(c, "GET", path), "x-http-method-override": "DELETE" } });
+    const byLine = await t.request("GET", path, {
+      headers: { authorization: macAuth(c, "GET", path), "x-http-method-override": "DELETE" },
+    });
     expect(byLine.status).toBe(200);
     const m = await t.request("POST", "/note", { body: { text: "to go 2" }, ...signed(c, "POST", "/note") });
     const path2 = `/note/${m.body.note_id}`;
-    const byOverride = await t.request("GET", path2, { headers: { authorization: macAuth(c, "DELETE", path2), "x-http-method-override": "DELETE" } });
+    const byOverride = await t.request("GET", path2, {
+      headers: { authorization: macAuth(c, "DELETE", path2), "x-http-method-override": "DELETE" },
+    });
     expect(byOverride.status).toBe(200);
     expect((await t.request("GET", path2)).status).toBe(404);
   });
@@ -128,7 +163,19 @@ describe("MAC-signed requests", () => {
   });
 
   test("malformed Authorization headers are 401, never 500", async () => {
-    const headers = ["MAC", "MAC id=1", 'MAC id="x",ts="1",nonce="n"', 'MAC id="x",ts="abc",nonce="n",mac="AAAA"', 'MAC id="' + "x".repeat(5000) + '",ts="1",nonce="n",mac="A"', "Bearer abc", "OAuth", 'OAuth oauth_consumer_key="nope"', "Basic YTpi", "MAC id=\"a\" ts=\"1\"", "\u00ff\u00fe"];
+    const headers = [
+      "MAC",
+      "MAC id=1",
+      'MAC id="x",ts="1",nonce="n"',
+      'MAC id="x",ts="abc",nonce="n",mac="AAAA"',
+      `MAC id="${"x".repeat(5000)}",ts="1",nonce="n",mac="A"`,
+      "Bearer abc",
+      "OAuth",
+      'OAuth oauth_consumer_key="nope"',
+      "Basic YTpi",
+      'MAC id="a" ts="1"',
+      "\u00ff\u00fe",
+    ];
     for (const authorization of headers) {
       const r = await t.request("GET", "/note", { headers: { authorization: authorization.replace(/[^\x20-\xff]/g, "") } });
       expect([authorization.slice(0, 40), r.status]).toEqual([authorization.slice(0, 40), 401]);
@@ -140,7 +187,11 @@ describe("MAC-signed requests", () => {
 describe("refresh, logout, sessions", () => {
   test("refresh rotates; the old access and refresh tokens stop working; reuse revokes the family", async () => {
     const first = await login("bob");
-    const r = await t.request("POST", "/user/refreshToken", form({ refresh_token: first.refresh_token, grant_type: "refresh_token", token_type: "mac", mac_algorithm: "hmac-sha1" }));
+    const r = await t.request(
+      "POST",
+      "/user/refreshToken",
+      form({ refresh_token: first.refresh_token, grant_type: "refresh_token", token_type: "mac", mac_algorithm: "hmac-sha1" }),
+    );
     expect(r.status).toBe(200);
     expect(r.body.refresh_token).not.toBe(first.refresh_token);
     expect(r.body.access_token).not.toBe(first.access_token);
@@ -193,13 +244,18 @@ describe("behind a trusted proxy", () => {
     const q = await makeTestApp({ peer: () => "203.0.113.9" });
     try {
       for (const app of [p, q]) await app.request("POST", "/user", { body: { username: "ann", password: "ann-password" } });
-      const creds = async (app: TestApp) => (await app.request("POST", "/user/accessToken", { body: { username: "ann", password: "ann-password" } })).body;
+      const creds = async (app: TestApp) =>
+        (await app.request("POST", "/user/accessToken", { body: { username: "ann", password: "ann-password" } })).body;
       const fwd = { "x-forwarded-proto": "https", "x-forwarded-host": "api.example.com", "x-forwarded-for": "198.51.100.7" };
       const pc = await creds(p);
-      const ok = await p.request("GET", "/user/loggedInUser", { headers: { ...fwd, authorization: macAuth(pc, "GET", "/user/loggedInUser", { host: "api.example.com", port: 443 }) } });
+      const ok = await p.request("GET", "/user/loggedInUser", {
+        headers: { ...fwd, authorization: macAuth(pc, "GET", "/user/loggedInUser", { host: "api.example.com", port: 443 }) },
+      });
       expect(ok.status).toBe(200);
       const qc = await creds(q);
-      const spoofed = await q.request("GET", "/user/loggedInUser", { headers: { ...fwd, authorization: macAuth(qc, "GET", "/user/loggedInUser", { host: "api.example.com", port: 443 }) } });
+      const spoofed = await q.request("GET", "/user/loggedInUser", {
+        headers: { ...fwd, authorization: macAuth(qc, "GET", "/user/loggedInUser", { host: "api.example.com", port: 443 }) },
+      });
       expect(spoofed.status).toBe(401);
     } finally {
       await p.close();
@@ -221,8 +277,17 @@ describe("hostile login input", () => {
       const r = await t.request("POST", "/user/accessToken", { body });
       expect(r.status).toBe(401);
     }
-    expect((await t.request("POST", "/user/accessToken", { raw: "{bad json", headers: { "content-type": "application/json" } })).status).toBe(400);
-    expect((await t.request("POST", "/user/accessToken", { raw: "username=ann&password=ann-password&token_type=bearer", headers: { "content-type": "application/x-www-form-urlencoded" } })).status).toBe(400);
+    expect(
+      (await t.request("POST", "/user/accessToken", { raw: "{bad json", headers: { "content-type": "application/json" } })).status,
+    ).toBe(400);
+    expect(
+      (
+        await t.request("POST", "/user/accessToken", {
+          raw: "username=ann&password=ann-password&token_type=bearer",
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+        })
+      ).status,
+    ).toBe(400);
     expect(({} as any).admin).toBeUndefined();
   });
 });

@@ -26,7 +26,9 @@ const scratch = tempDir("burrow-backups-");
 beforeAll(async () => {
   t = await makeTestApp();
   await t.admin("PUT", "/schemas/item", { fields: { seq: { type: "integer" } } });
-  await t.admin("PUT", "/schemas/order", { fields: { seq: { type: "integer" }, items: { type: "relationship", schema: "item", many: true } } });
+  await t.admin("PUT", "/schemas/order", {
+    fields: { seq: { type: "integer" }, items: { type: "relationship", schema: "item", many: true } },
+  });
   await t.admin("PUT", "/schemas/doc", { fields: { file: { type: "binary" } } });
 });
 afterAll(async () => {
@@ -39,7 +41,13 @@ async function openRestored(file: string): Promise<TestApp> {
   const dir = join(scratch, `restored-${crypto.randomUUID().slice(0, 8)}`);
   if (REMOTE_STORE) {
     const f = await remoteStoreFlags(dir);
-    await restoreToStore(join(t.dir, file), { dir, url: f["--store"]!, authToken: null, namespace: f["--store-namespace"]!, adminUrl: f["--store-admin"]! });
+    await restoreToStore(join(t.dir, file), {
+      dir,
+      url: f["--store"]!,
+      authToken: null,
+      namespace: f["--store-namespace"]!,
+      adminUrl: f["--store-admin"]!,
+    });
   } else restoreBackup(join(t.dir, file), dir);
   return makeTestApp({ dir });
 }
@@ -52,7 +60,10 @@ describe("a backup while the server takes writes", () => {
     // One writer, one order with two items per write (one transaction each), bounded in count.
     const writer = (async () => {
       for (let seq = 1; seq <= 2000 && !stop; seq++) {
-        const r = await t.request("POST", "/order", { headers: { "x-service-relations": "items=item" }, body: { seq, items: [{ seq }, { seq }] } });
+        const r = await t.request("POST", "/order", {
+          headers: { "x-service-relations": "items=item" },
+          body: { seq, items: [{ seq }, { seq }] },
+        });
         if (r.status === 201) acked.push(seq);
         else failures++;
         await new Promise((resolve) => setImmediate(resolve)); // let timers and the backup worker's messages in
@@ -73,7 +84,10 @@ describe("a backup while the server takes writes", () => {
 
     const r = await openRestored(b.body.file);
     try {
-      const orders = (await r.request("GET", "/order", { headers: { range: "objects=0-4999" } })).body as { seq: number; items: string[] }[];
+      const orders = (await r.request("GET", "/order", { headers: { range: "objects=0-4999" } })).body as {
+        seq: number;
+        items: string[];
+      }[];
       const items = (await r.request("GET", "/item", { headers: { range: "objects=0-9999" } })).body as { item_id: string; seq: number }[];
       const seqs = orders.map((o) => o.seq).sort((a, b) => a - b);
       // Every write acknowledged before the backup started is in it; what is in it is a prefix of the writes.
@@ -90,7 +104,9 @@ describe("a backup while the server takes writes", () => {
   }, 60_000);
 
   test("files are in the backup, also one deleted while the trash is held for a running backup", async () => {
-    const a = await t.request("POST", "/doc", { body: { doc_id: "d1", file: formatUpload("text/plain", "a.txt", new TextEncoder().encode("hello backup")) } });
+    const a = await t.request("POST", "/doc", {
+      body: { doc_id: "d1", file: formatUpload("text/plain", "a.txt", new TextEncoder().encode("hello backup")) },
+    });
     expect(a.status).toBe(201);
     const stored = readdirSync(join(t.dir, "files"), { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
     expect(stored.length).toBe(1);
@@ -105,7 +121,9 @@ describe("a backup while the server takes writes", () => {
     await t.burrow.files.drain("development", t.burrow.envDbs.development);
     expect(existsSync(join(stored[0]!.parentPath, stored[0]!.name))).toBe(false);
 
-    const c = await t.request("POST", "/doc", { body: { doc_id: "d2", file: formatUpload("text/plain", "b.txt", new TextEncoder().encode("kept in the backup")) } });
+    const c = await t.request("POST", "/doc", {
+      body: { doc_id: "d2", file: formatUpload("text/plain", "b.txt", new TextEncoder().encode("kept in the backup")) },
+    });
     const b = await t.admin("POST", "/backups", {});
     const r = await openRestored(b.body.file);
     try {
@@ -138,7 +156,9 @@ describe("list, read, download, delete", () => {
     expect(dl.headers.get("content-disposition")).toBe(`attachment; filename="${made.body.id}.tar"`);
     expect(Number(dl.headers.get("content-length"))).toBe(made.body.size);
     const onDisk = readFileSync(join(t.dir, made.body.file));
-    const res = await t.app.handle(new Request(`http://localhost/_admin/api/backups/${made.body.id}/download`, { headers: { authorization: await token() } }));
+    const res = await t.app.handle(
+      new Request(`http://localhost/_admin/api/backups/${made.body.id}/download`, { headers: { authorization: await token() } }),
+    );
     expect(Buffer.compare(Buffer.from(await res.arrayBuffer()), onDisk)).toBe(0);
 
     expect((await t.admin("DELETE", `/backups/${made.body.id}`)).status).toBe(200);
@@ -152,7 +172,8 @@ describe("list, read, download, delete", () => {
     const as = async (email: string, password: string) => {
       const login = await t.request("POST", "/_admin/api/login", { body: { email, password }, key: null, version: null });
       const headers = { authorization: `Bearer ${login.body.token}` };
-      return (method: string, path: string) => t.request(method, `/_admin/api${path}`, { headers, key: null, version: null, body: method === "POST" ? {} : undefined });
+      return (method: string, path: string) =>
+        t.request(method, `/_admin/api${path}`, { headers, key: null, version: null, body: method === "POST" ? {} : undefined });
     };
     const viewer = await as("viewer@example.com", "viewer password 1");
     const editor = await as("editor@example.com", "editor password 1");
@@ -171,7 +192,11 @@ describe("list, read, download, delete", () => {
 
 /** The owner's bearer header (the harness logs in once). */
 async function token(): Promise<string> {
-  const r = await t.request("POST", "/_admin/api/login", { body: { email: "admin@example.com", password: "correct horse battery" }, key: null, version: null });
+  const r = await t.request("POST", "/_admin/api/login", {
+    body: { email: "admin@example.com", password: "correct horse battery" },
+    key: null,
+    version: null,
+  });
   return `Bearer ${r.body.token}`;
 }
 
@@ -218,7 +243,13 @@ test("with several nodes on one store only the node holding the backup lease mak
   const nodes = (["a", "b"] as const).map((name) => {
     const leases = new StoreJobLeases(t.burrow.system);
     const log = createLogger("info", (line) => void (line.includes("scheduled backup made") && made[name]!++));
-    return new BackupScheduler(t.burrow.backups, settings, log, () => far, () => leases.claim("backup-lease-test", 60_000)).start(25);
+    return new BackupScheduler(
+      t.burrow.backups,
+      settings,
+      log,
+      () => far,
+      () => leases.claim("backup-lease-test", 60_000),
+    ).start(25);
   });
   const deadline = Date.now() + 10_000;
   while (made.a + made.b < 2 && Date.now() < deadline) await Bun.sleep(25);
@@ -240,8 +271,16 @@ describe("S3", () => {
 
     const s3 = await startS3();
     try {
-      const conn = { endpoint: s3.endpoint, bucket: s3.bucket, region: "us-east-1", accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey };
-      expect((await t.admin("PUT", "/settings/production", { files: { s3: { ...conn, prefix: "app1/" } }, backups: { s3: true } })).status).toBe(200);
+      const conn = {
+        endpoint: s3.endpoint,
+        bucket: s3.bucket,
+        region: "us-east-1",
+        accessKeyId: s3.accessKeyId,
+        secretAccessKey: s3.secretAccessKey,
+      };
+      expect(
+        (await t.admin("PUT", "/settings/production", { files: { s3: { ...conn, prefix: "app1/" } }, backups: { s3: true } })).status,
+      ).toBe(200);
       const b = await t.admin("POST", "/backups");
       expect(b.status).toBe(201);
       expect(b.body.s3).toEqual({ key: `app1/backups/${b.body.id}.tar` });
@@ -287,24 +326,38 @@ describe("bad input", () => {
   });
 });
 
-test.if(REMOTE_STORE)("a backup of the libSQL store restores into a data directory too: every table with the same rows", async () => {
-  await t.request("POST", "/item", { body: { seq: 1 } });
-  const b = await t.admin("POST", "/backups", {});
-  expect(b.status).toBe(201);
-  const dir = join(scratch, `embedded-${crypto.randomUUID().slice(0, 8)}`);
-  restoreBackup(join(t.dir, b.body.file), dir);
-  for (const [name, client] of [["system", t.burrow.system], ["development", t.burrow.envDbs.development], ["production", t.burrow.envDbs.production]] as const) {
-    const local = new Database(join(dir, `${name}.db`), { readonly: true });
-    try {
-      const tables = (local.query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '%\\_node' ESCAPE '\\' AND name NOT LIKE '%\\_parent' ESCAPE '\\' AND name NOT LIKE '%\\_rowid' ESCAPE '\\'`).all() as { name: string }[]).map((r) => r.name);
-      expect(tables.length).toBeGreaterThan(3);
-      for (const table of tables) {
-        const q = `SELECT count(*) AS n FROM "${table.replace(/"/g, '""')}"`;
-        const remote = Number((await client.execute(q)).rows[0]!.n);
-        expect([name, table, (local.query(q).get() as { n: number }).n]).toEqual([name, table, remote]);
+test.if(REMOTE_STORE)(
+  "a backup of the libSQL store restores into a data directory too: every table with the same rows",
+  async () => {
+    await t.request("POST", "/item", { body: { seq: 1 } });
+    const b = await t.admin("POST", "/backups", {});
+    expect(b.status).toBe(201);
+    const dir = join(scratch, `embedded-${crypto.randomUUID().slice(0, 8)}`);
+    restoreBackup(join(t.dir, b.body.file), dir);
+    for (const [name, client] of [
+      ["system", t.burrow.system],
+      ["development", t.burrow.envDbs.development],
+      ["production", t.burrow.envDbs.production],
+    ] as const) {
+      const local = new Database(join(dir, `${name}.db`), { readonly: true });
+      try {
+        const tables = (
+          local
+            .query(
+              `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '%\\_node' ESCAPE '\\' AND name NOT LIKE '%\\_parent' ESCAPE '\\' AND name NOT LIKE '%\\_rowid' ESCAPE '\\'`,
+            )
+            .all() as { name: string }[]
+        ).map((r) => r.name);
+        expect(tables.length).toBeGreaterThan(3);
+        for (const table of tables) {
+          const q = `SELECT count(*) AS n FROM "${table.replace(/"/g, '""')}"`;
+          const remote = Number((await client.execute(q)).rows[0]!.n);
+          expect([name, table, (local.query(q).get() as { n: number }).n]).toEqual([name, table, remote]);
+        }
+      } finally {
+        local.close();
       }
-    } finally {
-      local.close();
     }
-  }
-}, 60_000);
+  },
+  60_000,
+);

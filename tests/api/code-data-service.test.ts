@@ -35,7 +35,8 @@ async function failure(op: string, args: unknown[]): Promise<ApiError> {
 }
 
 /** Keys of a query's answer, in order. */
-const ids = async (schema: string, query: unknown, pk = `${schema}_id`) => ((await call("query", schema, query)) as any[]).map((o) => o[pk]);
+const ids = async (schema: string, query: unknown, pk = `${schema}_id`) =>
+  ((await call("query", schema, query)) as any[]).map((o) => o[pk]);
 /** REST read, to check what the database holds independently of the service. */
 const rest = async (path: string) => (await t.request("GET", path)).body;
 
@@ -73,7 +74,10 @@ beforeAll(async () => {
     },
     doc: { fields: { label: { type: "string" }, file: { type: "binary" } } },
     // Closed to every client: the system principal of custom code passes anyway.
-    vault: { fields: { secret: { type: "string" }, n: { type: "integer" } }, permissions: { create: "none", read: "none", update: "none", delete: "none" } },
+    vault: {
+      fields: { secret: { type: "string" }, n: { type: "integer" } },
+      permissions: { create: "none", read: "none", update: "none", delete: "none" },
+    },
   };
   for (const [name, def] of Object.entries(defs)) expect((await t.admin("PUT", `/schemas/${name}`, def)).status).toBe(201);
   expect((await call("createMany", "person", people)).failed).toEqual([]);
@@ -82,7 +86,7 @@ afterAll(() => t.close());
 
 test("DATA_OPS are exactly the DataService methods of sandbox/burrow.d.ts", () => {
   const dts = readFileSync(join(import.meta.dir, "../../sandbox/burrow.d.ts"), "utf8");
-  const body = /interface DataService \{([\s\S]*?)\n  \}/.exec(dts)![1]!;
+  const body = /interface DataService \{([\s\S]*?)\n {2}\}/.exec(dts)![1]!;
   const methods = [...body.matchAll(/^\s+([A-Za-z]+)\(/gm)].map((m) => m[1]);
   expect(methods.length).toBeGreaterThan(10);
   expect([...DATA_OPS].sort()).toEqual(methods.sort() as string[]);
@@ -106,7 +110,10 @@ describe("create and read", () => {
   });
 
   test("read with select and expand", async () => {
-    await call("createMany", "book", [{ book_id: "b2", title: "Two", pages: 2 }, { book_id: "b3", title: "Three", pages: 3 }]);
+    await call("createMany", "book", [
+      { book_id: "b2", title: "Two", pages: 2 },
+      { book_id: "b3", title: "Three", pages: 3 },
+    ]);
     await call("create", "author", { author_id: "au", name: "Al", books: ["b2", "b3"], fav: "b2" });
     expect(await call("read", "author", "au", { select: ["name"] })).toEqual({ author_id: "au", name: "Al" });
     const deep = await call("read", "author", "au", { expand: 1, select: ["books.title", "fav"] });
@@ -176,7 +183,10 @@ describe("query operators", () => {
 
   test("or: alternatives ANDed with where", async () => {
     expect(await ids("person", { or: [{ name: "Ann" }, { age: { lt: 20 } }] })).toEqual(["ann", "dee"]);
-    expect(await ids("person", { where: { active: true }, or: [{ name: "Ann" }, { age: { gt: 35 }, tags: { null: false } }] })).toEqual(["ann", "cid"]);
+    expect(await ids("person", { where: { active: true }, or: [{ name: "Ann" }, { age: { gt: 35 }, tags: { null: false } }] })).toEqual([
+      "ann",
+      "cid",
+    ]);
     expect(await ids("person", { where: { active: false }, or: [{ name: "Ann" }, { name: "Cid" }] })).toEqual([]);
   });
 
@@ -191,14 +201,19 @@ describe("query operators", () => {
 
   test("within a radius and within a box", async () => {
     expect(await ids("person", { where: { at: { within: { lat: 42, lon: 12.5, radius: 100 / EARTH_RADIUS_KM } } } })).toEqual(["cid"]);
-    expect(await ids("person", { where: { at: { within: { lat: 59.9, lon: 10.7, radius: 500 / EARTH_RADIUS_KM } } } })).toEqual(["ann", "bob"]);
+    expect(await ids("person", { where: { at: { within: { lat: 59.9, lon: 10.7, radius: 500 / EARTH_RADIUS_KM } } } })).toEqual([
+      "ann",
+      "bob",
+    ]);
     expect(await ids("person", { where: { at: { within: { box: [55, 0, 65, 20] } } } })).toEqual(["ann", "bob"]);
     // Across the antimeridian: lower-left east of upper-right.
     expect(await ids("person", { where: { at: { within: { box: [-30, 170, -10, -170] } } } })).toEqual(["dee"]);
   });
 
   test("select, expand, orderBy, start, end and limit", async () => {
-    expect(await call("query", "person", { where: { name: "Bob" }, select: ["name", "age"] })).toEqual([{ person_id: "bob", name: "Bob", age: 25 }]);
+    expect(await call("query", "person", { where: { name: "Bob" }, select: ["name", "age"] })).toEqual([
+      { person_id: "bob", name: "Bob", age: 25 },
+    ]);
     expect(await ids("person", { orderBy: ["age:desc"] })).toEqual(["cid", "ann", "bob", "dee", "eve"]);
     expect(await ids("person", { orderBy: [["age", "asc"]] })).toEqual(["eve", "dee", "bob", "ann", "cid"]);
     expect(await ids("person", { orderBy: ["active:desc", "name"] })).toEqual(["ann", "cid", "bob", "dee", "eve"]);
@@ -246,17 +261,27 @@ describe("update", () => {
     await call("create", "person", { person_id: "cond", name: "C", visits: 10, active: true });
     expect(await call("update", "person", "cond", { increment: { visits: 1 } }, { where: { visits: { lt: 5 } } })).toBeNull();
     expect((await rest("/person/cond")).visits).toBe(10);
-    const hit = await call("update", "person", "cond", { set: { name: "C2" }, increment: { visits: -3 } }, { where: { visits: { gte: 10 }, active: true } });
+    const hit = await call(
+      "update",
+      "person",
+      "cond",
+      { set: { name: "C2" }, increment: { visits: -3 } },
+      { where: { visits: { gte: 10 }, active: true } },
+    );
     expect(hit).toMatchObject({ name: "C2", visits: 7 });
     expect(await rest("/person/cond")).toMatchObject({ name: "C2", visits: 7 });
     expect(await call("update", "person", "cond", { set: { name: "C3" } }, { where: { name: "C" } })).toBeNull();
     expect(await call("update", "person", "nobody", { set: { name: "x" } }, { where: { name: "C2" } })).toBeNull();
     expect((await rest("/person/cond")).name).toBe("C2");
     expect(await call("update", "person", "cond", { set: { name: "C4" } }, { where: {} })).toMatchObject({ name: "C4" });
-    expect(await call("update", "person", "cond", { set: { name: "C5" } }, { where: { at: { within: { box: [0, 0, 1, 1] } } } })).toBeNull();
+    expect(
+      await call("update", "person", "cond", { set: { name: "C5" } }, { where: { at: { within: { box: [0, 0, 1, 1] } } } }),
+    ).toBeNull();
     // Compare-and-set from many concurrent callers: exactly one wins.
     await call("update", "person", "cond", { set: { visits: 0 } });
-    const wins = await Promise.all(Array.from({ length: 20 }, () => call("update", "person", "cond", { increment: { visits: 1 } }, { where: { visits: 0 } })));
+    const wins = await Promise.all(
+      Array.from({ length: 20 }, () => call("update", "person", "cond", { increment: { visits: 1 } }, { where: { visits: 0 } })),
+    );
     expect(wins.filter((w) => w !== null)).toHaveLength(1);
     expect((await rest("/person/cond")).visits).toBe(1);
   });
@@ -268,8 +293,12 @@ describe("update", () => {
     expect(over.message).toContain("exceed");
     expect((await rest("/person/big")).visits).toBe(Number.MAX_SAFE_INTEGER - 1);
     expect((await failure("update", ["person", "big", { increment: { score: 1 } }])).message).toContain("[inc] needs an integer field");
-    expect((await failure("update", ["person", "big", { increment: { visits: 1.5 } }])).message).toStartWith("data.update: changes.increment.visits: expected an integer");
-    expect((await failure("update", ["person", "big", { set: { visits: 1 }, increment: { visits: 1 } }])).message).toContain("set and incremented");
+    expect((await failure("update", ["person", "big", { increment: { visits: 1.5 } }])).message).toStartWith(
+      "data.update: changes.increment.visits: expected an integer",
+    );
+    expect((await failure("update", ["person", "big", { set: { visits: 1 }, increment: { visits: 1 } }])).message).toContain(
+      "set and incremented",
+    );
   });
 
   test("updateWhere changes every match in one statement and answers how many", async () => {
@@ -286,8 +315,14 @@ describe("update", () => {
     expect((await rest("/book/w3")).pages).toBe(0);
     expect(await call("updateWhere", "book", { where: { title: "nothing matches" } }, { set: { pages: 9 } })).toBe(0);
     // Geo selections work inside the UPDATE (the R*Tree subquery on the updated table).
-    expect(await call("updateWhere", "person", { where: { at: { within: { box: [55, 0, 65, 20] } } } }, { increment: { visits: 2 } })).toBe(2);
-    expect([(await rest("/person/ann")).visits, (await rest("/person/bob")).visits, (await rest("/person/cid")).visits]).toEqual([2, 2, undefined]);
+    expect(await call("updateWhere", "person", { where: { at: { within: { box: [55, 0, 65, 20] } } } }, { increment: { visits: 2 } })).toBe(
+      2,
+    );
+    expect([(await rest("/person/ann")).visits, (await rest("/person/bob")).visits, (await rest("/person/cid")).visits]).toEqual([
+      2,
+      2,
+      undefined,
+    ]);
     const near = { at: { within: { lat: 42, lon: 12.5, radius: 100 / EARTH_RADIUS_KM } } };
     expect(await call("update", "person", "cid", { set: { visits: 7 } }, { where: near })).toMatchObject({ person_id: "cid", visits: 7 });
     expect(await call("update", "person", "ann", { set: { visits: 7 } }, { where: near })).toBeNull();
@@ -307,7 +342,11 @@ describe("update", () => {
   });
 
   test("delete and deleteWhere", async () => {
-    await call("createMany", "book", [{ book_id: "d1", title: "del" }, { book_id: "d2", title: "del" }, { book_id: "d3", title: "keep" }]);
+    await call("createMany", "book", [
+      { book_id: "d1", title: "del" },
+      { book_id: "d2", title: "del" },
+      { book_id: "d3", title: "keep" },
+    ]);
     expect(await call("delete", "book", "d1")).toBe(true);
     expect(await call("delete", "book", "d1")).toBe(false);
     expect(await call("read", "book", "d1")).toBeNull();
@@ -323,7 +362,10 @@ describe("update", () => {
 
 describe("relationships and arrays", () => {
   test("addRelated appends keys (and array values), also keys no object has yet; values that are not keys are refused", async () => {
-    await call("createMany", "book", [{ book_id: "r1", title: "R1" }, { book_id: "r2", title: "R2" }]);
+    await call("createMany", "book", [
+      { book_id: "r1", title: "R1" },
+      { book_id: "r2", title: "R2" },
+    ]);
     await call("create", "author", { author_id: "ra", name: "Rel", scores: [1] });
     const r = await svc()("addRelated", ["author", "ra", "books", ["r1", "r2", "r1"]]);
     expect(r).toBeInstanceOf(RawJson);
@@ -383,13 +425,18 @@ describe("schemas, users and files", () => {
     expect(u.username).toBe("cara");
     expect(u.password).toBeUndefined();
     const login = (password: string) =>
-      t.request("POST", "/user/accessToken", { raw: new URLSearchParams({ username: "cara", password, token_type: "mac" }).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } });
+      t.request("POST", "/user/accessToken", {
+        raw: new URLSearchParams({ username: "cara", password, token_type: "mac" }).toString(),
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+      });
     expect((await login("cara-password")).status).toBe(200);
     await call("update", "user", "cara", { set: { password: "new-password" } });
     expect((await login("cara-password")).status).not.toBe(200);
     expect((await login("new-password")).status).toBe(200);
     expect((await failure("query", ["user", { where: { password: "new-password" } }])).message).toContain("cannot be queried");
-    expect((await failure("updateWhere", ["user", { where: { username: "cara" } }, { set: { password: "x" } }])).message).toContain("password");
+    expect((await failure("updateWhere", ["user", { where: { username: "cara" } }, { set: { password: "x" } }])).message).toContain(
+      "password",
+    );
     expect((await failure("create", ["user", { username: "nopass" }])).status).toBe(400);
   });
 
@@ -440,7 +487,11 @@ describe("ugly inputs are 400s naming the op and the argument", () => {
     ["query", ["person", { where: { age: { gt: { $ne: 1 } } } }], "data.query: where.age.gt: expected a string, number or boolean"],
     ["query", ["person", { where: { age: { null: "yes" } } }], "data.query: where.age.null: expected true or false"],
     ["query", ["person", { where: { age: { in: [] } } }], "data.query: where.age.in: expected 1 to 256 elements, got 0"],
-    ["query", ["person", { where: { age: { in: Array.from({ length: 257 }, (_, i) => i) } } }], "data.query: where.age.in: expected 1 to 256 elements, got 257"],
+    [
+      "query",
+      ["person", { where: { age: { in: Array.from({ length: 257 }, (_, i) => i) } } }],
+      "data.query: where.age.in: expected 1 to 256 elements, got 257",
+    ],
     ["query", ["person", { where: { age: { in: [1, [2]] } } }], "data.query: where.age.in[1]: expected a string, number or boolean"],
     ["query", ["person", { where: { nick: { empty: true }, age: { empty: true } } }], "data.query: [empty] works only on string fields"],
     ["query", ["person", { where: { nosuch: 1 } }], 'data.query: unknown field "nosuch"'],
@@ -450,9 +501,21 @@ describe("ugly inputs are 400s naming the op and the argument", () => {
     ["query", ["person", { where: { at: { near: { lat: 1, lon: 0, far: true } } } }], "data.query: where.at.near.far: unknown property"],
     ["query", ["person", { where: { at: { within: { lat: 1, lon: 0 } } } }], "data.query: where.at.within: expected {lat, lon, radius}"],
     ["query", ["person", { where: { at: { within: { box: [1, 2, 3] } } } }], "data.query: where.at.within.box: expected 4 to 4 elements"],
-    ["query", ["person", { where: { at: { within: { box: [10, 0, 5, 1] } } } }], "data.query: at[within]: the first corner is the lower left"],
-    ["query", ["person", { where: { at: { near: { lat: -1, lon: 0, radius: -1 } } } }], "data.query: the radius (radians) must be a non-negative number"],
-    ["query", ["person", { where: { name: { near: { lat: 1, lon: 1 } } } }], 'data.query: [near] works only on geopoint fields, and "name" is not one'],
+    [
+      "query",
+      ["person", { where: { at: { within: { box: [10, 0, 5, 1] } } } }],
+      "data.query: at[within]: the first corner is the lower left",
+    ],
+    [
+      "query",
+      ["person", { where: { at: { near: { lat: -1, lon: 0, radius: -1 } } } }],
+      "data.query: the radius (radians) must be a non-negative number",
+    ],
+    [
+      "query",
+      ["person", { where: { name: { near: { lat: 1, lon: 1 } } } }],
+      'data.query: [near] works only on geopoint fields, and "name" is not one',
+    ],
     ["query", ["person", { where: { at: 1 } }], 'data.query: geopoint field "at" takes [near], [within] or [null]'],
     // or
     ["query", ["person", { or: [] }], "data.query: or: expected 1 to 16 elements, got 0"],
@@ -460,8 +523,16 @@ describe("ugly inputs are 400s naming the op and the argument", () => {
     ["query", ["person", { or: [{ age: 1 }, {}] }], "data.query: or[1]: an alternative needs at least one condition"],
     ["query", ["person", { or: [{ age: 1 }, "age=2"] }], "data.query: or[1]: expected an object"],
     ["query", ["person", { or: [{ age: { gt: "x" } }, { age: 1 }] }], 'data.query: or[0].age[gt]: expected integer, got "x"'],
-    ["query", ["person", { or: [{ age: 1 }, { age: 2 }], orderBy: ["name"] }], "data.query: or: an OR block cannot be combined with orderBy"],
-    ["query", ["person", { or: [{ at: { near: { lat: 1, lon: 1 } } }, { age: 2 }] }], "data.query: or: an OR block cannot be combined with geo conditions"],
+    [
+      "query",
+      ["person", { or: [{ age: 1 }, { age: 2 }], orderBy: ["name"] }],
+      "data.query: or: an OR block cannot be combined with orderBy",
+    ],
+    [
+      "query",
+      ["person", { or: [{ at: { near: { lat: 1, lon: 1 } } }, { age: 2 }] }],
+      "data.query: or: an OR block cannot be combined with geo conditions",
+    ],
     ["count", ["person", { or: [{ age: 1 }], where: { name: { lt: 1, gt: 2, foo: 3 } } }], "data.count: where.name.foo: unknown operator"],
     // select, expand, orderBy, ranges
     ["query", ["person", { select: [] }], "data.query: select: expected 1 to 128 elements, got 0"],
@@ -486,24 +557,58 @@ describe("ugly inputs are 400s naming the op and the argument", () => {
     ["query", ["person", { where: { age: 1 }, range: "0-1" }], "data.query: query.range: unknown property"],
     // injection attempts: names never reach SQL unvalidated
     ["query", ["person", { where: { "a; DROP TABLE x": 1 } }], 'data.query: where["a; DROP TABLE x"]: not a field name'],
-    ["query", ["person", { where: { 'name" = name OR "1': 1 } }], "data.query: where[\"name\\\" = name OR \\\"1\"]: not a field name"],
+    ["query", ["person", { where: { 'name" = name OR "1': 1 } }], 'data.query: where["name\\" = name OR \\"1"]: not a field name'],
     ["query", ["person", { orderBy: ["name; DROP TABLE person"] }], "data.query: orderBy[0]: not a field name"],
     ["query", ["person", { select: ["name) FROM x --"] }], "data.query: select[0]: "],
     ["query", ["person; DROP TABLE person"], "data.query: schema: "],
     ["update", ["person", "ann", { set: { "name = 'x'; --": 1 } }], "data.update: changes.set[\"name = 'x'; --\"]: not a field name"],
-    ["update", ["person", "ann", { increment: { "visits) + 1 --": 1 } }], "data.update: changes.increment[\"visits) + 1 --\"]: not a field name"],
+    [
+      "update",
+      ["person", "ann", { increment: { "visits) + 1 --": 1 } }],
+      'data.update: changes.increment["visits) + 1 --"]: not a field name',
+    ],
     ["addRelated", ["author", "ra", "books; DROP TABLE author", ["r1"]], "data.addRelated: field: not a field name"],
     ["create", ["person", { "x; DROP TABLE person": 1 }], "data.create: "],
     // too many of anything
-    ["query", ["person", { where: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`f${i}`, 1])) }], "data.query: where.f64: at most 64 conditions per query"],
-    ["query", ["person", { where: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`f${i}`, 1])), or: [Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`g${i}`, 1]))] }], "at most 64 conditions per query"],
+    [
+      "query",
+      ["person", { where: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`f${i}`, 1])) }],
+      "data.query: where.f64: at most 64 conditions per query",
+    ],
+    [
+      "query",
+      [
+        "person",
+        {
+          where: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`f${i}`, 1])),
+          or: [Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`g${i}`, 1]))],
+        },
+      ],
+      "at most 64 conditions per query",
+    ],
     ["createMany", ["book", Array.from({ length: 1001 }, () => ({}))], "data.createMany: objects: expected 0 to 1000 elements, got 1001"],
-    ["addRelated", ["author", "ra", "books", Array.from({ length: 1001 }, () => "r1")], "data.addRelated: values: expected 1 to 1000 elements, got 1001"],
+    [
+      "addRelated",
+      ["author", "ra", "books", Array.from({ length: 1001 }, () => "r1")],
+      "data.addRelated: values: expected 1 to 1000 elements, got 1001",
+    ],
     ["removeRelated", ["author", "ra", "books", []], "data.removeRelated: values: expected 1 to 1000 elements, got 0"],
     // near cannot select what to change
-    ["update", ["person", "ann", { set: { name: "x" } }, { where: { at: { near: { lat: 1, lon: 1 } } } }], "data.update: [near] sorts results and cannot select what to update"],
-    ["updateWhere", ["person", { where: { at: { near: { lat: 1, lon: 1 } } } }, { set: { name: "x" } }], "data.updateWhere: [near] sorts results and cannot select what to update"],
-    ["updateWhere", ["person", { where: { age: 1 } }, { set: { person_id: "x" } }], "data.updateWhere: person_id: unable to update primary key"],
+    [
+      "update",
+      ["person", "ann", { set: { name: "x" } }, { where: { at: { near: { lat: 1, lon: 1 } } } }],
+      "data.update: [near] sorts results and cannot select what to update",
+    ],
+    [
+      "updateWhere",
+      ["person", { where: { at: { near: { lat: 1, lon: 1 } } } }, { set: { name: "x" } }],
+      "data.updateWhere: [near] sorts results and cannot select what to update",
+    ],
+    [
+      "updateWhere",
+      ["person", { where: { age: 1 } }, { set: { person_id: "x" } }],
+      "data.updateWhere: person_id: unable to update primary key",
+    ],
   ];
   for (const [op, args, message] of cases)
     test(`${op} ${JSON.stringify(args).slice(0, 90)}`, async () => {
@@ -516,19 +621,43 @@ describe("ugly inputs are 400s naming the op and the argument", () => {
   test("__proto__ as a field name, a key of where, an operator or deep in a body", async () => {
     const parsed = (json: string) => JSON.parse(json) as unknown;
     const proto: [string, unknown[], string][] = [
-      ["query", ["person", parsed('{"where": {"__proto__": {"eq": 1}}}')], 'data.query: where.__proto__: "__proto__" is not allowed as a field name'],
+      [
+        "query",
+        ["person", parsed('{"where": {"__proto__": {"eq": 1}}}')],
+        'data.query: where.__proto__: "__proto__" is not allowed as a field name',
+      ],
       ["query", ["person", parsed('{"where": {"age": {"__proto__": 1}}}')], "data.query: where.age.__proto__: unknown operator"],
       ["query", ["person", parsed('{"__proto__": {"where": {}}}')], "data.query: query.__proto__: unknown property"],
       ["query", ["person", { where: { constructor: 1 } }], 'data.query: where.constructor: "constructor" is not allowed'],
       ["query", ["person", { orderBy: ["__proto__"] }], 'data.query: orderBy[0]: "__proto__" is not allowed'],
       ["query", ["person", { select: ["__proto__"] }], "data.query: select[0]: "],
       ["create", ["person", parsed('{"name": "p", "__proto__": {"age": 1}}')], 'data.create: object: "__proto__" is not allowed'],
-      ["create", ["person", parsed('{"name": "p", "at": {"lat": 1, "lon": 2, "__proto__": {}}}')], 'data.create: object: "__proto__" is not allowed'],
+      [
+        "create",
+        ["person", parsed('{"name": "p", "at": {"lat": 1, "lon": 2, "__proto__": {}}}')],
+        'data.create: object: "__proto__" is not allowed',
+      ],
       ["createMany", ["person", parsed('[{"name": "p"}, {"__proto__": 1}]')], 'data.createMany: objects: "__proto__" is not allowed'],
-      ["update", ["person", "ann", parsed('{"set": {"__proto__": {"name": "x"}}}')], 'data.update: changes.set.__proto__: "__proto__" is not allowed as a field name'],
-      ["update", ["person", "ann", parsed('{"increment": {"__proto__": 1}}')], 'data.update: changes.increment.__proto__: "__proto__" is not allowed'],
-      ["update", ["person", "ann", parsed('{"set": {"tags": [{"__proto__": 1}]}}')], 'data.update: changes.set.tags: "__proto__" is not allowed'],
-      ["createRelated", ["author", "ra", "books", parsed('[{"__proto__": {"title": 1}}]')], 'data.createRelated: objects: "__proto__" is not allowed'],
+      [
+        "update",
+        ["person", "ann", parsed('{"set": {"__proto__": {"name": "x"}}}')],
+        'data.update: changes.set.__proto__: "__proto__" is not allowed as a field name',
+      ],
+      [
+        "update",
+        ["person", "ann", parsed('{"increment": {"__proto__": 1}}')],
+        'data.update: changes.increment.__proto__: "__proto__" is not allowed',
+      ],
+      [
+        "update",
+        ["person", "ann", parsed('{"set": {"tags": [{"__proto__": 1}]}}')],
+        'data.update: changes.set.tags: "__proto__" is not allowed',
+      ],
+      [
+        "createRelated",
+        ["author", "ra", "books", parsed('[{"__proto__": {"title": 1}}]')],
+        'data.createRelated: objects: "__proto__" is not allowed',
+      ],
       ["read", ["__proto__", "x"], "data.read: schema: "],
       ["addRelated", ["author", "ra", "__proto__", ["r1"]], 'data.addRelated: field: "__proto__" is not allowed'],
     ];
@@ -537,7 +666,7 @@ describe("ugly inputs are 400s naming the op and the argument", () => {
       expect([op, e.status, e.message]).toEqual([op, 400, expect.stringContaining(message)]);
     }
     expect(({} as any).age).toBeUndefined();
-    expect(Object.prototype.hasOwnProperty.call(Object.prototype, "name")).toBe(false);
+    expect(Object.hasOwn(Object.prototype, "name")).toBe(false);
   });
 
   test("unknown operations and malformed calls", async () => {
@@ -546,7 +675,7 @@ describe("ugly inputs are 400s naming the op and the argument", () => {
       expect([op, e.status]).toEqual([op, 400]);
       expect(e.message).toStartWith("data has no operation");
     }
-    expect((await svc()("query", "person" as never).catch((e: ApiError) => e.message))).toContain("the arguments are an array");
+    expect(await svc()("query", "person" as never).catch((e: ApiError) => e.message)).toContain("the arguments are an array");
   });
 
   test("after every attempt the tables and data are intact", async () => {

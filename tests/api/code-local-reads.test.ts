@@ -34,8 +34,14 @@ const readRaw = async (...args: unknown[]) => t.request("POST", "/read_raw", { b
 
 beforeAll(async () => {
   t = await makeTestApp();
-  expect((await t.admin("PUT", "/schemas/note", { fields: { title: { type: "string" }, n: { type: "integer" } } })).status).toBeLessThan(300);
-  for (const [id, title, n] of [["a", "first", 1], ["b", "second", 2]] as const) expect((await t.request("POST", "/note", { body: { note_id: id, title, n } })).status).toBe(201);
+  expect((await t.admin("PUT", "/schemas/note", { fields: { title: { type: "string" }, n: { type: "integer" } } })).status).toBeLessThan(
+    300,
+  );
+  for (const [id, title, n] of [
+    ["a", "first", 1],
+    ["b", "second", 2],
+  ] as const)
+    expect((await t.request("POST", "/note", { body: { note_id: id, title, n } })).status).toBe(201);
   expect((await upload(t, CODE)).status).toBe(200);
   const get = t.burrow.data.get.bind(t.burrow.data);
   t.burrow.data.get = (...args: Parameters<typeof get>) => {
@@ -79,7 +85,10 @@ describe("data.read on the code threads", () => {
 
   test("a schema change is seen by the next read: a new field, and a removed schema", async () => {
     await call("/read?schema=note&id=a");
-    expect((await t.admin("PUT", "/schemas/note", { fields: { title: { type: "string" }, n: { type: "integer" }, tag: { type: "string" } } })).status).toBeLessThan(300);
+    expect(
+      (await t.admin("PUT", "/schemas/note", { fields: { title: { type: "string" }, n: { type: "integer" }, tag: { type: "string" } } }))
+        .status,
+    ).toBeLessThan(300);
     expect((await t.request("PUT", "/note/a", { body: { tag: "new" } })).status).toBe(200);
     expect(await call("/read?schema=note&id=a")).toEqual({ found: (await t.request("GET", "/note/a")).body });
     expect((await call("/read?schema=note&id=a")).found.tag).toBe("new");
@@ -96,13 +105,24 @@ describe("data.read on the code threads", () => {
     expect(d.status).toBe(200);
     const v = d.body.version as number;
     const signed = (method: string, path: string, body?: unknown) =>
-      t.request(method, path, { body, version: v, key: null, headers: { authorization: oauthAuth(KEYS.prodPublic, KEYS.prodPrivate, method, `http://localhost${path}`) } });
+      t.request(method, path, {
+        body,
+        version: v,
+        key: null,
+        headers: { authorization: oauthAuth(KEYS.prodPublic, KEYS.prodPrivate, method, `http://localhost${path}`) },
+      });
     expect((await signed("POST", "/note", { note_id: "p", title: "prod", tag: "t" })).status).toBe(201);
     const prodRest = (await signed("GET", "/note/p")).body;
     const prodCall = async () => (await t.request("GET", "/read?schema=note&id=p", { version: v, key: KEYS.prodPublic })).body;
     expect(await prodCall()).toEqual({ found: prodRest });
     // Development moves on: a field production's version does not have.
-    expect((await t.admin("PUT", "/schemas/note", { fields: { title: { type: "string" }, n: { type: "integer" }, tag: { type: "string" }, extra: { type: "string" } } })).status).toBeLessThan(300);
+    expect(
+      (
+        await t.admin("PUT", "/schemas/note", {
+          fields: { title: { type: "string" }, n: { type: "integer" }, tag: { type: "string" }, extra: { type: "string" } },
+        })
+      ).status,
+    ).toBeLessThan(300);
     expect((await t.request("PUT", "/note/a", { body: { extra: "dev only" } })).status).toBe(200);
     const dev = (await call("/read?schema=note&id=a")).found;
     expect(dev.extra).toBe("dev only");

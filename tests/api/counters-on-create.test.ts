@@ -8,8 +8,17 @@ import { makeTestApp, type TestApp } from "../helpers/app.ts";
 let t: TestApp;
 beforeAll(async () => {
   t = await makeTestApp();
-  await t.admin("PUT", "/schemas/tally", { fields: { n: { type: "integer" }, m: { type: "integer" }, f: { type: "float" }, label: { type: "string" } } });
-  await t.admin("PUT", "/schemas/board", { fields: { title: { type: "string" }, views: { type: "integer" }, top: { type: "relationship", schema: "tally" }, all: { type: "relationship", schema: "tally", many: true } } });
+  await t.admin("PUT", "/schemas/tally", {
+    fields: { n: { type: "integer" }, m: { type: "integer" }, f: { type: "float" }, label: { type: "string" } },
+  });
+  await t.admin("PUT", "/schemas/board", {
+    fields: {
+      title: { type: "string" },
+      views: { type: "integer" },
+      top: { type: "relationship", schema: "tally" },
+      all: { type: "relationship", schema: "tally", many: true },
+    },
+  });
 });
 afterAll(() => t.close());
 
@@ -28,10 +37,19 @@ describe("create", () => {
   });
 
   test("batch create: each object's [inc] members set its counters", async () => {
-    const r = await t.request("POST", "/tally", { body: [{ tally_id: "b1", "n[inc]": 1 }, { tally_id: "b2", "n[inc]": 2, "m[inc]": 20 }, { tally_id: "b3", "f[inc]": 1 }] });
+    const r = await t.request("POST", "/tally", {
+      body: [
+        { tally_id: "b1", "n[inc]": 1 },
+        { tally_id: "b2", "n[inc]": 2, "m[inc]": 20 },
+        { tally_id: "b3", "f[inc]": 1 },
+      ],
+    });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ succeeded: ["b1", "b2"], failed: ["b3"] });
-    expect((await read("/tally?tally_id[in]=b1,b2")).map((o: any) => [o.n, o.m])).toEqual([[1, undefined], [2, 20]]);
+    expect((await read("/tally?tally_id[in]=b1,b2")).map((o: any) => [o.n, o.m])).toEqual([
+      [1, undefined],
+      [2, 20],
+    ]);
   });
 
   test("related creates (POST /<schema>/<id>/<relation>) set counters too", async () => {
@@ -71,12 +89,30 @@ describe("nested upsert", () => {
   const relations = { "x-service-relations": "top=tally&all=tally" };
 
   test("new objects get n; existing ones add n atomically", async () => {
-    const first = await t.request("POST", "/board", { headers: relations, body: { board_id: "u1", "views[inc]": 1, top: { tally_id: "ut", "n[inc]": 4 }, all: [{ tally_id: "ua", "n[inc]": 1 }] } });
+    const first = await t.request("POST", "/board", {
+      headers: relations,
+      body: { board_id: "u1", "views[inc]": 1, top: { tally_id: "ut", "n[inc]": 4 }, all: [{ tally_id: "ua", "n[inc]": 1 }] },
+    });
     expect(first.status).toBe(201);
     expect(first.body).toMatchObject({ board_id: "u1", views: 1, top: { tally_id: "ut", n: 4 }, all: [{ tally_id: "ua", n: 1 }] });
-    const again = await t.request("POST", "/board", { headers: relations, body: { board_id: "u1", "views[inc]": 10, top: { tally_id: "ut", "n[inc]": -6, label: "L" }, all: [{ tally_id: "ua" }, { tally_id: "ub", "n[inc]": 3 }] } });
+    const again = await t.request("POST", "/board", {
+      headers: relations,
+      body: {
+        board_id: "u1",
+        "views[inc]": 10,
+        top: { tally_id: "ut", "n[inc]": -6, label: "L" },
+        all: [{ tally_id: "ua" }, { tally_id: "ub", "n[inc]": 3 }],
+      },
+    });
     expect(again.status).toBe(200);
-    expect(again.body).toMatchObject({ views: 11, top: { n: -2, label: "L" }, all: [{ tally_id: "ua", n: 1 }, { tally_id: "ub", n: 3 }] });
+    expect(again.body).toMatchObject({
+      views: 11,
+      top: { n: -2, label: "L" },
+      all: [
+        { tally_id: "ua", n: 1 },
+        { tally_id: "ub", n: 3 },
+      ],
+    });
     expect((await read("/board/u1")).views).toBe(11);
     expect((await read("/tally/ut")).n).toBe(-2);
   });
@@ -89,12 +125,18 @@ describe("nested upsert", () => {
 
   test("400 when a counter would pass 2^53-1, and the whole upsert writes nothing", async () => {
     await t.request("POST", "/tally", { body: { tally_id: "big", n: Number.MAX_SAFE_INTEGER - 1 } });
-    const r = await t.request("POST", "/board", { headers: relations, body: { board_id: "u3", title: "no", top: { tally_id: "big", "n[inc]": 2 } } });
+    const r = await t.request("POST", "/board", {
+      headers: relations,
+      body: { board_id: "u3", title: "no", top: { tally_id: "big", "n[inc]": 2 } },
+    });
     expect(r.status).toBe(400);
     expect(r.body.error).toContain("n[inc]");
     expect((await t.request("GET", "/board/u3")).status).toBe(404);
     expect((await read("/tally/big")).n).toBe(Number.MAX_SAFE_INTEGER - 1);
-    const bad = await t.request("POST", "/board", { headers: relations, body: { board_id: "u4", top: { tally_id: "t4", "label[inc]": 1 } } });
+    const bad = await t.request("POST", "/board", {
+      headers: relations,
+      body: { board_id: "u4", top: { tally_id: "t4", "label[inc]": 1 } },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toContain("[inc]");
   });

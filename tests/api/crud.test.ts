@@ -32,7 +32,13 @@ describe("create", () => {
     expect(r.body.todo_id).toMatch(/^[0-9a-f]{32}$/);
     expect(r.body.createddate).toBeGreaterThanOrEqual(before);
     expect(r.body.lastmoddate).toBe(r.body.createddate);
-    expect(r.body).toEqual({ todo_id: r.body.todo_id, title: "write tests", priority: 2, createddate: r.body.createddate, lastmoddate: r.body.lastmoddate });
+    expect(r.body).toEqual({
+      todo_id: r.body.todo_id,
+      title: "write tests",
+      priority: 2,
+      createddate: r.body.createddate,
+      lastmoddate: r.body.lastmoddate,
+    });
     const got = await t.request("GET", `/todo/${r.body.todo_id}`);
     expect(got.body).toEqual(r.body);
   });
@@ -48,7 +54,16 @@ describe("create", () => {
   });
 
   test("every type round-trips", async () => {
-    const body = { title: "ü 😀", priority: -5, score: 2.5, done: true, tags: ["x", "y", "x"], location: { lat: 52.5, lon: -179.9 }, assignee: "bob", subtasks: ["s1", "s2", "s1"] };
+    const body = {
+      title: "ü 😀",
+      priority: -5,
+      score: 2.5,
+      done: true,
+      tags: ["x", "y", "x"],
+      location: { lat: 52.5, lon: -179.9 },
+      assignee: "bob",
+      subtasks: ["s1", "s2", "s1"],
+    };
     const r = await t.request("POST", "/todo", { body });
     expect(r.status).toBe(201);
     expect(r.body).toMatchObject({ ...body, subtasks: ["s1", "s2"] });
@@ -94,7 +109,14 @@ describe("batch create", () => {
   test("200 {succeeded, failed} in posted order; failures are keys or input indexes", async () => {
     await t.request("POST", "/todo", { body: { todo_id: "taken" } });
     const r = await t.request("POST", "/todo", {
-      body: [{ title: "one" }, { todo_id: "taken" }, { todo_id: "b2", title: "two" }, { priority: "bad" }, "not an object", { todo_id: "b2" }],
+      body: [
+        { title: "one" },
+        { todo_id: "taken" },
+        { todo_id: "b2", title: "two" },
+        { priority: "bad" },
+        "not an object",
+        { todo_id: "b2" },
+      ],
     });
     expect(r.status).toBe(200);
     expect(r.body.succeeded).toHaveLength(2);
@@ -213,7 +235,10 @@ describe("X-HTTP-Method-Override and HEAD", () => {
 
   test("POST overridden with PUT updates", async () => {
     const c = await t.request("POST", "/todo", { body: { title: "ov2" } });
-    const r = await t.request("POST", `/todo/${c.body.todo_id}`, { body: { title: "changed" }, headers: { "x-http-method-override": "put" } });
+    const r = await t.request("POST", `/todo/${c.body.todo_id}`, {
+      body: { title: "changed" },
+      headers: { "x-http-method-override": "put" },
+    });
     expect(r.status).toBe(200);
     expect(r.body.title).toBe("changed");
   });
@@ -225,9 +250,19 @@ describe("X-HTTP-Method-Override and HEAD", () => {
   });
 
   test("any other override is 400", async () => {
-    const cases: [string, string][] = [["GET", "PUT"], ["GET", "POST"], ["POST", "DELETE"], ["POST", "GET"], ["PUT", "DELETE"], ["DELETE", "GET"]];
+    const cases: [string, string][] = [
+      ["GET", "PUT"],
+      ["GET", "POST"],
+      ["POST", "DELETE"],
+      ["POST", "GET"],
+      ["PUT", "DELETE"],
+      ["DELETE", "GET"],
+    ];
     for (const [method, to] of cases) {
-      const r = await t.request(method, "/todo/mine", { body: method === "GET" || method === "DELETE" ? undefined : {}, headers: { "x-http-method-override": to } });
+      const r = await t.request(method, "/todo/mine", {
+        body: method === "GET" || method === "DELETE" ? undefined : {},
+        headers: { "x-http-method-override": to },
+      });
       expect([method, to, r.status]).toEqual([method, to, 400]);
       expect(r.body.error).toContain("X-HTTP-Method-Override");
     }
@@ -250,7 +285,8 @@ describe("rendering", () => {
     for (let i = 0; i < 130; i++) {
       const kind = ["string", "integer", "boolean", "array", "float"][i % 5]!;
       fields[`f${i}`] = kind === "array" ? { type: "array", items: "integer" } : { type: kind };
-      body[`f${i}`] = kind === "string" ? `s${i}` : kind === "integer" ? i : kind === "boolean" ? i % 2 === 0 : kind === "array" ? [i, i + 1] : i + 0.25;
+      body[`f${i}`] =
+        kind === "string" ? `s${i}` : kind === "integer" ? i : kind === "boolean" ? i % 2 === 0 : kind === "array" ? [i, i + 1] : i + 0.25;
     }
     expect((await t.admin("PUT", "/schemas/wide", { fields })).status).toBe(201);
     const c = await t.request("POST", "/wide", { body });
@@ -283,7 +319,10 @@ describe("users", () => {
     expect((await t.request("POST", "/user", { body: { username: "nopw" } })).status).toBe(400);
     // Even the user itself (the only caller the default user schema lets update it) cannot set a password by PUT.
     const alice = (await t.request("POST", "/user/accessToken", { body: { username: "alice", password: "s3cret-pass" } })).body;
-    const r = await t.request("PUT", "/user/alice", { body: { password: "other" }, headers: { authorization: macAuth(alice, "PUT", "/user/alice") } });
+    const r = await t.request("PUT", "/user/alice", {
+      body: { password: "other" },
+      headers: { authorization: macAuth(alice, "PUT", "/user/alice") },
+    });
     expect(r.status).toBe(400);
     expect(r.body.error).toContain("resetPassword");
   });

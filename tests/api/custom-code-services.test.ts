@@ -38,7 +38,12 @@ beforeAll(async () => {
   // "redirector.test" resolves to 127.0.0.2, which this test's guard treats as public; everything else on
   // loopback stays private, so a redirect from it to 127.0.0.1 must be refused.
   const lookup = publicOnlyLookup(
-    (host, cb) => (host === "redirector.test" ? cb(null, [{ address: "127.0.0.2", family: 4 }]) : host === "localhost" || host === "idp.test" ? cb(null, [{ address: "127.0.0.1", family: 4 }]) : cb(Object.assign(new Error("no such name"), { code: "ENOTFOUND" }), [])),
+    (host, cb) =>
+      host === "redirector.test"
+        ? cb(null, [{ address: "127.0.0.2", family: 4 }])
+        : host === "localhost" || host === "idp.test"
+          ? cb(null, [{ address: "127.0.0.1", family: 4 }])
+          : cb(Object.assign(new Error("no such name"), { code: "ENOTFOUND" }), []),
     (bytes) => !(bytes.length === 4 && bytes[0] === 127 && bytes[3] === 2) && isPrivateAddress(bytes),
   );
   t = await makeTestApp({ open: { httpLookup: lookup } });
@@ -53,8 +58,13 @@ beforeAll(async () => {
       return new Response("secret");
     },
   });
-  redirector = Bun.serve({ hostname: "127.0.0.2", port: 0, fetch: () => new Response(null, { status: 302, headers: { location: `http://127.0.0.1:${upstream.port}/secret` } }) });
-  for (const f of ["todo.json"]) expect((await t.admin("PUT", "/schemas/todo", JSON.parse(readFileSync(join(EXAMPLE, "schemas", f), "utf8")))).status).toBe(201);
+  redirector = Bun.serve({
+    hostname: "127.0.0.2",
+    port: 0,
+    fetch: () => new Response(null, { status: 302, headers: { location: `http://127.0.0.1:${upstream.port}/secret` } }),
+  });
+  for (const f of ["todo.json"])
+    expect((await t.admin("PUT", "/schemas/todo", JSON.parse(readFileSync(join(EXAMPLE, "schemas", f), "utf8")))).status).toBe(201);
 });
 afterAll(async () => {
   upstream.stop(true);
@@ -71,7 +81,8 @@ describe("the example bundle", () => {
   test("data, cache and log: add, list (cached), close conditionally, find near, report, clear", async () => {
     await t.request("POST", "/user", { body: { username: "ex_ann", password: "ex-ann-password" } });
     const creds = (await t.request("POST", "/user/accessToken", { body: { username: "ex_ann", password: "ex-ann-password" } })).body;
-    const add = (body: unknown, signed = false) => t.request("POST", "/todo_add", { body, headers: signed ? { authorization: macAuth(creds, "POST", "/todo_add") } : {} });
+    const add = (body: unknown, signed = false) =>
+      t.request("POST", "/todo_add", { body, headers: signed ? { authorization: macAuth(creds, "POST", "/todo_add") } : {} });
     const a = await add({ title: "milk", priority: 2, lat: 52.52, lon: 13.405 }, true);
     expect([a.status, a.body.title, a.body.assignee, a.body.done]).toEqual([201, "milk", "ex_ann", false]);
     await add({ title: "bread", priority: 5, lat: 48.1, lon: 11.6 });
@@ -79,7 +90,11 @@ describe("the example bundle", () => {
     expect((await add({ nope: 1 })).status).toBe(400);
 
     const first = await t.request("GET", "/todo_open");
-    expect([first.headers.get("x-cache"), first.body.total, first.body.todos.map((x: { title: string }) => x.title)]).toEqual(["miss", 3, ["bread", "eggs", "milk"]]);
+    expect([first.headers.get("x-cache"), first.body.total, first.body.todos.map((x: { title: string }) => x.title)]).toEqual([
+      "miss",
+      3,
+      ["bread", "eggs", "milk"],
+    ]);
     expect(Object.keys(first.body.todos[0]).sort()).toEqual(["priority", "title", "todo_id"]);
     expect((await t.request("GET", "/todo_open")).headers.get("x-cache")).toBe("hit");
 
@@ -96,21 +111,37 @@ describe("the example bundle", () => {
     expect(near.body[0].location.distance).toBeGreaterThan(0);
 
     const report = await t.request("GET", "/report");
-    expect([report.text, report.headers.get("content-type"), report.headers.get("content-disposition")]).toEqual(["open: 2\ndone: 1\n", "text/plain; charset=utf-8", 'attachment; filename="report.txt"']);
+    expect([report.text, report.headers.get("content-type"), report.headers.get("content-disposition")]).toEqual([
+      "open: 2\ndone: 1\n",
+      "text/plain; charset=utf-8",
+      'attachment; filename="report.txt"',
+    ]);
     expect((await t.request("DELETE", "/todo_clear")).body).toEqual({ removed: 1 });
     expect((await t.request("GET", `/todo/${a.body.todo_id}`)).status).toBe(404);
 
     const logs = (await t.admin("GET", "/logs?source=code")).body;
-    expect(logs.filter((l: { message: string }) => l.message === "todo added").map((l: { details: { by: string | null } }) => l.details.by)).toEqual([null, null, "ex_ann"]);
-    expect(logs.find((l: { message: string }) => l.message === "todo added")).toMatchObject({ level: "info", env: "development", source: "code" });
-    expect(logs.find((l: { message: string }) => l.message === "todo done")).toMatchObject({ level: "debug", details: { id: a.body.todo_id } });
+    expect(
+      logs.filter((l: { message: string }) => l.message === "todo added").map((l: { details: { by: string | null } }) => l.details.by),
+    ).toEqual([null, null, "ex_ann"]);
+    expect(logs.find((l: { message: string }) => l.message === "todo added")).toMatchObject({
+      level: "info",
+      env: "development",
+      source: "code",
+    });
+    expect(logs.find((l: { message: string }) => l.message === "todo done")).toMatchObject({
+      level: "debug",
+      details: { id: a.body.todo_id },
+    });
   });
 
   test("push: a signed-in user registers a device, a reminder is queued to it", async () => {
     await t.request("POST", "/user", { body: { username: "ex_bob", password: "ex-bob-password" } });
     const creds = (await t.request("POST", "/user/accessToken", { body: { username: "ex_bob", password: "ex-bob-password" } })).body;
     expect((await t.request("POST", "/device", { body: { type: "ios", token: IOS } })).status).toBe(401);
-    const dev = await t.request("POST", "/device", { body: { type: "ios", token: IOS }, headers: { authorization: macAuth(creds, "POST", "/device") } });
+    const dev = await t.request("POST", "/device", {
+      body: { type: "ios", token: IOS },
+      headers: { authorization: macAuth(creds, "POST", "/device") },
+    });
     expect(dev.body).toEqual({ tokens: [{ type: "ios", token: IOS }] });
     const remind = await t.request("POST", "/remind", { body: { user: "ex_bob", message: "buy milk" } });
     expect(remind.body).toEqual({ queued: 1 });
@@ -120,7 +151,9 @@ describe("the example bundle", () => {
 
   test("http and config: the weather method calls the URL from the settings with the key from the settings", async () => {
     expect((await t.request("GET", "/weather?city=Oslo")).status).toBe(503);
-    const set = await t.admin("PUT", "/settings/development", { code: { config: { WEATHER_URL: `http://127.0.0.1:${upstream.port}/forecast`, WEATHER_KEY: "k-123" } } });
+    const set = await t.admin("PUT", "/settings/development", {
+      code: { config: { WEATHER_URL: `http://127.0.0.1:${upstream.port}/forecast`, WEATHER_KEY: "k-123" } },
+    });
     expect(set.body.code.config).toEqual({ set: true, keys: ["WEATHER_KEY", "WEATHER_URL"] });
     const refused = await t.request("GET", "/weather?city=Oslo");
     expect(refused.status).toBe(502);
@@ -148,7 +181,15 @@ describe("services one by one", () => {
 
   test("http: loopback, IPv6 loopback, metadata, a name resolving to loopback and a redirect to loopback are refused", async () => {
     const port = upstream.port;
-    for (const url of [`http://127.0.0.1:${port}/`, `http://[::1]:${port}/`, "http://169.254.169.254/latest/meta-data/", `http://localhost:${port}/`, `http://redirector.test:${redirector.port}/`, "http://10.0.0.1/", "file:///etc/passwd"]) {
+    for (const url of [
+      `http://127.0.0.1:${port}/`,
+      `http://[::1]:${port}/`,
+      "http://169.254.169.254/latest/meta-data/",
+      `http://localhost:${port}/`,
+      `http://redirector.test:${redirector.port}/`,
+      "http://10.0.0.1/",
+      "file:///etc/passwd",
+    ]) {
       const r = await t.request("GET", `/fetch_url?url=${encodeURIComponent(url)}`);
       expect([url, r.status]).toEqual([url, 502]);
       expect(r.body.error).toMatch(/not allowed|only http and https/);
@@ -161,7 +202,14 @@ describe("services one by one", () => {
     const url = `http://idp.test:${upstream.port}/admin`;
     const toLoopback: Lookup = (_host, options, cb) =>
       typeof options === "object" && options?.all ? cb(null, [{ address: "127.0.0.1", family: 4 }]) : cb(null, "127.0.0.1", 4);
-    const provider = await outboundRequest(url, { method: "GET", headers: {}, timeoutMs: 2000, maxBody: 1024, allowPrivate: true, unguardedLookup: toLoopback });
+    const provider = await outboundRequest(url, {
+      method: "GET",
+      headers: {},
+      timeoutMs: 2000,
+      maxBody: 1024,
+      allowPrivate: true,
+      unguardedLookup: toLoopback,
+    });
     expect(provider.status).toBe(200);
     const seen = hits.length;
     // ...then custom code asks for the same host and port: its own connection, looked up and refused.
@@ -177,7 +225,10 @@ describe("services one by one", () => {
       // The redirector answers 302 to the loopback upstream: followed now.
       const direct = await t.request("GET", `/fetch_url?url=${encodeURIComponent(`http://127.0.0.2:${redirector.port}/`)}`);
       expect(direct.body).toEqual({ status: 200, body: "secret", truncated: false });
-      const post = await t.request("POST", `/post_url?url=${encodeURIComponent(`http://127.0.0.1:${upstream.port}/echo`)}`, { raw: "hello", headers: { "content-type": "text/plain" } });
+      const post = await t.request("POST", `/post_url?url=${encodeURIComponent(`http://127.0.0.1:${upstream.port}/echo`)}`, {
+        raw: "hello",
+        headers: { "content-type": "text/plain" },
+      });
       expect([post.body.status, post.body.body, post.body.truncated]).toEqual([200, "POST:", true]);
     } finally {
       await t.admin("PUT", "/settings/development", { code: { http: { allowPrivate: null } } });
@@ -195,7 +246,9 @@ describe("services one by one", () => {
     expect((await call("cache_op", ["delete", "k1"])).body).toEqual({ v: false });
     expect((await call("cache_op", ["set", "k".repeat(1025), "v"])).body.error).toBe("cache: keys are at most 1024 bytes");
     expect((await call("cache_op", ["set", "k", "v".repeat(16 * 1024 + 1)])).body.error).toBe("cache: values are at most 16384 bytes");
-    expect((await call("cache_op", ["set", "k", { not: "a string" }])).body.error).toBe("cache: values are strings (JSON.stringify objects)");
+    expect((await call("cache_op", ["set", "k", { not: "a string" }])).body.error).toBe(
+      "cache: values are strings (JSON.stringify objects)",
+    );
     expect((await call("cache_op", ["set", "__proto__", "p", 1000])).status).toBe(200);
     expect((await call("cache_op", ["get", "__proto__"])).body).toEqual({ v: "p" });
   });
@@ -229,7 +282,9 @@ describe("services one by one", () => {
 
   test("push: register, tokens of users, remove, expired, sends; bad tokens are refused", async () => {
     expect((await call("push_op", ["registerToken", "pp_user", { type: "ios", token: IOS }])).status).toBe(200);
-    expect((await call("push_op", ["tokensOfUsers", ["pp_user", "nobody"]])).body).toEqual({ v: { pp_user: [{ type: "ios", token: IOS }], nobody: [] } });
+    expect((await call("push_op", ["tokensOfUsers", ["pp_user", "nobody"]])).body).toEqual({
+      v: { pp_user: [{ type: "ios", token: IOS }], nobody: [] },
+    });
     expect((await call("push_op", ["sendToTokens", [{ type: "ios", token: IOS }], { message: "hi" }])).body).toEqual({ v: { queued: 1 } });
     expect((await call("push_op", ["sendToUsers", ["pp_user"], { message: "hi" }])).body).toEqual({ v: { queued: 1 } });
     expect((await call("push_op", ["broadcast", { message: "all" }])).body.v.queued).toBeGreaterThanOrEqual(1);

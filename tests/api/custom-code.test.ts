@@ -80,9 +80,15 @@ describe("uploads", () => {
 
   test("a method may not take a schema's name, nor a schema a method's", async () => {
     const clash = await upload(t, `export const methods = [{ name: "user", execute() {} }];`);
-    expect([clash.status, clash.body.error]).toEqual([400, 'method "user" has the name of a schema; a method and a schema cannot share a name']);
+    expect([clash.status, clash.body.error]).toEqual([
+      400,
+      'method "user" has the name of a schema; a method and a schema cannot share a name',
+    ]);
     const schema = await t.admin("PUT", "/schemas/echo", { fields: { a: { type: "string" } } });
-    expect([schema.status, schema.body.error]).toEqual([400, '"echo" is the name of a custom code method; a schema cannot have the same name']);
+    expect([schema.status, schema.body.error]).toEqual([
+      400,
+      '"echo" is the name of a custom code method; a schema cannot have the same name',
+    ]);
     // Inference cannot create it either: a write to /echo is the method's.
     const rel = await t.request("POST", "/note_cc", { body: { title: "x" }, headers: { "x-service-relations": "" } });
     expect(rel.status).toBe(201);
@@ -99,7 +105,18 @@ describe("calls", () => {
     const r = await t.request("GET", "/echo?a=1&b=two&c=3", { headers: { "x-test": "hdr" } });
     expect(r.status).toBe(200);
     expect(r.headers.get("content-type")).toBe("application/json; charset=utf-8");
-    expect(r.body).toEqual({ verb: "GET", params: { a: "1", b: "two" }, body: "", url: "/echo?a=1&b=two&c=3", user: null, v: 0, env: "development", m: "echo", ua: "hdr", auth: null });
+    expect(r.body).toEqual({
+      verb: "GET",
+      params: { a: "1", b: "two" },
+      body: "",
+      url: "/echo?a=1&b=two&c=3",
+      user: null,
+      v: 0,
+      env: "development",
+      m: "echo",
+      ua: "hdr",
+      auth: null,
+    });
     for (const p of ["/CAMELCASE", "/camelCase", "/camelcase"]) expect((await t.request("GET", p)).text).toBe("lower");
   });
 
@@ -109,7 +126,10 @@ describe("calls", () => {
     const put = await t.request("PUT", "/echo", { raw: "not json at all", headers: { "content-type": "text/plain" } });
     expect([put.status, put.body.verb, put.body.body]).toEqual([200, "PUT", "not json at all"]);
     const form = await t.request("POST", "/echo", { raw: "a=1&b=2", headers: { "content-type": "application/x-www-form-urlencoded" } });
-    expect([form.status, form.body.error]).toEqual([400, "custom code methods do not take form-encoded bodies; send JSON or a plain string"]);
+    expect([form.status, form.body.error]).toEqual([
+      400,
+      "custom code methods do not take form-encoded bodies; send JSON or a plain string",
+    ]);
     const del = await t.request("DELETE", "/echo?a=x");
     expect([del.body.verb, del.body.params]).toEqual(["DELETE", { a: "x" }]);
   });
@@ -146,18 +166,35 @@ describe("calls", () => {
     expect([signed.status, signed.body.user, signed.body.auth]).toEqual([200, "cc_ann", null]);
     const badMac = await t.request("GET", "/echo", { headers: { authorization: macAuth({ ...creds, mac_key: "wrong" }, "GET", "/echo") } });
     expect(badMac.status).toBe(401);
-    const oauth = await t.request("POST", "/echo", { raw: "x", key: null, headers: { authorization: oauthAuth(KEYS.devPublic, KEYS.devPrivate, "POST", "http://localhost/echo") } });
+    const oauth = await t.request("POST", "/echo", {
+      raw: "x",
+      key: null,
+      headers: { authorization: oauthAuth(KEYS.devPublic, KEYS.devPrivate, "POST", "http://localhost/echo") },
+    });
     expect([oauth.status, oauth.body.user]).toEqual([200, null]);
-    const badOauth = await t.request("POST", "/echo", { raw: "x", key: null, headers: { authorization: oauthAuth(KEYS.devPublic, "wrong", "POST", "http://localhost/echo") } });
+    const badOauth = await t.request("POST", "/echo", {
+      raw: "x",
+      key: null,
+      headers: { authorization: oauthAuth(KEYS.devPublic, "wrong", "POST", "http://localhost/echo") },
+    });
     expect(badOauth.status).toBe(401);
     expect((await t.request("GET", "/echo", { key: null })).status).toBe(401);
   });
 
   test("text and bytes bodies, status and custom headers; invalid headers are a 500", async () => {
     const text = await t.request("GET", "/text");
-    expect([text.status, text.text, text.headers.get("content-type"), text.headers.get("x-custom"), text.headers.get("cache-control")]).toEqual([202, "plain words", "text/plain; charset=utf-8", "yes", "no-store"]);
+    expect([
+      text.status,
+      text.text,
+      text.headers.get("content-type"),
+      text.headers.get("x-custom"),
+      text.headers.get("cache-control"),
+    ]).toEqual([202, "plain words", "text/plain; charset=utf-8", "yes", "no-store"]);
     const bytes = await t.app.handle(new Request("http://localhost/bytes", { headers: { "x-service-api-key": KEYS.devPublic } }));
-    expect([bytes.headers.get("content-type"), [...new Uint8Array(await bytes.arrayBuffer())]]).toEqual(["application/octet-stream", [0, 1, 2, 255]]);
+    expect([bytes.headers.get("content-type"), [...new Uint8Array(await bytes.arrayBuffer())]]).toEqual([
+      "application/octet-stream",
+      [0, 1, 2, 255],
+    ]);
     const typed = await t.app.handle(new Request("http://localhost/typed", { headers: { "x-service-api-key": KEYS.devPublic } }));
     expect([typed.headers.get("content-type"), (await typed.arrayBuffer()).byteLength]).toEqual(["image/gif", 3]);
     expect((await t.request("GET", "/status_only")).status).toBe(204);
@@ -169,7 +206,12 @@ describe("calls", () => {
     const r = await t.request("GET", "/thrower");
     expect([r.status, r.body.error]).toEqual([500, "custom code method thrower failed: TypeError: nope"]);
     const logs = await t.admin("GET", "/logs?source=code&level=error");
-    expect(logs.body[0]).toMatchObject({ level: "error", message: "custom code method thrower failed: TypeError: nope", env: "development", source: "code" });
+    expect(logs.body[0]).toMatchObject({
+      level: "error",
+      message: "custom code method thrower failed: TypeError: nope",
+      env: "development",
+      source: "code",
+    });
   });
 });
 
@@ -199,7 +241,9 @@ describe("deploys pin code to versions", () => {
   });
 
   test("deploy refuses a schema and a method with the same name", async () => {
-    await t.burrow.system.execute(`UPDATE code_bundles SET methods = json_insert(methods, '$[#]', json('{"name":"user","params":[]}')) WHERE env = 'development'`);
+    await t.burrow.system.execute(
+      `UPDATE code_bundles SET methods = json_insert(methods, '$[#]', json('{"name":"user","params":[]}')) WHERE env = 'development'`,
+    );
     await t.burrow.reload();
     const r = await t.admin("POST", "/deploy", {});
     expect([r.status, r.body.error]).toEqual([409, '"user" is both a schema and a custom code method; rename one before deploying']);
@@ -250,7 +294,10 @@ export const methods = [
 
   test("deep recursion is a stack error; a huge response is refused", async () => {
     const r = await t.request("GET", "/recurse");
-    expect([r.status, r.body.error]).toEqual([500, "custom code method recurse failed: the method's call stack overflowed (too deep recursion)"]);
+    expect([r.status, r.body.error]).toEqual([
+      500,
+      "custom code method recurse failed: the method's call stack overflowed (too deep recursion)",
+    ]);
     const huge = await t.request("GET", "/huge");
     expect(huge.status).toBe(500);
     expect(huge.body.error).toBe("custom code method huge answered more than 20 MB");

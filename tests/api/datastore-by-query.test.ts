@@ -10,16 +10,26 @@ let t: TestApp;
 const ctx = (principal: Principal): ApiContext => devContext(t, principal);
 const app = () => ctx({ kind: "app" });
 const user = (username: string) => ctx({ kind: "user", schema: "user", username, family: "f" });
-const status = (p: Promise<unknown>) => p.then(() => 200, (e: { status?: number }) => e.status ?? 500);
+const status = (p: Promise<unknown>) =>
+  p.then(
+    () => 200,
+    (e: { status?: number }) => e.status ?? 500,
+  );
 const eq = (field: string, value: string): Conditions => ({ where: [{ field, op: "eq", value, key: field }], or: null });
 const text = async (key: string) => JSON.parse(await t.burrow.data.get(app(), "mine", key)).text;
 
 beforeAll(async () => {
   t = await makeTestApp();
-  const r = await t.admin("PUT", "/schemas/mine", { fields: { text: { type: "string" }, n: { type: "integer" } }, permissions: { create: "open", read: "owner", update: "owner", delete: "owner" } });
+  const r = await t.admin("PUT", "/schemas/mine", {
+    fields: { text: { type: "string" }, n: { type: "integer" } },
+    permissions: { create: "open", read: "owner", update: "owner", delete: "owner" },
+  });
   expect(r.status).toBe(201);
   const data = t.burrow.data;
-  await data.create(app(), "user", [{ username: "ann", password: "ann-password" }, { username: "bob", password: "bob-password" }]);
+  await data.create(app(), "user", [
+    { username: "ann", password: "ann-password" },
+    { username: "bob", password: "bob-password" },
+  ]);
   await data.create(app(), "mine", [
     { mine_id: "a1", text: "x", n: 1, sm_owner: "user/ann" },
     { mine_id: "a2", text: "x", n: 2, sm_owner: "user/ann" },

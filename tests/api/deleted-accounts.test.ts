@@ -12,32 +12,53 @@ import { macAuth, oauthAuth } from "../helpers/sign.ts";
 let t: TestApp;
 type Creds = { access_token: string; mac_key: string; refresh_token: string };
 
-const form = (fields: Record<string, string>): RequestOptions => ({ raw: new URLSearchParams(fields).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } });
+const form = (fields: Record<string, string>): RequestOptions => ({
+  raw: new URLSearchParams(fields).toString(),
+  headers: { "content-type": "application/x-www-form-urlencoded" },
+});
 const login = async (username: string, password: string): Promise<Creds> => {
   const r = await t.request("POST", "/user/accessToken", form({ username, password, token_type: "mac" }));
   expect(r.status).toBe(200);
   return r.body;
 };
-const as = (c: Creds, method: string, path: string, body?: unknown) => t.request(method, path, { body, headers: { authorization: macAuth(c, method, path) } });
+const as = (c: Creds, method: string, path: string, body?: unknown) =>
+  t.request(method, path, { body, headers: { authorization: macAuth(c, method, path) } });
 const app = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-  t.request(method, path, { body, key: null, headers: { ...headers, authorization: oauthAuth(KEYS.devPublic, KEYS.devPrivate, method, `http://localhost${path}`) } });
+  t.request(method, path, {
+    body,
+    key: null,
+    headers: { ...headers, authorization: oauthAuth(KEYS.devPublic, KEYS.devPrivate, method, `http://localhost${path}`) },
+  });
 const count = async (sql: string, ...args: string[]) => Number((await t.burrow.envDbs.development.execute({ sql, args })).rows[0]!.n);
 
 beforeAll(async () => {
   t = await makeTestApp();
   const user = (await t.admin("GET", "/schemas/user")).body;
   await t.admin("PUT", "/schemas/user", { ...user, user: { ...user.user, forgotPassword: true } });
-  await t.admin("PUT", "/schemas/note", { fields: { text: { type: "string" } }, permissions: { create: "logged_in", read: "owner", update: "owner", delete: "owner" } });
+  await t.admin("PUT", "/schemas/note", {
+    fields: { text: { type: "string" } },
+    permissions: { create: "logged_in", read: "owner", update: "owner", delete: "owner" },
+  });
   await t.admin("PUT", "/schemas/team", {
-    fields: { name: { type: "string" }, members: { type: "relationship", schema: "user", many: true }, lead: { type: "relationship", schema: "user" } },
+    fields: {
+      name: { type: "string" },
+      members: { type: "relationship", schema: "user", many: true },
+      lead: { type: "relationship", schema: "user" },
+    },
     permissions: { create: "open", read: { relationship: "members" }, update: { relationship: "members" }, delete: "private_key" },
   });
-  await t.admin("PUT", "/schemas/board", { fields: { title: { type: "string" } }, permissions: { create: "private_key", read: { role: "editors" }, update: "private_key", delete: "private_key" } });
+  await t.admin("PUT", "/schemas/board", {
+    fields: { title: { type: "string" } },
+    permissions: { create: "private_key", read: { role: "editors" }, update: "private_key", delete: "private_key" },
+  });
   // The cascade path: a schema relating to users whose pulled references delete them.
   await t.admin("PUT", "/schemas/club", { fields: { people: { type: "relationship", schema: "user", many: true } } });
   expect((await app("POST", "/board", { board_id: "b1", title: "editors only" })).status).toBe(201);
   expect((await app("POST", "/aclrole", { aclrole_id: "editors", users: [] })).status).toBe(201);
-  const code = await upload(t, `export const methods = [{ name: "remove_user", params: ["id"], async execute(r, s) { return { body: { removed: await s.data.delete("user", r.params.id) } }; } }];`);
+  const code = await upload(
+    t,
+    `export const methods = [{ name: "remove_user", params: ["id"], async execute(r, s) { return { body: { removed: await s.data.delete("user", r.params.id) } }; } }];`,
+  );
   expect(code.status).toBe(200);
 });
 afterAll(() => t.close());
@@ -47,7 +68,9 @@ async function fullAccount(name: string) {
   const password = `${name}-password`;
   expect((await t.request("POST", "/user", { body: { username: name, password, email: `${name}@example.com` } })).status).toBe(201);
   const mac = await login(name, password);
-  const cookie = (await t.request("GET", `/user/login?${new URLSearchParams({ username: name, password })}`)).headers.get("set-cookie")!.split(";")[0]!;
+  const cookie = (await t.request("GET", `/user/login?${new URLSearchParams({ username: name, password })}`)).headers
+    .get("set-cookie")!
+    .split(";")[0]!;
   expect((await t.request("POST", "/user/forgotPassword", { body: { username: name } })).status).toBe(200);
   const temp = /is: ([A-Za-z0-9]+)/.exec((await t.admin("GET", "/outbox")).body[0].text)![1]!;
   await t.burrow.envDbs.development.execute({
@@ -56,7 +79,9 @@ async function fullAccount(name: string) {
   });
   expect((await t.request("POST", `/_push/tokens/android/tok-${name}`, { body: { user: name } })).status).toBe(200);
   const note = (await as(mac, "POST", "/note", { text: `${name}'s secret` })).body.note_id as string;
-  expect((await app("POST", "/team", { team_id: `team-${name}`, name: "private team", members: [name, "someone-else"], lead: name })).status).toBe(201);
+  expect(
+    (await app("POST", "/team", { team_id: `team-${name}`, name: "private team", members: [name, "someone-else"], lead: name })).status,
+  ).toBe(201);
   expect((await app("PUT", "/aclrole/editors/users", [name])).status).toBe(200);
   expect((await as(mac, "GET", "/board/b1")).status).toBe(200);
   expect((await as(mac, "GET", `/team/team-${name}`)).status).toBe(200);
@@ -100,7 +125,9 @@ describe("a deleted account leaves nothing behind", () => {
       // Someone signs up under the same username: a new account, with nothing of the old one.
       expect((await t.request("POST", "/user", { body: { username: a.name, password: "the-newcomer" } })).status).toBe(201);
       expect((await t.request("POST", "/user/accessToken", form({ username: a.name, password: a.temp }))).status).toBe(401);
-      expect((await t.request("POST", "/user/accessToken", form({ username: a.name, password: a.temp, new_password: "taken over" }))).status).toBe(401);
+      expect(
+        (await t.request("POST", "/user/accessToken", form({ username: a.name, password: a.temp, new_password: "taken over" }))).status,
+      ).toBe(401);
       const newcomer = await login(a.name, "the-newcomer");
       expect((await as(newcomer, "GET", "/note")).body).toEqual([]);
       expect((await as(newcomer, "GET", `/note/${a.note}`)).status).toBe(404);
@@ -124,7 +151,10 @@ describe("a deleted account leaves nothing behind", () => {
 
   test("dropping a user schema ends its accounts' sessions and ownership too", async () => {
     await t.admin("PUT", "/schemas/member", { fields: { pw: { type: "password" } }, user: { key: "login", password: "pw" } });
-    await t.admin("PUT", "/schemas/memo", { fields: { text: { type: "string" } }, permissions: { create: "logged_in", read: "owner", update: "owner", delete: "owner" } });
+    await t.admin("PUT", "/schemas/memo", {
+      fields: { text: { type: "string" } },
+      permissions: { create: "logged_in", read: "owner", update: "owner", delete: "owner" },
+    });
     expect((await t.request("POST", "/member", { body: { login: "m1", pw: "m1-password" } })).status).toBe(201);
     const m1 = (await t.request("POST", "/member/accessToken", form({ login: "m1", pw: "m1-password", token_type: "mac" }))).body as Creds;
     const memo = (await as(m1, "POST", "/memo", { text: "m1's" })).body.memo_id as string;
@@ -144,7 +174,9 @@ describe("a password change ends the other sessions", () => {
     expect((await t.request("POST", "/user", { body: { username: name, password, email: `${name}@example.com` } })).status).toBe(201);
     const phone = await login(name, password);
     const laptop = await login(name, password);
-    const cookie = (await t.request("GET", `/user/login?${new URLSearchParams({ username: name, password })}`)).headers.get("set-cookie")!.split(";")[0]!;
+    const cookie = (await t.request("GET", `/user/login?${new URLSearchParams({ username: name, password })}`)).headers
+      .get("set-cookie")!
+      .split(";")[0]!;
     // Both sessions are in use (and so in this node's session cache) before the change.
     expect((await as(phone, "GET", "/user/loggedInUser")).status).toBe(200);
     expect((await as(laptop, "GET", "/user/loggedInUser")).status).toBe(200);
@@ -168,7 +200,9 @@ describe("a password change ends the other sessions", () => {
     const s = await twoSessions("temp1");
     await t.request("POST", "/user/forgotPassword", { body: { username: s.name } });
     const temp = /is: ([A-Za-z0-9]+)/.exec((await t.admin("GET", "/outbox")).body[0].text)![1]!;
-    expect((await t.request("POST", "/user/accessToken", form({ username: s.name, password: temp, new_password: "after-reset" }))).status).toBe(200);
+    expect(
+      (await t.request("POST", "/user/accessToken", form({ username: s.name, password: temp, new_password: "after-reset" }))).status,
+    ).toBe(200);
     await ended(s, null);
   });
 

@@ -70,7 +70,10 @@ describe("type errors name the field, the expected type and what was sent", () =
       [{ owner: 5 }, `owner: expected person key ${KEY}, got number 5`],
       [{ members: ["p1", 3] }, `members[1]: expected person key ${KEY}, got number 3`],
       [{ members: "p1" }, 'members: expected array of person keys, got string "p1"'],
-      [{ file: 5 }, "file: expected binary upload (Content-Type, Content-Disposition, Content-Transfer-Encoding: base64, a blank line, base64), got number 5"],
+      [
+        { file: 5 },
+        "file: expected binary upload (Content-Type, Content-Disposition, Content-Transfer-Encoding: base64, a blank line, base64), got number 5",
+      ],
       [{ task_id: 12 }, `task_id: expected key ${KEY}, got number 12`],
     ];
     for (const [body, detail] of cases) {
@@ -81,12 +84,23 @@ describe("type errors name the field, the expected type and what was sent", () =
 
   test("integers past ±2^53-1 are named as beyond the range, also when JSON holds a literal past 64 bits", async () => {
     const range = "expected an integer within ±9007199254740991";
-    expect(await rawCreateError('{"priority": 18446744073709551616}')).toBe(`priority ${CREATE} (priority: ${range}, got 18446744073709552000 (beyond the integer range))`);
-    expect(await rawCreateError('{"priority": 1e20}')).toContain(`priority: ${range}, got 100000000000000000000 (beyond the integer range)`);
-    expect(await rawCreateError(`{"priority": -${"9".repeat(400)}}`)).toContain(`priority: ${range}, got -Infinity (beyond the integer range)`);
-    expect(await rawCreateError('{"nums": [1, 9007199254740993]}')).toContain(`nums[1]: ${range}, got 9007199254740992 (beyond the integer range)`);
-    for (const json of ['{"priority": 18446744073709551616}', '{"priority": 1e20}']) expect(await rawCreateError(json)).not.toContain("got number");
-    expect((await t.request("POST", "/task", { raw: '{"priority": 9007199254740991}', headers: { "content-type": "application/json" } })).status).toBe(201);
+    expect(await rawCreateError('{"priority": 18446744073709551616}')).toBe(
+      `priority ${CREATE} (priority: ${range}, got 18446744073709552000 (beyond the integer range))`,
+    );
+    expect(await rawCreateError('{"priority": 1e20}')).toContain(
+      `priority: ${range}, got 100000000000000000000 (beyond the integer range)`,
+    );
+    expect(await rawCreateError(`{"priority": -${"9".repeat(400)}}`)).toContain(
+      `priority: ${range}, got -Infinity (beyond the integer range)`,
+    );
+    expect(await rawCreateError('{"nums": [1, 9007199254740993]}')).toContain(
+      `nums[1]: ${range}, got 9007199254740992 (beyond the integer range)`,
+    );
+    for (const json of ['{"priority": 18446744073709551616}', '{"priority": 1e20}'])
+      expect(await rawCreateError(json)).not.toContain("got number");
+    expect(
+      (await t.request("POST", "/task", { raw: '{"priority": 9007199254740991}', headers: { "content-type": "application/json" } })).status,
+    ).toBe(201);
   });
 
   test("what was sent is cut at 40 characters", async () => {
@@ -125,7 +139,9 @@ describe("query values say what the field takes", () => {
   });
 
   test("an integer past the range is named as such", async () => {
-    expect(await queryError("priority=99999999999999999999")).toBe("priority: expected an integer within ±9007199254740991, got 99999999999999999999 (beyond the integer range)");
+    expect(await queryError("priority=99999999999999999999")).toBe(
+      "priority: expected an integer within ±9007199254740991, got 99999999999999999999 (beyond the integer range)",
+    );
     expect(await queryError("priority[lt]=-9007199254740992")).toContain("(beyond the integer range)");
     expect((await t.request("GET", "/task?priority=9007199254740991")).status).toBe(200);
     expect((await t.request("GET", "/task?priority=%2B0001")).body.map((o: any) => o.task_id)).toEqual(["t1"]);
@@ -142,8 +158,12 @@ describe("Range with a huge number", () => {
   test("any index past the limit gets the limit's message, however many digits", async () => {
     expect(await rangeError("objects=0-1000000001")).toBe("Range: indexes must be at most 1000000000, got 1000000001");
     expect(await rangeError("objects=0-99999999999")).toBe("Range: indexes must be at most 1000000000, got 99999999999");
-    expect(await rangeError("objects=99999999999999999999999-")).toBe("Range: indexes must be at most 1000000000, got 99999999999999999999999");
-    expect(await rangeError(`objects=0-${"9".repeat(10_000)}`)).toBe(`Range: indexes must be at most 1000000000, got ${"9".repeat(24)}… (10000 digits)`);
+    expect(await rangeError("objects=99999999999999999999999-")).toBe(
+      "Range: indexes must be at most 1000000000, got 99999999999999999999999",
+    );
+    expect(await rangeError(`objects=0-${"9".repeat(10_000)}`)).toBe(
+      `Range: indexes must be at most 1000000000, got ${"9".repeat(24)}… (10000 digits)`,
+    );
     expect((await t.request("GET", "/task", { headers: { range: "objects=0-1000000000" } })).status).toBe(200);
     expect(await rangeError("objects=x-1")).toStartWith("invalid Range header");
   });
@@ -170,16 +190,22 @@ describe("MAC and OAuth timestamps", () => {
     expect(r.status).toBe(401);
     expect(r.body.error).toStartWith("the MAC timestamp is outside the allowed window of ±600 s (server time ");
     expect(Math.abs(serverTime(r.body.error) - now)).toBeLessThanOrEqual(2);
-    const junk = await t.request("GET", "/task", { headers: { authorization: `MAC id="${c.access_token}",ts="1.5e9",nonce="n",mac="AAAA"` } });
+    const junk = await t.request("GET", "/task", {
+      headers: { authorization: `MAC id="${c.access_token}",ts="1.5e9",nonce="n",mac="AAAA"` },
+    });
     expect(junk.body.error).toStartWith("the MAC timestamp must be a whole number of seconds since 1970 (server time ");
   });
 
   test("OAuth 1.0 alike, with its own window", async () => {
     const url = "http://localhost/task";
-    const ms = await t.request("GET", "/task", { headers: { authorization: oauthAuth(KEYS.devPublic, KEYS.devPrivate, "GET", url, { timestamp: Date.now() }) } });
+    const ms = await t.request("GET", "/task", {
+      headers: { authorization: oauthAuth(KEYS.devPublic, KEYS.devPrivate, "GET", url, { timestamp: Date.now() }) },
+    });
     expect([ms.status, ms.body.error]).toEqual([401, "the OAuth timestamp must be in seconds since 1970, not milliseconds"]);
     const now = Math.floor(Date.now() / 1000);
-    const old = await t.request("GET", "/task", { headers: { authorization: oauthAuth(KEYS.devPublic, KEYS.devPrivate, "GET", url, { timestamp: now - 1000 }) } });
+    const old = await t.request("GET", "/task", {
+      headers: { authorization: oauthAuth(KEYS.devPublic, KEYS.devPrivate, "GET", url, { timestamp: now - 1000 }) },
+    });
     expect(old.body.error).toStartWith("the OAuth timestamp is outside the allowed window of ±300 s (server time ");
     expect(Math.abs(serverTime(old.body.error) - now)).toBeLessThanOrEqual(2);
   });
@@ -188,7 +214,10 @@ describe("MAC and OAuth timestamps", () => {
 describe("a refused access token says whether refreshing helps", () => {
   const EXPIRED = "the access token has expired; refresh it with the refresh token";
   const GONE = "the access token is not valid (logged out or expired); log in again";
-  const form = (fields: Record<string, string>) => ({ raw: new URLSearchParams(fields).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } });
+  const form = (fields: Record<string, string>) => ({
+    raw: new URLSearchParams(fields).toString(),
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+  });
   async function login(): Promise<{ access_token: string; mac_key: string; refresh_token: string }> {
     const r = await t.request("POST", "/user/accessToken", form({ username: "ann", password: "ann-password" }));
     expect(r.status).toBe(200);
@@ -200,7 +229,10 @@ describe("a refused access token says whether refreshing helps", () => {
     return r.body.error;
   }
   const expire = (c: { access_token: string }, columns: string) =>
-    t.burrow.envDbs.development.execute({ sql: `UPDATE _burrow_sessions SET ${columns} WHERE family = ?`, args: [c.access_token.slice(0, 16)] });
+    t.burrow.envDbs.development.execute({
+      sql: `UPDATE _burrow_sessions SET ${columns} WHERE family = ?`,
+      args: [c.access_token.slice(0, 16)],
+    });
 
   test("expired with a live refresh token: refresh", async () => {
     const c = await login();

@@ -13,8 +13,13 @@ const creds: Record<string, Creds> = {};
 const as = (who: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
   t.request(method, path, { body, headers: { ...headers, authorization: macAuth(creds[who]!, method, path) } });
 const app = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-  t.request(method, path, { body, key: null, headers: { ...headers, authorization: oauthAuth(KEYS.devPublic, KEYS.devPrivate, method, `http://localhost${path}`) } });
-const anon = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => t.request(method, path, { body, headers });
+  t.request(method, path, {
+    body,
+    key: null,
+    headers: { ...headers, authorization: oauthAuth(KEYS.devPublic, KEYS.devPrivate, method, `http://localhost${path}`) },
+  });
+const anon = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  t.request(method, path, { body, headers });
 
 beforeAll(async () => {
   t = await makeTestApp();
@@ -30,7 +35,10 @@ beforeAll(async () => {
     fields: { name: { type: "string" }, phone: { type: "string", visibility: "owner" }, photo: { type: "binary" } },
     permissions: { create: "logged_in", read: "open", update: "open", delete: "owner" },
   });
-  await app("POST", "/post", [{ post_id: "p1", title: "by ann", author: "ann" }, { post_id: "p2", title: "by bob", author: "bob" }]);
+  await app("POST", "/post", [
+    { post_id: "p1", title: "by ann", author: "ann" },
+    { post_id: "p2", title: "by bob", author: "bob" },
+  ]);
 });
 afterAll(() => t.close());
 
@@ -58,13 +66,22 @@ describe("the user schema's email", () => {
     const posts = (await as("ann", "GET", "/post?_expand=1")).body as { post_id: string; author: { email?: string } }[];
     expect(Object.fromEntries(posts.map((p) => [p.post_id, p.author.email ?? null]))).toEqual({ p1: "ann@example.com", p2: null });
     expect((await as("ann", "GET", "/user/loggedInUser")).body.email).toBe("ann@example.com");
-    expect((await t.request("POST", "/user/accessToken", { body: { username: "ann", password: "ann-password" } })).body.service.user.email).toBe("ann@example.com");
+    expect(
+      (await t.request("POST", "/user/accessToken", { body: { username: "ann", password: "ann-password" } })).body.service.user.email,
+    ).toBe("ann@example.com");
   });
 
   test("the private key, admins and custom code see it", async () => {
     expect((await app("GET", "/user/ann")).body.email).toBe("ann@example.com");
     expect((await t.admin("GET", "/data/development/user/ann")).body.email).toBe("ann@example.com");
-    expect((await upload(t, `export const methods = [{ name: "email_of", params: ["u"], async execute(r, s) { return { body: await s.data.read("user", r.params.u) }; } }];`)).status).toBe(200);
+    expect(
+      (
+        await upload(
+          t,
+          `export const methods = [{ name: "email_of", params: ["u"], async execute(r, s) { return { body: await s.data.read("user", r.params.u) }; } }];`,
+        )
+      ).status,
+    ).toBe(200);
     expect((await anon("GET", "/email_of?u=bob")).body.email).toBe("bob@example.com");
   });
 
@@ -83,9 +100,13 @@ describe("the user schema's email", () => {
       expect(res.status).toBe(400);
       expect(res.body.error).toContain("email");
     }
-    expect((await anon("GET", "/user?email=ann@example.com")).body.error).toBe('"email" of schema user is visible to its owner only; it cannot be used in a query');
+    expect((await anon("GET", "/user?email=ann@example.com")).body.error).toBe(
+      '"email" of schema user is visible to its owner only; it cannot be used in a query',
+    );
     expect((await app("GET", "/user?email=ann@example.com")).body.map((u: { username: string }) => u.username)).toEqual(["ann"]);
-    expect((await app("GET", "/user", undefined, { "x-service-orderby": "email:desc" })).body.map((u: { username: string }) => u.username)).toEqual(["bob", "ann"]);
+    expect(
+      (await app("GET", "/user", undefined, { "x-service-orderby": "email:desc" })).body.map((u: { username: string }) => u.username),
+    ).toEqual(["bob", "ann"]);
   });
 });
 
@@ -107,10 +128,18 @@ describe("a declared owner-only field", () => {
   });
 
   test("definitions: owner or public; never on the key or a password", async () => {
-    const put = (fields: Record<string, unknown>, extra: Record<string, unknown> = {}) => t.admin("PUT", "/schemas/vis", { fields, ...extra });
+    const put = (fields: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+      t.admin("PUT", "/schemas/vis", { fields, ...extra });
     expect((await put({ a: { type: "string", visibility: "secret" } })).status).toBe(400);
     expect((await put({ vis_id: { type: "string", visibility: "owner" } })).status).toBe(400);
-    expect((await t.admin("PUT", "/schemas/visusers", { fields: { pw: { type: "password", visibility: "owner" } }, user: { key: "login", password: "pw" } })).status).toBe(400);
+    expect(
+      (
+        await t.admin("PUT", "/schemas/visusers", {
+          fields: { pw: { type: "password", visibility: "owner" } },
+          user: { key: "login", password: "pw" },
+        })
+      ).status,
+    ).toBe(400);
     const ok = await put({ a: { type: "string", visibility: "public" }, b: { type: "integer", visibility: "owner" } });
     expect(ok.status).toBe(201);
     expect(ok.body.fields).toEqual({ a: { type: "string" }, b: { type: "integer", visibility: "owner" } });
@@ -119,7 +148,8 @@ describe("a declared owner-only field", () => {
 
 describe("push tokens are their user's", () => {
   beforeAll(async () => {
-    for (const u of ["ann", "bob"]) expect((await t.request("POST", `/_push/tokens/android/tok-${u}`, { body: { user: u } })).status).toBe(200);
+    for (const u of ["ann", "bob"])
+      expect((await t.request("POST", `/_push/tokens/android/tok-${u}`, { body: { user: u } })).status).toBe(200);
   });
 
   test("GET /_push/tokens?user=U: only U's own signature or session, or the private key", async () => {
@@ -130,7 +160,10 @@ describe("push tokens are their user's", () => {
     expect((await as("ann", "GET", path)).body).toEqual({ ann: [{ type: "androidgcm", token: "tok-ann" }] });
     const cookie = (await t.request("GET", "/user/login?username=ann&password=ann-password")).headers.get("set-cookie")!.split(";")[0]!;
     expect((await anon("GET", path, undefined, { cookie })).status).toBe(200);
-    expect((await app("GET", "/_push/tokens?user=ann&user=bob")).body).toEqual({ ann: [{ type: "androidgcm", token: "tok-ann" }], bob: [{ type: "androidgcm", token: "tok-bob" }] });
+    expect((await app("GET", "/_push/tokens?user=ann&user=bob")).body).toEqual({
+      ann: [{ type: "androidgcm", token: "tok-ann" }],
+      bob: [{ type: "androidgcm", token: "tok-bob" }],
+    });
   });
 
   test("the legacy get_tokens_for_users_universal alike", async () => {

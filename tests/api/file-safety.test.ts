@@ -19,10 +19,17 @@ const SAFETY = { "x-content-type-options": "nosniff", "content-security-policy":
 const API = { accept: "application/vnd.service+json; version=0", "x-service-api-key": KEYS.devPublic, "content-type": "application/json" };
 /** A request as a client at `origin` sends it (the Host is the origin's), through app.handle. */
 const at = (origin: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-  t.app.handle(new Request(`${origin}${path}`, { method, headers: { ...API, ...headers }, body: body === undefined ? undefined : JSON.stringify(body) }));
+  t.app.handle(
+    new Request(`${origin}${path}`, {
+      method,
+      headers: { ...API, ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }),
+  );
 const jsonOf = async (r: Response | Promise<Response>): Promise<any> => (await r).json();
 const fileOf = async (url: string, init: RequestInit = {}) => t.app.handle(new Request(`http://localhost${new URL(url).pathname}`, init));
-const stored = async (id: string) => (await t.burrow.envDbs.development.execute({ sql: `SELECT file FROM o_doc WHERE doc_id = ?`, args: [id] })).rows[0]!.file as string;
+const stored = async (id: string) =>
+  (await t.burrow.envDbs.development.execute({ sql: `SELECT file FROM o_doc WHERE doc_id = ?`, args: [id] })).rows[0]!.file as string;
 
 /** Uploads that could run as a page (markup, scripts, unknown types) and those a browser only shows. */
 const TYPES: [string, string, "inline" | "attachment"][] = [
@@ -76,7 +83,11 @@ describe("files never run as pages on the API origin", () => {
 
 describe("stored file links never carry a request's Host", () => {
   test("a forged Host reaches only the forger's own answer; everyone else gets their own base", async () => {
-    const created = await at("http://evil.example", "POST", "/doc", { doc_id: "forged", title: "bait", file: formatUpload("image/png", "cat.png", new Uint8Array(10)) });
+    const created = await at("http://evil.example", "POST", "/doc", {
+      doc_id: "forged",
+      title: "bait",
+      file: formatUpload("image/png", "cat.png", new Uint8Array(10)),
+    });
     expect(created.status).toBe(201);
     const link = (await jsonOf(created)).file as string;
     expect(link.startsWith("http://evil.example/_files/development/")).toBe(true);
@@ -103,7 +114,9 @@ describe("stored file links never carry a request's Host", () => {
     const r = await at("http://somewhere.example:1234", "PUT", "/doc/forged", { title: "renamed", file: `https://cdn.example.net${path}` });
     expect(r.status).toBe(200);
     expect(await stored("forged")).toBe(path);
-    const other = await at("http://localhost", "PUT", "/doc/forged", { file: "https://cdn.example.net/_files/development/00000000000000000000000000000000/cat.png" });
+    const other = await at("http://localhost", "PUT", "/doc/forged", {
+      file: "https://cdn.example.net/_files/development/00000000000000000000000000000000/cat.png",
+    });
     expect(other.status).toBe(400);
   });
 });
@@ -113,7 +126,13 @@ describe("--public-url and --files-url", () => {
     const p = await makeTestApp({ flags: { "--public-url": "https://api.example.com/v" } });
     try {
       await p.admin("PUT", "/schemas/doc", { fields: { file: { type: "binary" } } });
-      const made = await p.app.handle(new Request("http://evil.example/doc", { method: "POST", headers: API, body: JSON.stringify({ doc_id: "d", file: formatUpload("image/png", "a.png", new Uint8Array(3)) }) }));
+      const made = await p.app.handle(
+        new Request("http://evil.example/doc", {
+          method: "POST",
+          headers: API,
+          body: JSON.stringify({ doc_id: "d", file: formatUpload("image/png", "a.png", new Uint8Array(3)) }),
+        }),
+      );
       expect((await jsonOf(made)).file).toMatch(/^https:\/\/api\.example\.com\/v\/_files\/development\/[0-9a-f]{32}\/a\.png$/);
       expect((await p.request("GET", "/doc/d")).body.file).toMatch(/^https:\/\/api\.example\.com\/v\/_files\//);
     } finally {
@@ -125,7 +144,9 @@ describe("--public-url and --files-url", () => {
     const f = await makeTestApp({ flags: { "--files-url": "https://files.example.com" } });
     try {
       await f.admin("PUT", "/schemas/doc", { fields: { file: { type: "binary" } } });
-      const r = await f.request("POST", "/doc", { body: { doc_id: "d", file: formatUpload("text/html", "a.html", new TextEncoder().encode("<b>hi</b>")) } });
+      const r = await f.request("POST", "/doc", {
+        body: { doc_id: "d", file: formatUpload("text/html", "a.html", new TextEncoder().encode("<b>hi</b>")) },
+      });
       const link = r.body.file as string;
       expect(link).toMatch(/^https:\/\/files\.example\.com\/_files\/development\/[0-9a-f]{32}\/a\.html$/);
       const path = new URL(link).pathname;
@@ -152,7 +173,9 @@ describe("--public-url and --files-url", () => {
 
   test("--files-url must be an origin of its own", async () => {
     await expect(makeTestApp({ flags: { "--files-url": "https://files.example.com/sub" } })).rejects.toThrow(/--files-url/);
-    await expect(makeTestApp({ flags: { "--files-url": "https://api.example.com", "--public-url": "https://api.example.com" } })).rejects.toThrow(/another host/);
+    await expect(
+      makeTestApp({ flags: { "--files-url": "https://api.example.com", "--public-url": "https://api.example.com" } }),
+    ).rejects.toThrow(/another host/);
   });
 });
 
@@ -161,12 +184,20 @@ describe("links stored by earlier versions", () => {
     const dir = tempDir();
     const a = await makeTestApp({ dir });
     await a.admin("PUT", "/schemas/doc", { fields: { file: { type: "binary" } } });
-    const made = (await a.request("POST", "/doc", { body: { doc_id: "old", file: formatUpload("image/png", "old.png", new Uint8Array(7)) } })).body.file as string;
+    const made = (
+      await a.request("POST", "/doc", { body: { doc_id: "old", file: formatUpload("image/png", "old.png", new Uint8Array(7)) } })
+    ).body.file as string;
     const path = new URL(made).pathname;
     const db = a.burrow.envDbs.development;
     // As an earlier version stored it: the uploader's origin (here a forged one) in the field and the file row.
     const absolute = `http://evil.example${path}`;
-    await db.batch([{ sql: `UPDATE _burrow_files SET url = ?`, args: [absolute] }, { sql: `UPDATE o_doc SET file = ?`, args: [absolute] }], "write");
+    await db.batch(
+      [
+        { sql: `UPDATE _burrow_files SET url = ?`, args: [absolute] },
+        { sql: `UPDATE o_doc SET file = ?`, args: [absolute] },
+      ],
+      "write",
+    );
     await a.close();
     const b = await makeTestApp({ dir });
     try {

@@ -24,13 +24,16 @@ const upload = (b: Uint8Array, name = "report.pdf", type = "application/pdf") =>
 function storedFiles(): string[] {
   const root = join(t.dir, "files");
   try {
-    return readdirSync(root, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+    return readdirSync(root, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => join(e.parentPath, e.name));
   } catch {
     return [];
   }
 }
 const path = (url: string) => new URL(url).pathname;
-const getFile = (url: string, headers: Record<string, string> = {}) => t.app.handle(new Request(`http://localhost${path(url)}`, { headers }));
+const getFile = (url: string, headers: Record<string, string> = {}) =>
+  t.app.handle(new Request(`http://localhost${path(url)}`, { headers }));
 
 describe("uploads and serving", () => {
   test("an upload becomes an absolute URL served with type, disposition, ETag, ranges and caching", async () => {
@@ -54,7 +57,9 @@ describe("uploads and serving", () => {
     const head = await t.app.handle(new Request(`http://localhost${path(r.body.file)}`, { method: "HEAD" }));
     expect(head.status).toBe(200);
     expect(await head.text()).toBe("");
-    expect((await t.app.handle(new Request("http://localhost/_files/development/00000000000000000000000000000000/x.pdf"))).status).toBe(404);
+    expect((await t.app.handle(new Request("http://localhost/_files/development/00000000000000000000000000000000/x.pdf"))).status).toBe(
+      404,
+    );
   });
 
   test("--public-url makes the links", async () => {
@@ -116,13 +121,23 @@ describe("no orphan files", () => {
     expect((await t.request("POST", "/doc", { body: { doc_id: "dup", file: upload(bytes(50)) } })).status).toBe(409);
     expect((await t.request("PUT", "/doc/missing", { body: { file: upload(bytes(50)) } })).status).toBe(404);
     expect((await t.request("POST", "/doc", { body: { file: upload(bytes(50)), thumb: 42 } })).status).toBe(400);
-    const batch = await t.request("POST", "/doc", { body: [{ doc_id: "dup", file: upload(bytes(50)) }, { doc_id: "b-ok", file: upload(bytes(50)) }] });
+    const batch = await t.request("POST", "/doc", {
+      body: [
+        { doc_id: "dup", file: upload(bytes(50)) },
+        { doc_id: "b-ok", file: upload(bytes(50)) },
+      ],
+    });
     expect(batch.body).toEqual({ succeeded: ["b-ok"], failed: ["dup"] });
     expect(storedFiles().length).toBe(n + 1);
   });
 
   test("deleting objects deletes their files: by key, by query, by cascade, with the schema", async () => {
-    const make = async (id: string) => (await t.request("POST", "/doc", { body: { doc_id: id, title: "gone", file: upload(bytes(20)), thumb: upload(bytes(10), "t.png", "image/png") } })).body;
+    const make = async (id: string) =>
+      (
+        await t.request("POST", "/doc", {
+          body: { doc_id: id, title: "gone", file: upload(bytes(20)), thumb: upload(bytes(10), "t.png", "image/png") },
+        })
+      ).body;
     const a = await make("del-a");
     await t.request("DELETE", "/doc/del-a");
     expect((await getFile(a.file)).status).toBe(404);
@@ -155,7 +170,19 @@ describe("S3 file store", () => {
   test("uploads go to S3 when the environment's settings say so; served by redirect; deleted with the object", async () => {
     const s3 = await startS3();
     try {
-      const put = await t.admin("PUT", "/settings/development", { files: { store: "s3", s3: { endpoint: s3.endpoint, bucket: s3.bucket, region: "us-east-1", accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, prefix: "burrow/" } } });
+      const put = await t.admin("PUT", "/settings/development", {
+        files: {
+          store: "s3",
+          s3: {
+            endpoint: s3.endpoint,
+            bucket: s3.bucket,
+            region: "us-east-1",
+            accessKeyId: s3.accessKeyId,
+            secretAccessKey: s3.secretAccessKey,
+            prefix: "burrow/",
+          },
+        },
+      });
       expect(put.status).toBe(200);
       const data = bytes(3000, 9);
       const local = storedFiles().length;
@@ -163,7 +190,13 @@ describe("S3 file store", () => {
       expect(r.status).toBe(201);
       expect(storedFiles().length).toBe(local);
       const key = decodeURIComponent(path(r.body.file).slice("/_files/".length));
-      const raw = new S3Client({ endpoint: s3.endpoint, bucket: s3.bucket, region: "us-east-1", accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey });
+      const raw = new S3Client({
+        endpoint: s3.endpoint,
+        bucket: s3.bucket,
+        region: "us-east-1",
+        accessKeyId: s3.accessKeyId,
+        secretAccessKey: s3.secretAccessKey,
+      });
       expect(await raw.file(`burrow/${key}`).exists()).toBe(true);
       const res = await getFile(r.body.file);
       expect(res.status).toBe(302);

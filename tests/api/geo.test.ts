@@ -18,12 +18,20 @@ const places = [
 
 // Deterministic pseudo-random points over the whole globe.
 let seed = 7;
-const rnd = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
-const randomPoints = Array.from({ length: 400 }, (_, i) => ({ place_id: `r${i}`, name: `R${i}`, kind: "random", at: { lat: rnd() * 180 - 90, lon: rnd() * 360 - 180 } }));
+const rnd = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+const randomPoints = Array.from({ length: 400 }, (_, i) => ({
+  place_id: `r${i}`,
+  name: `R${i}`,
+  kind: "random",
+  at: { lat: rnd() * 180 - 90, lon: rnd() * 360 - 180 },
+}));
 
 beforeAll(async () => {
   t = await makeTestApp();
-  expect((await t.admin("PUT", "/schemas/place", { fields: { name: { type: "string" }, kind: { type: "string" }, at: { type: "geopoint" } } })).status).toBe(201);
+  expect(
+    (await t.admin("PUT", "/schemas/place", { fields: { name: { type: "string" }, kind: { type: "string" }, at: { type: "geopoint" } } }))
+      .status,
+  ).toBe(201);
   expect((await t.request("POST", "/place", { body: [...places, ...randomPoints] })).body.failed).toEqual([]);
 });
 afterAll(() => t.close());
@@ -91,7 +99,10 @@ describe("within", () => {
       const lon = rnd() * 358 - 179;
       const radius = rnd() * 1.2;
       const got = (await get(`?kind=random&at[within]=${lat},${lon},${radius}`)).map((p) => p.place_id).sort();
-      const want = randomPoints.filter((p) => haversine(lat, lon, p.at.lat, p.at.lon) <= radius).map((p) => p.place_id).sort();
+      const want = randomPoints
+        .filter((p) => haversine(lat, lon, p.at.lat, p.at.lon) <= radius)
+        .map((p) => p.place_id)
+        .sort();
       expect(got).toEqual(want);
 
       const lat1 = rnd() * 150 - 80;
@@ -100,14 +111,17 @@ describe("within", () => {
       const lon2 = rnd() * 359 - 180; // lon1 > lon2 crosses the antimeridian
       const box = (await get(`?kind=random&at[within]=${lat1},${lon1},${lat2},${lon2}`)).map((p) => p.place_id).sort();
       const inLon = (x: number) => (lon1 <= lon2 ? x >= lon1 && x <= lon2 : x >= lon1 || x <= lon2);
-      const wantBox = randomPoints.filter((p) => p.at.lat >= lat1 && p.at.lat <= lat2 && inLon(p.at.lon)).map((p) => p.place_id).sort();
+      const wantBox = randomPoints
+        .filter((p) => p.at.lat >= lat1 && p.at.lat <= lat2 && inLon(p.at.lon))
+        .map((p) => p.place_id)
+        .sort();
       expect(box).toEqual(wantBox);
     }
   });
 
   test("a box across the antimeridian and a cap over the pole", async () => {
     expect((await get("?kind=city&at[within]=-20,170,-10,-170")).map((p) => p.place_id).sort()).toEqual(["apia", "suva"]);
-    expect((await get(`?kind=base&at[within]=89,90,${2 / 180 * Math.PI}`)).map((p) => p.place_id)).toEqual(["pole"]);
+    expect((await get(`?kind=base&at[within]=89,90,${(2 / 180) * Math.PI}`)).map((p) => p.place_id)).toEqual(["pole"]);
   });
 
   test("the R*Tree follows updates and deletes", async () => {

@@ -11,7 +11,9 @@ afterAll(() => t.close());
 
 describe("inference", () => {
   test("a write to an unknown schema creates it with open permissions and inferred types", async () => {
-    const r = await t.request("POST", "/car", { body: { make: "saab", doors: 4, litres: 1.9, electric: false, owners: ["a"], parked: { lat: 1, lon: 2 } } });
+    const r = await t.request("POST", "/car", {
+      body: { make: "saab", doors: 4, litres: 1.9, electric: false, owners: ["a"], parked: { lat: 1, lon: 2 } },
+    });
     expect(r.status).toBe(201);
     const def = (await t.admin("GET", "/schemas/car")).body;
     expect(def.fields).toEqual({
@@ -34,7 +36,10 @@ describe("inference", () => {
   });
 
   test("X-Service-Relations declares relationships (one and many), creating the target schema", async () => {
-    const r = await t.request("POST", "/garage", { body: { keeper: "bob", cars: ["c1", "c2"] }, headers: { "x-service-relations": "keeper=person&cars=car" } });
+    const r = await t.request("POST", "/garage", {
+      body: { keeper: "bob", cars: ["c1", "c2"] },
+      headers: { "x-service-relations": "keeper=person&cars=car" },
+    });
     expect(r.status).toBe(201);
     const def = (await t.admin("GET", "/schemas/garage")).body;
     expect(def.fields.keeper).toEqual({ type: "relationship", schema: "person", many: false });
@@ -50,7 +55,13 @@ describe("inference", () => {
   });
 
   test("values that cannot be inferred are 400 and change nothing", async () => {
-    const cases: Record<string, unknown>[] = [{ mystery: null }, { mystery: "NULL" }, { mystery: [1, "a"] }, { mystery: { a: 1 } }, { mystery: [[1]] }];
+    const cases: Record<string, unknown>[] = [
+      { mystery: null },
+      { mystery: "NULL" },
+      { mystery: [1, "a"] },
+      { mystery: { a: 1 } },
+      { mystery: [[1]] },
+    ];
     for (const body of cases) {
       const r = await t.request("POST", "/car", { body });
       expect([body, r.status]).toEqual([body, 400]);

@@ -11,7 +11,8 @@ import { sessionToken } from "../../src/auth/session-cookie.ts";
 
 const COOKIE_REFUSED = "the session cookie is not valid (logged out or expired); log in again";
 const CLEARED = "session_burrow=logged:out; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=0; HttpOnly; SameSite=Lax";
-const CLEARED_SECURE = "session_burrow=logged:out; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=0; Secure; HttpOnly; SameSite=Lax";
+const CLEARED_SECURE =
+  "session_burrow=logged:out; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=0; Secure; HttpOnly; SameSite=Lax";
 
 let t: TestApp;
 let peer = "203.0.113.1";
@@ -19,14 +20,25 @@ beforeAll(async () => {
   t = await makeTestApp({ flags: { "--trusted-proxy": "10.0.0.0/8" }, peer: () => peer });
   const user = (await t.admin("GET", "/schemas/user")).body;
   await t.admin("PUT", "/schemas/user", { ...user, user: { ...user.user, forgotPassword: true } });
-  await t.admin("PUT", "/schemas/diary", { fields: { text: { type: "string" } }, permissions: { create: "logged_in", read: "owner", update: "owner", delete: "owner" } });
-  await t.admin("PUT", "/schemas/secret", { fields: { text: { type: "string" } }, permissions: { create: "private_key", read: "private_key", update: "private_key", delete: "private_key" } });
-  const users = ["ann", "bob", "rita", "tim", "lim", "net"].map((u) => ({ username: u, password: `${u}-password`, email: `${u}@example.com` }));
+  await t.admin("PUT", "/schemas/diary", {
+    fields: { text: { type: "string" } },
+    permissions: { create: "logged_in", read: "owner", update: "owner", delete: "owner" },
+  });
+  await t.admin("PUT", "/schemas/secret", {
+    fields: { text: { type: "string" } },
+    permissions: { create: "private_key", read: "private_key", update: "private_key", delete: "private_key" },
+  });
+  const users = ["ann", "bob", "rita", "tim", "lim", "net"].map((u) => ({
+    username: u,
+    password: `${u}-password`,
+    email: `${u}@example.com`,
+  }));
   expect((await t.request("POST", "/user", { body: users })).body.failed).toEqual([]);
 });
 afterAll(() => t.close());
 
-const query = (username: string, password: string, extra: Record<string, string> = {}) => new URLSearchParams({ username, password, ...extra }).toString();
+const query = (username: string, password: string, extra: Record<string, string> = {}) =>
+  new URLSearchParams({ username, password, ...extra }).toString();
 const login = (username: string, password = `${username}-password`, opts: RequestOptions & { extra?: Record<string, string> } = {}) =>
   t.request("GET", `/user/login?${query(username, password, opts.extra)}`, opts);
 /** The `name=value` part of a response's Set-Cookie. */
@@ -54,7 +66,9 @@ describe("login", () => {
     expect(r.body.email).toBe("ann@example.com");
     expect(r.text).not.toContain("password");
     const cookie = r.headers.get("set-cookie")!;
-    expect(cookie).toMatch(/^session_burrow=[A-Za-z0-9]{48}; Path=\/; Expires=[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT; Max-Age=3600; HttpOnly; SameSite=Lax$/);
+    expect(cookie).toMatch(
+      /^session_burrow=[A-Za-z0-9]{48}; Path=\/; Expires=[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT; Max-Age=3600; HttpOnly; SameSite=Lax$/,
+    );
     const expires = Date.parse(/Expires=([^;]+)/.exec(cookie)![1]!);
     expect(expires).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 + 3600_000);
     expect(expires).toBeLessThanOrEqual(Date.now() + 3600_000);
@@ -62,7 +76,11 @@ describe("login", () => {
   });
 
   test("bad credentials: 401 {error} containing Invalid, no cookie; accessToken keeps its OAuth shape", async () => {
-    for (const [u, p] of [["ann", "wrong"], ["ghost", "whatever"], ["ann", ""]]) {
+    for (const [u, p] of [
+      ["ann", "wrong"],
+      ["ghost", "whatever"],
+      ["ann", ""],
+    ]) {
       const r = await login(u!, p!);
       expect(r.status).toBe(401);
       expect(Object.keys(r.body)).toEqual(["error"]);
@@ -81,7 +99,10 @@ describe("login", () => {
     expect(r.status).toBe(200);
     expect(r.body.username).toBe("ann");
     expect(r.headers.get("set-cookie")).toStartWith("session_burrow=");
-    const forged = await t.request("GET", path, { key: null, headers: { authorization: oauthAuth(KEYS.devPublic, "not-the-private-key", "GET", `http://localhost${path}`) } });
+    const forged = await t.request("GET", path, {
+      key: null,
+      headers: { authorization: oauthAuth(KEYS.devPublic, "not-the-private-key", "GET", `http://localhost${path}`) },
+    });
     expect([forged.status, forged.headers.get("set-cookie")]).toEqual([401, null]);
     expect((await t.request("GET", path, { key: null })).status).toBe(401);
   });
@@ -90,12 +111,15 @@ describe("login", () => {
     expect((await t.request("POST", "/thing", { body: { thing_id: "login", name: "x" } })).status).toBe(201);
     const r = await t.request("GET", "/thing/login?username=ann&password=ann-password");
     expect([r.status, r.body.name, r.headers.get("set-cookie")]).toEqual([200, "x", null]);
-    expect((await t.request("GET", "/thing/login", withCookie("session_burrow=" + "x".repeat(48)))).status).toBe(401);
+    expect((await t.request("GET", "/thing/login", withCookie(`session_burrow=${"x".repeat(48)}`))).status).toBe(401);
   });
 
   test("a cookie session ends with its access token: no year-long refresh window in the store", async () => {
     const token = sessionToken(await session("ann"))!;
-    const rs = await t.burrow.envDbs.development.execute({ sql: "SELECT expires, refresh_expires FROM _burrow_sessions WHERE family = ?", args: [token.slice(0, 16)] });
+    const rs = await t.burrow.envDbs.development.execute({
+      sql: "SELECT expires, refresh_expires FROM _burrow_sessions WHERE family = ?",
+      args: [token.slice(0, 16)],
+    });
     expect(rs.rows).toHaveLength(1);
     expect(Number(rs.rows[0]!.refresh_expires)).toBe(Number(rs.rows[0]!.expires));
   });
@@ -138,13 +162,19 @@ describe("the cookie acts as the user", () => {
     const note = await t.request("POST", "/diary", signedOAuth1("POST", "/diary", withCookie(ann, { body: { text: "signed" } })));
     expect([note.status, note.body.sm_owner]).toEqual([201, "user/ann"]);
     expect((await t.request("POST", "/secret", signedOAuth1("POST", "/secret", { body: { text: "app" } }))).status).toBe(201);
-    expect((await t.request("POST", "/secret", signedOAuth1("POST", "/secret", withCookie(ann, { body: { text: "user" } })))).status).toBe(401);
+    expect((await t.request("POST", "/secret", signedOAuth1("POST", "/secret", withCookie(ann, { body: { text: "user" } })))).status).toBe(
+      401,
+    );
   });
 
   test("a MAC signature wins over a cookie", async () => {
     const ann = await session("ann");
     const bob = (await t.request("POST", "/user/accessToken", { body: { username: "bob", password: "bob-password" } })).body;
-    const r = await t.request("GET", "/user/loggedInUser", withCookie(ann, { headers: { authorization: macAuth(bob, "GET", "/user/loggedInUser") } }));
+    const r = await t.request(
+      "GET",
+      "/user/loggedInUser",
+      withCookie(ann, { headers: { authorization: macAuth(bob, "GET", "/user/loggedInUser") } }),
+    );
     expect(r.body.username).toBe("bob");
   });
 
@@ -152,7 +182,9 @@ describe("the cookie acts as the user", () => {
     const rita = await session("rita");
     const body = { old: { password: "rita-password" }, new: { password: "rita-new" } };
     expect((await t.request("POST", "/user/resetPassword", { body })).status).toBe(401);
-    expect((await t.request("POST", "/user/resetPassword", withCookie(rita, { body: { ...body, old: { password: "nope" } } }))).status).toBe(401);
+    expect(
+      (await t.request("POST", "/user/resetPassword", withCookie(rita, { body: { ...body, old: { password: "nope" } } }))).status,
+    ).toBe(401);
     expect((await t.request("POST", "/user/resetPassword", withCookie(rita, { body }))).status).toBe(200);
     expect((await login("rita", "rita-new")).status).toBe(200);
     expect((await login("rita", "rita-password")).status).toBe(401);
@@ -164,18 +196,28 @@ describe("cookies that do not count", () => {
     const ann = await session("ann");
     expect((await t.request("GET", "/user/loggedInUser", withCookie(ann, { key: null }))).status).toBe(401);
     expect((await t.request("GET", "/user/ann", withCookie(ann, { key: null }))).status).toBe(401);
-    expect((await t.request("GET", "/user/loggedInUser", withCookie(ann, { key: null, headers: { authorization: "Bearer x" } }))).status).toBe(401);
+    expect(
+      (await t.request("GET", "/user/loggedInUser", withCookie(ann, { key: null, headers: { authorization: "Bearer x" } }))).status,
+    ).toBe(401);
     expect((await t.request("GET", "/user/loggedInUser", withCookie(ann, { key: "not-a-key" }))).status).toBe(401);
     expect((await t.request("GET", "/user/loggedInUser", withCookie(ann))).status).toBe(200);
   });
 
   test("an unknown or malformed session cookie is 401 even on an open schema; other cookies are ignored", async () => {
-    for (const cookie of ["session_burrow=" + "A".repeat(48), "session_burrow=garbage", 'session_burrow="abc"']) {
+    for (const cookie of [`session_burrow=${"A".repeat(48)}`, "session_burrow=garbage", 'session_burrow="abc"']) {
       const r = await t.request("GET", "/user/ann", withCookie(cookie));
       expect([cookie, r.status, r.body.error]).toEqual([cookie, 401, COOKIE_REFUSED]);
     }
     // No session: other cookies, an empty value, the logged-out marker (also as earlier versions set it), any value with a ":".
-    for (const cookie of ["theme=dark", "xsession_burrow=abc", "session_burrowx=abc", "session_burrow=", "session_burrow=logged:out", "session_burrow=none", "session_burrow=x:y"]) {
+    for (const cookie of [
+      "theme=dark",
+      "xsession_burrow=abc",
+      "session_burrowx=abc",
+      "session_burrow=",
+      "session_burrow=logged:out",
+      "session_burrow=none",
+      "session_burrow=x:y",
+    ]) {
       const r = await t.request("GET", "/user/ann", withCookie(cookie));
       expect([cookie, r.status]).toEqual([cookie, 200]);
     }
@@ -184,12 +226,17 @@ describe("cookies that do not count", () => {
   test("a MAC session's access token is no cookie, and a cookie's token is no MAC id", async () => {
     // The MAC id travels in clear in every signed request; alone it must not act as the user.
     const mac = (await t.request("POST", "/user/accessToken", { body: { username: "bob", password: "bob-password" } })).body;
-    expect((await t.request("GET", "/user/loggedInUser", { headers: { authorization: macAuth(mac, "GET", "/user/loggedInUser") } })).body.username).toBe("bob");
+    expect(
+      (await t.request("GET", "/user/loggedInUser", { headers: { authorization: macAuth(mac, "GET", "/user/loggedInUser") } })).body
+        .username,
+    ).toBe("bob");
     const stolen = await t.request("GET", "/user/loggedInUser", withCookie(`session_burrow=${mac.access_token}`));
     expect([stolen.status, stolen.body.error]).toEqual([401, COOKIE_REFUSED]);
     // The other way: a cookie session's token signed as a MAC id (with any key) is not a live MAC token.
     const token = sessionToken(await session("bob"))!;
-    const asMac = await t.request("GET", "/user/loggedInUser", { headers: { authorization: macAuth({ access_token: token, mac_key: "" }, "GET", "/user/loggedInUser") } });
+    const asMac = await t.request("GET", "/user/loggedInUser", {
+      headers: { authorization: macAuth({ access_token: token, mac_key: "" }, "GET", "/user/loggedInUser") },
+    });
     expect([asMac.status, asMac.body.error]).toEqual([401, "the access token is not valid (logged out or expired); log in again"]);
   });
 
@@ -228,7 +275,11 @@ describe("logout", () => {
   test("a MAC logout leaves a cookie session alone and sends no Set-Cookie", async () => {
     const ann = await session("ann");
     const mac = (await t.request("POST", "/user/accessToken", { body: { username: "ann", password: "ann-password" } })).body;
-    const out = await t.request("GET", "/user/logout", withCookie(ann, { headers: { authorization: macAuth(mac, "GET", "/user/logout") } }));
+    const out = await t.request(
+      "GET",
+      "/user/logout",
+      withCookie(ann, { headers: { authorization: macAuth(mac, "GET", "/user/logout") } }),
+    );
     expect([out.status, out.headers.get("set-cookie")]).toEqual([200, null]);
     expect((await t.request("GET", "/user/loggedInUser", withCookie(ann))).status).toBe(200);
   });
@@ -252,7 +303,11 @@ describe("temporary passwords and rate limits", () => {
     expect((await t.request("POST", "/user/forgotPassword", { body: { username: "lim" } })).status).toBe(200);
     const temp = /temporary password for .* is: ([A-Za-z0-9]+)/.exec((await t.admin("GET", "/outbox")).body[0].text)![1]!;
     const needsReset = await login("lim", temp);
-    expect([needsReset.status, needsReset.body, needsReset.headers.get("set-cookie")]).toEqual([401, { error: "Temporary password reset required." }, null]);
+    expect([needsReset.status, needsReset.body, needsReset.headers.get("set-cookie")]).toEqual([
+      401,
+      { error: "Temporary password reset required." },
+      null,
+    ]);
     const r = await login("lim", temp, { extra: { new_password: "lim-new" } });
     expect(r.status).toBe(200);
     expect((await t.request("GET", "/user/loggedInUser", withCookie(cookieOf(r)))).body.username).toBe("lim");
@@ -284,7 +339,11 @@ describe("temporary passwords and rate limits", () => {
     peer = "198.51.100.8";
     await t.admin("PUT", "/settings/development", { rateLimits: { ipPerMinute: 4 } });
     try {
-      const statuses = [(await login("ann")).status, (await t.request("GET", `/user/accessToken?${query("ann", "ann-password")}`)).status, (await login("ann")).status];
+      const statuses = [
+        (await login("ann")).status,
+        (await t.request("GET", `/user/accessToken?${query("ann", "ann-password")}`)).status,
+        (await login("ann")).status,
+      ];
       statuses.push((await t.request("POST", "/user/refreshToken", { body: { refresh_token: "x" } })).status, (await login("ann")).status);
       expect(statuses).toEqual([200, 200, 200, 401, 429]);
       peer = "198.51.100.9";
@@ -303,7 +362,9 @@ describe("over a socket, as the Java SDK reads it", () => {
       const login = await s.raw(`GET /user/login?username=ann&password=ann-password HTTP/1.1\r\n${api}`);
       expect(login.status).toBe(200);
       const line = login.lines.find((l) => /^set-cookie:/i.test(l))!;
-      expect(line).toMatch(/^Set-Cookie: session_burrow=[A-Za-z0-9]{48}; Path=\/; Expires=[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT; Max-Age=3600; HttpOnly; SameSite=Lax$/);
+      expect(line).toMatch(
+        /^Set-Cookie: session_burrow=[A-Za-z0-9]{48}; Path=\/; Expires=[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT; Max-Age=3600; HttpOnly; SameSite=Lax$/,
+      );
       const cookie = line.slice("Set-Cookie: ".length).split(";")[0]!;
       expect((await s.raw(`GET /user/loggedInUser HTTP/1.1\r\n${api}\r\nCookie: ${cookie}`)).status).toBe(200);
       // The logged-out marker goes as a header (Bun's cookie writer would percent-encode the ":"): Bun spells that

@@ -15,7 +15,9 @@ let s: Listening;
 let fileUrl: string;
 beforeAll(async () => {
   t = await makeTestApp({ flags: { "--body-limit": "64kb" } });
-  await t.admin("PUT", "/schemas/note", { fields: { text: { type: "string" }, tags: { type: "array", items: "string" }, file: { type: "binary" } } });
+  await t.admin("PUT", "/schemas/note", {
+    fields: { text: { type: "string" }, tags: { type: "array", items: "string" }, file: { type: "binary" } },
+  });
   await t.request("POST", "/note", { body: { note_id: "n1", text: "héllo ✓", tags: ["a"] } });
   const up = await t.request("POST", "/note", { body: { note_id: "n2", file: formatUpload("text/plain", "a.txt", new Uint8Array(1234)) } });
   fileUrl = new URL(up.body.file).pathname;
@@ -46,7 +48,10 @@ describe("refusals where JS runs are JSON", () => {
 
   test("a streamed body past the limit is the JSON 413", async () => {
     const chunk = "x".repeat(0x10000);
-    const r = await s.raw(`POST /note HTTP/1.1\r\n${API}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked`, `10000\r\n${chunk}\r\n10000\r\n${chunk}\r\n0\r\n\r\n`);
+    const r = await s.raw(
+      `POST /note HTTP/1.1\r\n${API}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked`,
+      `10000\r\n${chunk}\r\n10000\r\n${chunk}\r\n0\r\n\r\n`,
+    );
     expectJsonError(r, 413);
   });
 
@@ -77,24 +82,51 @@ describe("refusals where JS runs are JSON", () => {
 
 describe("what Bun answers natively, before any JS runs (no hook exists: pinned so an upgrade shows)", () => {
   test("request line and headers past 16 KiB: a bodiless 431 with Connection: close", async () => {
-    for (const head of [`GET /note HTTP/1.1\r\n${API}\r\nX-Big: ${"a".repeat(20_000)}`, `GET /note HTTP/1.1\r\n${API}\r\nX-Big: ${"a".repeat(100_000)}`, `GET /note?x=${"a".repeat(20_000)} HTTP/1.1\r\n${API}`]) {
+    for (const head of [
+      `GET /note HTTP/1.1\r\n${API}\r\nX-Big: ${"a".repeat(20_000)}`,
+      `GET /note HTTP/1.1\r\n${API}\r\nX-Big: ${"a".repeat(100_000)}`,
+      `GET /note?x=${"a".repeat(20_000)} HTTP/1.1\r\n${API}`,
+    ]) {
       const r = await s.raw(head);
       expect([r.status, r.headers, r.body]).toEqual([431, { connection: "close" }, ""]);
     }
   });
 
   test("a method token Bun does not know closes the connection unanswered; an unparseable request line is a bodiless 400", async () => {
-    for (const method of ["BREW", "get"]) expect(await s.raw(`${method} /note HTTP/1.1\r\n${API}`)).toEqual({ status: 0, headers: {}, lines: [], body: "" });
-    expect(await s.raw(`GET note HTTP/1.1\r\n${API}`)).toEqual({ status: 400, headers: { connection: "close" }, lines: ["Connection: close"], body: "" });
+    for (const method of ["BREW", "get"])
+      expect(await s.raw(`${method} /note HTTP/1.1\r\n${API}`)).toEqual({ status: 0, headers: {}, lines: [], body: "" });
+    expect(await s.raw(`GET note HTTP/1.1\r\n${API}`)).toEqual({
+      status: 400,
+      headers: { connection: "close" },
+      lines: ["Connection: close"],
+      body: "",
+    });
   });
 });
 
 describe("HEAD answers the Content-Length the GET would have", () => {
-  const paths = () => ["/note/n1", "/note", "/note/missing", "/_health", "/_admin/api/openapi.json", "/_admin/docs", "/_nothing", "/_nothing/x", "/note/n1/tags", "/nothing/at/all/here", fileUrl];
+  const paths = () => [
+    "/note/n1",
+    "/note",
+    "/note/missing",
+    "/_health",
+    "/_admin/api/openapi.json",
+    "/_admin/docs",
+    "/_nothing",
+    "/_nothing/x",
+    "/note/n1/tags",
+    "/nothing/at/all/here",
+    fileUrl,
+  ];
 
   async function compare(get: Response, head: Response, what: string) {
     const bytes = (await get.arrayBuffer()).byteLength;
-    expect([what, head.status, head.headers.get("content-length"), (await head.arrayBuffer()).byteLength]).toEqual([what, get.status, String(bytes), 0]);
+    expect([what, head.status, head.headers.get("content-length"), (await head.arrayBuffer()).byteLength]).toEqual([
+      what,
+      get.status,
+      String(bytes),
+      0,
+    ]);
     expect([what, head.headers.get("content-type")]).toEqual([what, get.headers.get("content-type")]);
   }
 
@@ -104,7 +136,11 @@ describe("HEAD answers the Content-Length the GET would have", () => {
       await compare(get, await fetch(`${s.url}${path}`, { method: "HEAD", headers: API_HEADERS }), path);
     }
     const range = { ...API_HEADERS, range: "objects=0-0" };
-    await compare(await fetch(`${s.url}/note`, { headers: range }), await fetch(`${s.url}/note`, { method: "HEAD", headers: range }), "count");
+    await compare(
+      await fetch(`${s.url}/note`, { headers: range }),
+      await fetch(`${s.url}/note`, { method: "HEAD", headers: range }),
+      "count",
+    );
   });
 
   test("a file whose bytes are gone: HEAD has the length of the GET's JSON 404", async () => {

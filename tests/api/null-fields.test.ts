@@ -45,11 +45,22 @@ describe("writes", () => {
   });
 
   test("values keep their types and exact digits: 2^53-1, 1/3, false, unicode, arrays, geopoints", async () => {
-    const full = { person_id: "full", name: 'Zoë "😀" \\ \u2028', age: Number.MAX_SAFE_INTEGER, score: 1 / 3, active: false, tags: ["ä", "b,c", ""], home: { lat: 59.91, lon: 10.75 }, friends: [] };
+    const full = {
+      person_id: "full",
+      name: 'Zoë "😀" \\ \u2028',
+      age: Number.MAX_SAFE_INTEGER,
+      score: 1 / 3,
+      active: false,
+      tags: ["ä", "b,c", ""],
+      home: { lat: 59.91, lon: 10.75 },
+      friends: [],
+    };
     const c = await t.request("POST", "/person", { body: full });
     expect(c.body).toEqual({ ...full, createddate: c.body.createddate, lastmoddate: c.body.lastmoddate });
     expect(c.text).toContain(`"age":${Number.MAX_SAFE_INTEGER}`);
-    const neg = await t.request("POST", "/person", { body: { person_id: "neg", age: -Number.MAX_SAFE_INTEGER, score: -1e300, active: true } });
+    const neg = await t.request("POST", "/person", {
+      body: { person_id: "neg", age: -Number.MAX_SAFE_INTEGER, score: -1e300, active: true },
+    });
     expect(neg.body).toMatchObject({ age: -Number.MAX_SAFE_INTEGER, score: -1e300, active: true });
     expect((await get("/person/full")).body).toEqual(c.body);
   });
@@ -64,7 +75,12 @@ describe("writes", () => {
   });
 
   test("batch create stores objects whose NULL fields read back omitted", async () => {
-    const r = await t.request("POST", "/person", { body: [{ person_id: "b1", name: "B1" }, { person_id: "b2", age: 2, name: null }] });
+    const r = await t.request("POST", "/person", {
+      body: [
+        { person_id: "b1", name: "B1" },
+        { person_id: "b2", age: 2, name: null },
+      ],
+    });
     expect(r.body).toEqual({ succeeded: ["b1", "b2"], failed: [] });
     const list = await get("/person?person_id[in]=b1,b2");
     noNulls(list);
@@ -79,11 +95,19 @@ describe("writes", () => {
     expect(r.status).toBe(201);
     noNulls(r);
     expect(keys(r.body)).toEqual([...AUTO, "city", "friends", "name", "person_id"].sort());
-    expect(r.body.city).toEqual({ city_id: "nowhere", name: "Nowhere", createddate: r.body.city.createddate, lastmoddate: r.body.city.lastmoddate });
+    expect(r.body.city).toEqual({
+      city_id: "nowhere",
+      name: "Nowhere",
+      createddate: r.body.city.createddate,
+      lastmoddate: r.body.city.lastmoddate,
+    });
     expect(keys(r.body.friends[0])).toEqual([...AUTO, "age", "person_id"].sort());
     expect(r.body.friends[1]).toBe("full");
     // Upserting again clears a nested field with null: it disappears from the nested answer.
-    const again = await t.request("POST", "/person", { headers: { "x-service-relations": "city=city" }, body: { person_id: "up", city: { city_id: "nowhere", name: null } } });
+    const again = await t.request("POST", "/person", {
+      headers: { "x-service-relations": "city=city" },
+      body: { person_id: "up", city: { city_id: "nowhere", name: null } },
+    });
     expect(again.status).toBe(200);
     noNulls(again);
     expect(keys(again.body.city)).toEqual([...AUTO, "city_id"].sort());
@@ -104,7 +128,12 @@ describe("reads", () => {
   beforeAll(async () => {
     // Level 0 -> friends (1) -> manager (2) -> city (3) -> country (not expanded). Each level has a NULL relationship.
     await t.request("POST", "/country", { body: { country_id: "no", name: "Norway" } });
-    await t.request("POST", "/city", { body: [{ city_id: "oslo", name: "Oslo", country: "no" }, { city_id: "void", name: "Void" }] });
+    await t.request("POST", "/city", {
+      body: [
+        { city_id: "oslo", name: "Oslo", country: "no" },
+        { city_id: "void", name: "Void" },
+      ],
+    });
     await t.request("POST", "/person", {
       body: [
         { person_id: "l3", name: "L3", city: "void" },
@@ -125,7 +154,13 @@ describe("reads", () => {
   test("expand depth 1 to 3: NULL relationships are omitted at every depth; missing targets stay keys", async () => {
     const d1 = (await get("/person?person_id=l0", { "x-service-expand": "1" })).body[0];
     expect(d1).not.toHaveProperty("manager");
-    expect(d1.city).toEqual({ city_id: "oslo", name: "Oslo", country: "no", createddate: d1.city.createddate, lastmoddate: d1.city.lastmoddate });
+    expect(d1.city).toEqual({
+      city_id: "oslo",
+      name: "Oslo",
+      country: "no",
+      createddate: d1.city.createddate,
+      lastmoddate: d1.city.lastmoddate,
+    });
     expect(d1.friends[0]).not.toHaveProperty("manager");
     expect(d1.friends[0].friends).toEqual(["l2", "ghost"]);
 
@@ -167,7 +202,8 @@ describe("reads", () => {
   });
 
   test("ordering with NULLs is unchanged: first ascending, last descending, creation order among them", async () => {
-    const ids = async (order: string) => (await get("/person?person_id[in]=sparse,full,neg,b1,b2", { "x-service-orderby": order })).body.map((o: any) => o.person_id);
+    const ids = async (order: string) =>
+      (await get("/person?person_id[in]=sparse,full,neg,b1,b2", { "x-service-orderby": order })).body.map((o: any) => o.person_id);
     expect(await ids("age:asc")).toEqual(["sparse", "b1", "neg", "b2", "full"]);
     expect(await ids("age:desc")).toEqual(["full", "b2", "neg", "sparse", "b1"]);
   });

@@ -10,7 +10,11 @@ import { listen } from "../helpers/listen.ts";
 import { ROOT } from "../helpers/spawn.ts";
 
 let t: TestApp;
-let doc: { openapi: string; info: { version: string }; paths: Record<string, Record<string, { tags?: string[]; summary?: string; security?: unknown[] }>> };
+let doc: {
+  openapi: string;
+  info: { version: string };
+  paths: Record<string, Record<string, { tags?: string[]; summary?: string; security?: unknown[] }>>;
+};
 beforeAll(async () => {
   t = await makeTestApp();
   const r = await t.app.handle(new Request("http://localhost/_admin/api/openapi.json"));
@@ -30,7 +34,9 @@ test("the document is valid OpenAPI 3.1", async () => {
 test("every route the app serves is in it, with a tag and a summary", () => {
   const served = t.app.routes.filter((r) => r.path !== "/_admin/api/openapi.json" && !["HEAD", "OPTIONS"].includes(r.method));
   expect(served.length).toBeGreaterThan(20);
-  const missing = served.filter((r) => !doc.paths[r.path.replace(/:([^/]+)/g, "{$1}")]?.[r.method.toLowerCase()]).map((r) => `${r.method} ${r.path}`);
+  const missing = served
+    .filter((r) => !doc.paths[r.path.replace(/:([^/]+)/g, "{$1}")]?.[r.method.toLowerCase()])
+    .map((r) => `${r.method} ${r.path}`);
   expect(missing).toEqual([]);
   for (const [path, ops] of Object.entries(doc.paths))
     for (const [method, op] of Object.entries(ops)) {

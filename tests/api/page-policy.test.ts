@@ -72,18 +72,24 @@ describe("every page", () => {
       expect(policy.get("form-action")).toEqual(["'self'"]);
       expect(policy.get("font-src")).toEqual(["'self'"]);
       // No other host anywhere in the policy.
-      for (const [name, sources] of policy) for (const s of sources) expect([name, s]).toEqual([name, expect.stringMatching(/^('|data:$|blob:$)/)]);
+      for (const [name, sources] of policy)
+        for (const s of sources) expect([name, s]).toEqual([name, expect.stringMatching(/^('|data:$|blob:$)/)]);
       expect(headers.get("x-frame-options")).toBe("DENY");
       expect(headers.get("referrer-policy")).toBe("no-referrer");
       expect(headers.get("x-content-type-options")).toBe("nosniff");
     });
 
   test("the pages' own files are all on this origin, under the page's path", async () => {
-    for (const [path, prefix] of [["/_admin/", "/_admin/"], ["/_status/", "/_status/"], ["/_admin/docs/", "/_admin/docs/"]] as const) {
+    for (const [path, prefix] of [
+      ["/_admin/", "/_admin/"],
+      ["/_status/", "/_status/"],
+      ["/_admin/docs/", "/_admin/docs/"],
+    ] as const) {
       const { html } = await page(path);
       const refs = [...html.matchAll(/(?:src|href)="([^"]*)"/g)].map((m) => m[1]!);
       expect(refs.length).toBeGreaterThan(1);
-      for (const ref of refs) expect([path, ref]).toEqual([path, ref === "data:," ? ref : expect.stringMatching(new RegExp(`^${prefix}[\\w.-]+$`))]);
+      for (const ref of refs)
+        expect([path, ref]).toEqual([path, ref === "data:," ? ref : expect.stringMatching(new RegExp(`^${prefix}[\\w.-]+$`))]);
     }
   });
 });
@@ -97,7 +103,9 @@ describe("helpers", () => {
 
   test("nonce slots: after every script tag and modulepreload link, not after stylesheets", () => {
     const html = `<link rel="stylesheet" href="/a.css"><link rel="modulepreload" href="/b.js"><SCRIPT type="module" src="/c.js"></SCRIPT><script>1</script><scripted>`;
-    expect(withNonce(nonceSlots(html), "N")).toBe(`<link rel="stylesheet" href="/a.css"><link nonce="N" rel="modulepreload" href="/b.js"><SCRIPT nonce="N" type="module" src="/c.js"></SCRIPT><script nonce="N">1</script><scripted>`);
+    expect(withNonce(nonceSlots(html), "N")).toBe(
+      `<link rel="stylesheet" href="/a.css"><link nonce="N" rel="modulepreload" href="/b.js"><SCRIPT nonce="N" type="module" src="/c.js"></SCRIPT><script nonce="N">1</script><scripted>`,
+    );
     expect(withNonce(nonceSlots("<p>no scripts</p>"), "N")).toBe("<p>no scripts</p>");
   });
 

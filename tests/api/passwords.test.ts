@@ -11,14 +11,25 @@ beforeAll(async () => {
   t = await makeTestApp();
   const user = (await t.admin("GET", "/schemas/user")).body;
   await t.admin("PUT", "/schemas/user", { ...user, user: { ...user.user, forgotPassword: true } });
-  await t.request("POST", "/user", { body: [{ username: "ann", password: "old-password", email: "ann@example.com" }, { username: "nomail", password: "pw-123456" }] });
-  await t.admin("PUT", "/schemas/member", { fields: { pw: { type: "password" }, mail: { type: "string" } }, user: { key: "login", password: "pw", email: "mail" } });
+  await t.request("POST", "/user", {
+    body: [
+      { username: "ann", password: "old-password", email: "ann@example.com" },
+      { username: "nomail", password: "pw-123456" },
+    ],
+  });
+  await t.admin("PUT", "/schemas/member", {
+    fields: { pw: { type: "password" }, mail: { type: "string" } },
+    user: { key: "login", password: "pw", email: "mail" },
+  });
   await t.request("POST", "/member", { body: { login: "m1", pw: "member-pw", mail: "m1@example.com" } });
 });
 afterAll(() => t.close());
 
 const login = (username: string, password: string, extra: Record<string, string> = {}) =>
-  t.request("POST", "/user/accessToken", { raw: new URLSearchParams({ username, password, token_type: "mac", ...extra }).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } });
+  t.request("POST", "/user/accessToken", {
+    raw: new URLSearchParams({ username, password, token_type: "mac", ...extra }).toString(),
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+  });
 const tempFrom = (text: string) => /temporary password for .* is: ([A-Za-z0-9]+)/.exec(text)![1]!;
 
 describe("forgot password", () => {
@@ -33,7 +44,10 @@ describe("forgot password", () => {
 
     const needsReset = await login("ann", temp);
     expect(needsReset.status).toBe(401);
-    expect(needsReset.body).toEqual({ error: "Temporary password reset required.", error_description: "Temporary password reset required." });
+    expect(needsReset.body).toEqual({
+      error: "Temporary password reset required.",
+      error_description: "Temporary password reset required.",
+    });
     const reset = await login("ann", temp, { new_password: "new-password" });
     expect(reset.status).toBe(200);
     expect(reset.body.service.user.username).toBe("ann");
@@ -69,8 +83,12 @@ describe("forgot password", () => {
   test("an email field that holds no address: 200, the mail kept in the outbox as failed with the reason, no SMTP attempt", async () => {
     const smtp = await startSmtp();
     try {
-      await t.admin("PUT", "/settings/development", { smtp: { host: "127.0.0.1", port: smtp.port, secure: false, from: "no-reply@acme.test" } });
-      expect((await t.request("POST", "/user", { body: { username: "odd", password: "odd-password", email: "not an address" } })).status).toBe(201);
+      await t.admin("PUT", "/settings/development", {
+        smtp: { host: "127.0.0.1", port: smtp.port, secure: false, from: "no-reply@acme.test" },
+      });
+      expect(
+        (await t.request("POST", "/user", { body: { username: "odd", password: "odd-password", email: "not an address" } })).status,
+      ).toBe(201);
       const r = await t.request("POST", "/user/forgotPassword", { body: { username: "odd" } });
       expect([r.status, r.body]).toEqual([200, {}]);
       const kept = (await t.admin("GET", "/outbox")).body[0];
@@ -88,7 +106,17 @@ describe("forgot password", () => {
   test("with SMTP settings the mail is sent through the server", async () => {
     const smtp = await startSmtp();
     try {
-      await t.admin("PUT", "/settings/development", { app: { name: "Acme" }, smtp: { host: "127.0.0.1", port: smtp.port, secure: false, user: SMTP_USER, password: SMTP_PASSWORD, from: "Acme <no-reply@acme.test>" } });
+      await t.admin("PUT", "/settings/development", {
+        app: { name: "Acme" },
+        smtp: {
+          host: "127.0.0.1",
+          port: smtp.port,
+          secure: false,
+          user: SMTP_USER,
+          password: SMTP_PASSWORD,
+          from: "Acme <no-reply@acme.test>",
+        },
+      });
       expect((await t.request("POST", "/user/forgotPassword", { body: { username: "ann" } })).status).toBe(200);
       expect(smtp.messages).toHaveLength(1);
       expect(smtp.connections()).toBeGreaterThanOrEqual(1);
@@ -112,18 +140,30 @@ describe("reset password", () => {
     const body = { old: { password: "rita-old" }, new: { password: "rita-new" } };
     const unsigned = await t.request("POST", "/user/resetPassword", { body });
     expect(unsigned.status).toBe(401);
-    const wrong = await t.request("POST", "/user/resetPassword", { body: { ...body, old: { password: "nope" } }, headers: { authorization: macAuth(c, "POST", "/user/resetPassword") } });
+    const wrong = await t.request("POST", "/user/resetPassword", {
+      body: { ...body, old: { password: "nope" } },
+      headers: { authorization: macAuth(c, "POST", "/user/resetPassword") },
+    });
     expect(wrong.status).toBe(401);
-    const ok = await t.request("POST", "/user/resetPassword", { body, headers: { authorization: macAuth(c, "POST", "/user/resetPassword") } });
+    const ok = await t.request("POST", "/user/resetPassword", {
+      body,
+      headers: { authorization: macAuth(c, "POST", "/user/resetPassword") },
+    });
     expect(ok.status).toBe(200);
     expect((await login("rita", "rita-new")).status).toBe(200);
     expect((await login("rita", "rita-old")).status).toBe(401);
-    const malformed = await t.request("POST", "/user/resetPassword", { body: { old: "x" }, headers: { authorization: macAuth(c, "POST", "/user/resetPassword") } });
+    const malformed = await t.request("POST", "/user/resetPassword", {
+      body: { old: "x" },
+      headers: { authorization: macAuth(c, "POST", "/user/resetPassword") },
+    });
     expect(malformed.status).toBe(401);
   });
 
   test("custom user schemas log in with their own field names", async () => {
-    const r = await t.request("POST", "/member/accessToken", { raw: "login=m1&pw=member-pw&token_type=mac", headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const r = await t.request("POST", "/member/accessToken", {
+      raw: "login=m1&pw=member-pw&token_type=mac",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
     expect(r.status).toBe(200);
     expect(r.body.service.user).toMatchObject({ login: "m1", mail: "m1@example.com" });
     expect(r.body.service.user.pw).toBeUndefined();

@@ -12,7 +12,11 @@ import { startWebPushFake, type WebPushFake } from "../helpers/web-push-fake.ts"
 
 let t: TestApp;
 /** Signed with the development private key (OAuth 1.0): reads any user's tokens. */
-const app = (method: string, path: string) => t.request(method, path, { key: null, headers: { authorization: oauthAuth(KEYS.devPublic, KEYS.devPrivate, method, `http://localhost${path}`) } });
+const app = (method: string, path: string) =>
+  t.request(method, path, {
+    key: null,
+    headers: { authorization: oauthAuth(KEYS.devPublic, KEYS.devPrivate, method, `http://localhost${path}`) },
+  });
 let fcm: FcmFake;
 let web: WebPushFake;
 let apns: ApnsFake;
@@ -27,12 +31,17 @@ beforeAll(async () => {
   t = await makeTestApp();
   fcm = await startFcmFake();
   // VAPID keys are made on first use; make them now so the fake can check signatures.
-  const put = await t.admin("PUT", "/settings/development", { push: { fcm: { serviceAccount: fcm.account.json, url: fcm.url }, web: { allowPrivateEndpoints: true } } });
+  const put = await t.admin("PUT", "/settings/development", {
+    push: { fcm: { serviceAccount: fcm.account.json, url: fcm.url }, web: { allowPrivateEndpoints: true } },
+  });
   expect(put.status).toBe(200);
   await t.burrow.push.drain("development"); // nothing queued; keeps the call cheap
   const { generateVapidKeys } = await import("../../src/push/providers/web-push.ts");
   const keys = generateVapidKeys();
-  expect((await t.admin("PUT", "/settings/development", { push: { web: { vapidPublicKey: keys.publicKey, vapidPrivateKey: keys.privateKey } } })).status).toBe(200);
+  expect(
+    (await t.admin("PUT", "/settings/development", { push: { web: { vapidPublicKey: keys.publicKey, vapidPrivateKey: keys.privateKey } } }))
+      .status,
+  ).toBe(200);
   web = startWebPushFake(keys.publicKey);
   const pki = makeApnsTestPki();
   apns = await startApnsFake(pki);
@@ -51,10 +60,14 @@ describe("delivery", () => {
     const sub = web.subscribe();
     await t.request("POST", "/_push/tokens/androidgcm/fcm-ann", { body: { user: "ann" } });
     await t.request("POST", `/_push/tokens/web/${encodeURIComponent(sub.token)}`, { body: { user: "ann" } });
-    const r = await t.request("POST", "/_push/notifications", { body: { payload: { message: "hello", badge: 3, extra: { k: 1 } }, users: ["ann"] } });
+    const r = await t.request("POST", "/_push/notifications", {
+      body: { payload: { message: "hello", badge: 3, extra: { k: 1 } }, users: ["ann"] },
+    });
     expect(r.body).toEqual({ queued: 2 });
     await drainAll();
-    expect(fcm.deliveries).toEqual([{ token: "fcm-ann", data: { message: "hello", badge: "3", extra: '{"k":1}' }, collapseKey: expect.any(String), priority: "high" }]);
+    expect(fcm.deliveries).toEqual([
+      { token: "fcm-ann", data: { message: "hello", badge: "3", extra: '{"k":1}' }, collapseKey: expect.any(String), priority: "high" },
+    ]);
     expect(web.deliveries.map((d) => [d.id, d.payload])).toEqual([[sub.id, { message: "hello", badge: 3, extra: { k: 1 } }]]);
     expect(fcm.rejections).toEqual([]);
     expect(web.rejections).toEqual([]);
@@ -75,12 +88,16 @@ describe("delivery", () => {
     fcm.respond("fcm-busy", { status: 503, retryAfter: "1" });
     web.respond(gone.id, { status: 410 });
     fcm.deliveries.length = 0;
-    expect((await t.request("POST", "/_push/notifications", { body: { payload: { message: "hi bob" }, users: ["bob"] } })).body).toEqual({ queued: 3 });
+    expect((await t.request("POST", "/_push/notifications", { body: { payload: { message: "hi bob" }, users: ["bob"] } })).body).toEqual({
+      queued: 3,
+    });
     await drainAll();
     let [n] = (await t.admin("GET", "/push/notifications?env=development&limit=1")).body;
     expect([n.sent, n.expired, n.retries, n.pending]).toEqual([0, 2, 1, 1]);
     expect((await app("GET", "/_push/tokens?user=bob")).body.bob).toEqual([{ type: "androidgcm", token: "fcm-busy" }]);
-    const expired = (await t.request("GET", "/_push/expired_tokens")).body.map((e: { token: string }) => (e.token.startsWith("{") ? JSON.parse(e.token).endpoint : e.token)).sort();
+    const expired = (await t.request("GET", "/_push/expired_tokens")).body
+      .map((e: { token: string }) => (e.token.startsWith("{") ? JSON.parse(e.token).endpoint : e.token))
+      .sort();
     expect(expired).toEqual(["fcm-dead", gone.endpoint].sort());
     // The busy device recovers; the retry is not due before Retry-After.
     fcm.respond("fcm-busy", undefined);
@@ -98,7 +115,13 @@ describe("delivery", () => {
     await t.request("POST", `/_push/tokens/ios/${live}`, { body: { user: "ios-ann" } });
     await t.request("POST", `/_push/tokens/ios/${dead}`, { body: { user: "ios-ann" } });
     apns.answer(dead, { status: 410, reason: "Unregistered" });
-    expect((await t.request("POST", "/_push/notifications", { body: { payload: { message: "hi", badge: 1, sound: "ding", deep: "link" }, users: ["ios-ann"] } })).body).toEqual({ queued: 2 });
+    expect(
+      (
+        await t.request("POST", "/_push/notifications", {
+          body: { payload: { message: "hi", badge: 1, sound: "ding", deep: "link" }, users: ["ios-ann"] },
+        })
+      ).body,
+    ).toEqual({ queued: 2 });
     await drainAll();
     expect(apns.deliveries.map((d) => [d.token, d.payload, d.auth, d.headers["apns-topic"], d.headers["apns-push-type"]])).toEqual([
       [live, { aps: { alert: "hi", badge: 1, sound: "ding" }, deep: "link" }, "jwt", TEST_TOPIC, "alert"],
@@ -112,7 +135,9 @@ describe("delivery", () => {
     apns.deliveries.length = 0;
     fcm.deliveries.length = 0;
     web.deliveries.length = 0;
-    const tokens = Number((await t.burrow.envDbs.development.execute(`SELECT count(*) AS n FROM _burrow_push_tokens WHERE type <> 'ios'`)).rows[0]!.n);
+    const tokens = Number(
+      (await t.burrow.envDbs.development.execute(`SELECT count(*) AS n FROM _burrow_push_tokens WHERE type <> 'ios'`)).rows[0]!.n,
+    );
     const r = await t.request("POST", "/_push/notifications", { body: { payload: { message: "m".repeat(400) } } });
     expect(r.body).toEqual({ queued: tokens });
     await drainAll();

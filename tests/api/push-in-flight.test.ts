@@ -48,7 +48,9 @@ test("a distant provider gets many sends in flight: the limit climbs from 20 tow
   const q = await t.admin("GET", "/push/queue?env=development");
   expect(q.body.inFlight.ios).toEqual({ limit: 300, shortestRoundTripMs: expect.any(Number) });
   expect(q.body.inFlight.ios.shortestRoundTripMs).toBeGreaterThanOrEqual(25);
-  console.log(`3000 deliveries 25 ms away: peak ${apns.peakStreams} streams, ${(performance.now() - started).toFixed(0)} ms with registration`);
+  console.log(
+    `3000 deliveries 25 ms away: peak ${apns.peakStreams} streams, ${(performance.now() - started).toFixed(0)} ms with registration`,
+  );
 }, 30_000);
 
 test("a provider next door (loopback, answering at once): round trips stretch long before 300 in flight", async () => {
@@ -61,7 +63,9 @@ test("a provider next door (loopback, answering at once): round trips stretch lo
 test("a delivery that waited past its lease goes back to the queue unsent, its attempt not counted", async () => {
   const queue = t.burrow.push.queue("development");
   const tokens = [1, 2].map((i) => ({ type: "ios", token: `${"f".repeat(63)}${i}` }));
-  expect((await t.request("POST", "/_push/notifications", { body: { payload: { message: "later" }, tokens } })).body).toEqual({ queued: 2 });
+  expect((await t.request("POST", "/_push/notifications", { body: { payload: { message: "later" }, tokens } })).body).toEqual({
+    queued: 2,
+  });
   const now = Date.now();
   const leased = await queue.lease(10, now);
   expect(leased.map((d) => d.attempts)).toEqual([1, 1]);

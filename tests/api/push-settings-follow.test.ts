@@ -33,7 +33,14 @@ async function threadSide(logs: string[]) {
   const settings = new Settings(store.system);
   expect(await settings.refresh()).toBe(true); // the first look loads
   expect(await settings.refresh()).toBe(false); // nothing changed since
-  return { settings, push: new PushService(envDbs, settings, createLogger("warn", (l) => logs.push(l))) };
+  return {
+    settings,
+    push: new PushService(
+      envDbs,
+      settings,
+      createLogger("warn", (l) => logs.push(l)),
+    ),
+  };
 }
 
 test("a send queued right after new push settings is delivered with them by a worker that was not woken", async () => {
@@ -45,11 +52,15 @@ test("a send queued right after new push settings is delivered with them by a wo
 
   // The API saves the credentials and a concurrency of 2, devices register, a broadcast is queued. Nothing wakes
   // the thread's worker (its wake-up is still on the way): it finds the rows on its own.
-  const put = await t.admin("PUT", "/settings/development", { push: { concurrency: 2, fcm: { serviceAccount: fcm.account.json, url: fcm.url } } });
+  const put = await t.admin("PUT", "/settings/development", {
+    push: { concurrency: 2, fcm: { serviceAccount: fcm.account.json, url: fcm.url } },
+  });
   expect(put.status).toBe(200);
   const N = 6;
   for (let i = 0; i < N; i++) expect((await t.request("POST", `/_push/tokens/androidgcm/follow-${i}`, { body: {} })).status).toBe(200);
-  expect((await t.request("POST", "/_push/notifications", { body: { payload: { message: "fresh settings" } } })).body).toEqual({ queued: N });
+  expect((await t.request("POST", "/_push/notifications", { body: { payload: { message: "fresh settings" } } })).body).toEqual({
+    queued: N,
+  });
   fcm.delayMs = 20;
 
   const stop = thread.push.start();

@@ -12,37 +12,181 @@ let seedObjects: unknown[] = [];
 beforeAll(async () => {
   t = await makeTestApp();
   await t.admin("PUT", "/schemas/thing", {
-    fields: { name: { type: "string" }, n: { type: "integer" }, f: { type: "float" }, ok: { type: "boolean" }, tags: { type: "array", items: "string" }, at: { type: "geopoint" }, other: { type: "relationship", schema: "thing", many: true } },
+    fields: {
+      name: { type: "string" },
+      n: { type: "integer" },
+      f: { type: "float" },
+      ok: { type: "boolean" },
+      tags: { type: "array", items: "string" },
+      at: { type: "geopoint" },
+      other: { type: "relationship", schema: "thing", many: true },
+    },
     indexes: [["n"]],
   });
-  const body = Array.from({ length: 200 }, (_, i) => ({ thing_id: `t${i}`, name: `n${i % 7}`, n: i, f: i / 3, ok: i % 2 === 0, tags: [`g${i % 5}`], at: { lat: (i % 180) - 89.5, lon: ((i * 7) % 360) - 180 }, other: [`t${(i + 1) % 200}`, `t${(i + 2) % 200}`] }));
+  const body = Array.from({ length: 200 }, (_, i) => ({
+    thing_id: `t${i}`,
+    name: `n${i % 7}`,
+    n: i,
+    f: i / 3,
+    ok: i % 2 === 0,
+    tags: [`g${i % 5}`],
+    at: { lat: (i % 180) - 89.5, lon: ((i * 7) % 360) - 180 },
+    other: [`t${(i + 1) % 200}`, `t${(i + 2) % 200}`],
+  }));
   seedObjects = body;
   expect((await t.request("POST", "/thing", { body })).body.failed).toEqual([]);
 });
 afterAll(() => t.close());
 
 let seed = 12345;
-const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n);
+const rnd = (n: number) => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n;
 const pick = <T>(xs: readonly T[]): T => xs[rnd(xs.length)]!;
 
-const fields = ["name", "n", "f", "ok", "tags", "at", "other", "thing_id", "createddate", "sm_owner", "password", "nope", "__proto__", "constructor", "N", "a\"b", "x;y", "", "_expand"];
-const ops = ["", "[ne]", "[lt]", "[lte]", "[gt]", "[gte]", "[null]", "[empty]", "[in]", "[nin]", "[near]", "[within]", "[NEAR]", "[bogus]", "[", "]", "[in][in]"];
-const prefixes = ["", "", "", "[or1].", "[or1].[and1].", "[or1].[and2].", "[or2].", "[and1].", "[or1].[and1].[or1].", "[or999].", "[or].", "[or1]"];
-const values = ["1", "-1", "0", "1.5", "1e999", "-1e-999", "NaN", "Infinity", "true", "false", "null", "", "a,b,c", "1,2,3", "59.9,10.7", "59.9,10.7,0.1", "0,0,10,10", "10,170,20,-170", "91,0", "0,180", "1,2,3,4,5", "'", "\"", "'; DROP TABLE o_thing; --", "\u0000", "é😀", "%", "x".repeat(1100), Array.from({ length: 300 }, (_, i) => i).join(","), "9".repeat(30), " 1 ", "0x10"];
-const selects = [null, "", "*", "name,n", "other.name", "other.*", "other.other.other.name", "a.b.c.d.e", "password", "nope", "name,,n", "*.name", "other.nope"];
+const fields = [
+  "name",
+  "n",
+  "f",
+  "ok",
+  "tags",
+  "at",
+  "other",
+  "thing_id",
+  "createddate",
+  "sm_owner",
+  "password",
+  "nope",
+  "__proto__",
+  "constructor",
+  "N",
+  'a"b',
+  "x;y",
+  "",
+  "_expand",
+];
+const ops = [
+  "",
+  "[ne]",
+  "[lt]",
+  "[lte]",
+  "[gt]",
+  "[gte]",
+  "[null]",
+  "[empty]",
+  "[in]",
+  "[nin]",
+  "[near]",
+  "[within]",
+  "[NEAR]",
+  "[bogus]",
+  "[",
+  "]",
+  "[in][in]",
+];
+const prefixes = [
+  "",
+  "",
+  "",
+  "[or1].",
+  "[or1].[and1].",
+  "[or1].[and2].",
+  "[or2].",
+  "[and1].",
+  "[or1].[and1].[or1].",
+  "[or999].",
+  "[or].",
+  "[or1]",
+];
+const values = [
+  "1",
+  "-1",
+  "0",
+  "1.5",
+  "1e999",
+  "-1e-999",
+  "NaN",
+  "Infinity",
+  "true",
+  "false",
+  "null",
+  "",
+  "a,b,c",
+  "1,2,3",
+  "59.9,10.7",
+  "59.9,10.7,0.1",
+  "0,0,10,10",
+  "10,170,20,-170",
+  "91,0",
+  "0,180",
+  "1,2,3,4,5",
+  "'",
+  '"',
+  "'; DROP TABLE o_thing; --",
+  "\u0000",
+  "é😀",
+  "%",
+  "x".repeat(1100),
+  Array.from({ length: 300 }, (_, i) => i).join(","),
+  "9".repeat(30),
+  " 1 ",
+  "0x10",
+];
+const selects = [
+  null,
+  "",
+  "*",
+  "name,n",
+  "other.name",
+  "other.*",
+  "other.other.other.name",
+  "a.b.c.d.e",
+  "password",
+  "nope",
+  "name,,n",
+  "*.name",
+  "other.nope",
+];
 const expands = [null, "0", "1", "2", "3", "4", "-1", "x", " 2 ", "99"];
 const orders = [null, "n:asc", "name:desc,n", "tags:asc", "at", "nope:asc", "n:sideways", ":asc", "n:asc,n:desc", "a,b,c,d,e,f,g,h,i"];
-const ranges = [null, "objects=0-9", "objects=5-", "objects=0-0", "objects=9-1", "objects=-1", "bytes=0-9", "objects=0-99999999999", "objects=1000000-"];
+const ranges = [
+  null,
+  "objects=0-9",
+  "objects=5-",
+  "objects=0-0",
+  "objects=9-1",
+  "objects=-1",
+  "bytes=0-9",
+  "objects=0-99999999999",
+  "objects=1000000-",
+];
 
 // Half the queries are built from well-formed pieces, so the success paths get fuzzed too.
-const okKeys = ["name", "n[gt]", "n[lte]", "f[lt]", "ok", "tags[in]", "other[in]", "name[ne]", "n[in]", "[or1].n", "[or1].name", "[or1].[and1].ok", "[or1].[and1].n[gt]", "at[null]"];
+const okKeys = [
+  "name",
+  "n[gt]",
+  "n[lte]",
+  "f[lt]",
+  "ok",
+  "tags[in]",
+  "other[in]",
+  "name[ne]",
+  "n[in]",
+  "[or1].n",
+  "[or1].name",
+  "[or1].[and1].ok",
+  "[or1].[and1].n[gt]",
+  "at[null]",
+];
 const okValues = ["1", "50", "n3", "true", "g1,g2", "t3,t9", "10,20,30", "false"];
 
 function randomQuery(): { query: string; headers: Record<string, string> } {
   const parts: string[] = [];
   const wellFormed = rnd(2) === 0;
   for (let k = rnd(5); k > 0; k--)
-    parts.push(wellFormed ? `${encodeURIComponent(pick(okKeys))}=${encodeURIComponent(pick(okValues))}` : `${encodeURIComponent(pick(prefixes) + pick(fields) + pick(ops))}=${encodeURIComponent(pick(values))}`);
+    parts.push(
+      wellFormed
+        ? `${encodeURIComponent(pick(okKeys))}=${encodeURIComponent(pick(okValues))}`
+        : `${encodeURIComponent(pick(prefixes) + pick(fields) + pick(ops))}=${encodeURIComponent(pick(values))}`,
+    );
   if (rnd(6) === 0) parts.push(`_expand=${encodeURIComponent(pick(expands) ?? "1")}`);
   const headers: Record<string, string> = {};
   const h = (name: string, v: string | null) => v !== null && (headers[name] = v);

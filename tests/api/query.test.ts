@@ -5,8 +5,30 @@ import { makeTestApp, type TestApp } from "../helpers/app.ts";
 
 let t: TestApp;
 const people = [
-  { person_id: "ann", name: "Ann", age: 31, score: 7.5, active: true, tags: ["a", "b"], nums: [1, 2], friends: ["bob", "cid"], manager: "cid", city: "oslo" },
-  { person_id: "bob", name: "Bob", age: 25, score: 3.25, active: false, tags: ["b"], nums: [3], friends: ["ann"], manager: "cid", city: "rome" },
+  {
+    person_id: "ann",
+    name: "Ann",
+    age: 31,
+    score: 7.5,
+    active: true,
+    tags: ["a", "b"],
+    nums: [1, 2],
+    friends: ["bob", "cid"],
+    manager: "cid",
+    city: "oslo",
+  },
+  {
+    person_id: "bob",
+    name: "Bob",
+    age: 25,
+    score: 3.25,
+    active: false,
+    tags: ["b"],
+    nums: [3],
+    friends: ["ann"],
+    manager: "cid",
+    city: "rome",
+  },
   { person_id: "cid", name: "Cid", age: 47, score: 9, active: true, tags: [], nums: [], friends: [], city: "oslo" },
   { person_id: "dee", name: "", age: 25, active: true, tags: ["c"], friends: ["ann", "ghost"], manager: "ann" },
   { person_id: "eve", name: "Eve", age: 19, score: -1, tags: ["a"], manager: "bob", city: "lima" },
@@ -31,8 +53,20 @@ beforeAll(async () => {
     },
     indexes: [["age"], ["name"]],
   });
-  await t.request("POST", "/country", { body: [{ country_id: "no", name: "Norway", continent: "Europe" }, { country_id: "it", name: "Italy", continent: "Europe" }, { country_id: "pe", name: "Peru", continent: "America" }] });
-  await t.request("POST", "/city", { body: [{ city_id: "oslo", name: "Oslo", country: "no" }, { city_id: "rome", name: "Rome", country: "it" }, { city_id: "lima", name: "Lima", country: "pe" }] });
+  await t.request("POST", "/country", {
+    body: [
+      { country_id: "no", name: "Norway", continent: "Europe" },
+      { country_id: "it", name: "Italy", continent: "Europe" },
+      { country_id: "pe", name: "Peru", continent: "America" },
+    ],
+  });
+  await t.request("POST", "/city", {
+    body: [
+      { city_id: "oslo", name: "Oslo", country: "no" },
+      { city_id: "rome", name: "Rome", country: "it" },
+      { city_id: "lima", name: "Lima", country: "pe" },
+    ],
+  });
   const r = await t.request("POST", "/person", { body: people });
   expect(r.body.succeeded).toHaveLength(5);
 });
@@ -122,7 +156,11 @@ describe("OR blocks", () => {
     expect(await ids("?[or1].age=19&[or1].age=47")).toEqual(["cid", "eve"]);
     expect(await ids("?active=true&[or1].age=19&[or1].age=47")).toEqual(["cid"]);
     expect(await ids("?[or1].[and1].age=25&[or1].[and1].active=true&[or1].name=Ann")).toEqual(["ann", "dee"]);
-    expect(await ids("?[or1].[and1].age[gt]=20&[or1].[and1].age[lt]=30&[or1].[and2].name=Eve&[or1].[and2].score[lt]=0")).toEqual(["bob", "dee", "eve"]);
+    expect(await ids("?[or1].[and1].age[gt]=20&[or1].[and1].age[lt]=30&[or1].[and2].name=Eve&[or1].[and2].score[lt]=0")).toEqual([
+      "bob",
+      "dee",
+      "eve",
+    ]);
   });
 
   test("the OR block's rules: one block, one level of AND groups, no sorting or geo", async () => {
@@ -177,7 +215,8 @@ describe("ordering and pagination", () => {
   });
 
   test("malformed Range is 400", async () => {
-    for (const range of ["objects=5-2", "bytes=0-1", "objects=-3", "objects=a-b", "objects=99999999999-"]) expect(await error("", { range })).toContain("Range");
+    for (const range of ["objects=5-2", "bytes=0-1", "objects=-3", "objects=a-b", "objects=99999999999-"])
+      expect(await error("", { range })).toContain("Range");
   });
 });
 
@@ -215,7 +254,9 @@ describe("select and expand", () => {
   });
 
   test("dotted select into expanded relationships, *, and the error for unexpanded ones", async () => {
-    const r = await t.request("GET", "/person?person_id=ann", { headers: { "x-service-expand": "2", "x-service-select": "name,city.name,city.country.continent,manager.*" } });
+    const r = await t.request("GET", "/person?person_id=ann", {
+      headers: { "x-service-expand": "2", "x-service-select": "name,city.name,city.country.continent,manager.*" },
+    });
     expect(r.body[0]).toEqual({
       person_id: "ann",
       name: "Ann",
@@ -223,7 +264,9 @@ describe("select and expand", () => {
       manager: expect.objectContaining({ person_id: "cid", name: "Cid", age: 47, friends: [] }),
     });
     expect(await error("?person_id=ann", { "x-service-select": "city.name" })).toContain('"city" is not expanded');
-    expect(await error("?person_id=ann", { "x-service-expand": "1", "x-service-select": "city.country.name" })).toContain('"city.country" is not expanded');
+    expect(await error("?person_id=ann", { "x-service-expand": "1", "x-service-select": "city.country.name" })).toContain(
+      '"city.country" is not expanded',
+    );
     expect(await error("", { "x-service-expand": "1", "x-service-select": "name.first" })).toContain("is not a relationship");
   });
 
@@ -247,7 +290,13 @@ describe("select and expand", () => {
 
 describe("DELETE by query", () => {
   test("deletes every match; refuses without a condition", async () => {
-    await t.request("POST", "/city", { body: [{ city_id: "x1", name: "Tmp" }, { city_id: "x2", name: "Tmp" }, { city_id: "x3", name: "Keep" }] });
+    await t.request("POST", "/city", {
+      body: [
+        { city_id: "x1", name: "Tmp" },
+        { city_id: "x2", name: "Tmp" },
+        { city_id: "x3", name: "Keep" },
+      ],
+    });
     const r = await t.request("DELETE", "/city?name=Tmp");
     expect(r.status).toBe(200);
     expect(r.body).toEqual({});
@@ -263,7 +312,7 @@ describe("indexes", () => {
     const db = t.burrow.envDbs.development;
     const plan = async (sql: string, args: unknown[]) =>
       (await db.execute({ sql: `EXPLAIN QUERY PLAN ${sql}`, args: args as never })).rows.map((r) => String(r.detail)).join(" | ");
-    expect(await plan(`SELECT 1 FROM o_person AS t WHERE t."age" = ?`, [25])).toContain('ix$person$age');
-    expect(await plan(`SELECT 1 FROM o_person AS t WHERE t."name" > ?`, ["B"])).toContain('ix$person$name');
+    expect(await plan(`SELECT 1 FROM o_person AS t WHERE t."age" = ?`, [25])).toContain("ix$person$age");
+    expect(await plan(`SELECT 1 FROM o_person AS t WHERE t."name" > ?`, ["B"])).toContain("ix$person$name");
   });
 });

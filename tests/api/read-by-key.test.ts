@@ -10,17 +10,28 @@ beforeAll(async () => {
   await t.admin("PUT", "/schemas/country", { fields: { name: { type: "string" }, continent: { type: "string" } } });
   await t.admin("PUT", "/schemas/city", { fields: { name: { type: "string" }, country: { type: "relationship", schema: "country" } } });
   await t.admin("PUT", "/schemas/person", {
-    fields: { name: { type: "string" }, age: { type: "integer" }, city: { type: "relationship", schema: "city" }, friends: { type: "relationship", schema: "person", many: true } },
+    fields: {
+      name: { type: "string" },
+      age: { type: "integer" },
+      city: { type: "relationship", schema: "city" },
+      friends: { type: "relationship", schema: "person", many: true },
+    },
   });
   await t.request("POST", "/country", { body: [{ country_id: "no", name: "Norway", continent: "Europe" }] });
   await t.request("POST", "/city", { body: [{ city_id: "oslo", name: "Oslo", country: "no" }] });
-  await t.request("POST", "/person", { body: [{ person_id: "ann", name: "Ann", age: 31, city: "oslo", friends: ["bob", "ghost"] }, { person_id: "bob", name: "Bob", age: 25, city: "oslo", friends: ["ann"] }] });
+  await t.request("POST", "/person", {
+    body: [
+      { person_id: "ann", name: "Ann", age: 31, city: "oslo", friends: ["bob", "ghost"] },
+      { person_id: "bob", name: "Bob", age: 25, city: "oslo", friends: ["ann"] },
+    ],
+  });
 });
 afterAll(() => t.close());
 
 const byKey = (path: string, headers: Record<string, string> = {}) => t.request("GET", path, { headers });
 /** The same query as a list restricted to the key: what a read by key must equal. */
-const asList = async (key: string, headers: Record<string, string> = {}, query = "") => (await t.request("GET", `/person?person_id=${key}${query}`, { headers })).body[0];
+const asList = async (key: string, headers: Record<string, string> = {}, query = "") =>
+  (await t.request("GET", `/person?person_id=${key}${query}`, { headers })).body[0];
 
 test("without headers a read by key is the plain object", async () => {
   const r = await byKey("/person/ann");
@@ -53,7 +64,11 @@ test("expand 1 to 3 by key, by header or _expand, equals the list's expansion", 
 test("select and expand together, with dotted paths", async () => {
   const headers = { "x-service-expand": "2", "x-service-select": "name,city.name,city.country.continent" };
   const r = await byKey("/person/ann", headers);
-  expect(r.body).toEqual({ person_id: "ann", name: "Ann", city: { city_id: "oslo", name: "Oslo", country: { country_id: "no", continent: "Europe" } } });
+  expect(r.body).toEqual({
+    person_id: "ann",
+    name: "Ann",
+    city: { city_id: "oslo", name: "Oslo", country: { country_id: "no", continent: "Europe" } },
+  });
   expect(r.body).toEqual(await asList("ann", headers));
 });
 
@@ -82,7 +97,12 @@ test("an upsert with X-Service-Relations reads back by key with expand", async (
   const relations = "city=city&city.country=country&friends=person";
   const up = await t.request("POST", "/person", {
     headers: { "x-service-relations": relations },
-    body: { person_id: "cid", name: "Cid", city: { city_id: "rome", name: "Rome", country: { country_id: "it", name: "Italy", continent: "Europe" } }, friends: [{ person_id: "dee", name: "Dee" }, "ann"] },
+    body: {
+      person_id: "cid",
+      name: "Cid",
+      city: { city_id: "rome", name: "Rome", country: { country_id: "it", name: "Italy", continent: "Europe" } },
+      friends: [{ person_id: "dee", name: "Dee" }, "ann"],
+    },
   });
   expect(up.status).toBe(201);
   const back = (await byKey("/person/cid", { "x-service-expand": "2" })).body;

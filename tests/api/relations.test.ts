@@ -8,15 +8,17 @@ beforeAll(async () => {
   t = await makeTestApp();
   expect((await t.admin("PUT", "/schemas/book", { fields: { title: { type: "string" }, pages: { type: "integer" } } })).status).toBe(201);
   expect(
-    (await t.admin("PUT", "/schemas/author", {
-      fields: {
-        name: { type: "string" },
-        tags: { type: "array", items: "string" },
-        scores: { type: "array", items: "integer" },
-        books: { type: "relationship", schema: "book", many: true },
-        fav: { type: "relationship", schema: "book" },
-      },
-    })).status,
+    (
+      await t.admin("PUT", "/schemas/author", {
+        fields: {
+          name: { type: "string" },
+          tags: { type: "array", items: "string" },
+          scores: { type: "array", items: "integer" },
+          books: { type: "relationship", schema: "book", many: true },
+          fav: { type: "relationship", schema: "book" },
+        },
+      })
+    ).status,
   ).toBe(201);
   await t.request("POST", "/author", { body: { author_id: "a1", name: "Ann", tags: ["x"], scores: [1, 3, 3] } });
 });
@@ -27,7 +29,9 @@ const author = async (id = "a1") => (await t.request("GET", `/author/${id}`)).bo
 describe("POST /<schema>/<id>/<relation>", () => {
   test("creates the objects in the related schema and appends their keys", async () => {
     await t.request("POST", "/book", { body: { book_id: "taken", title: "old" } });
-    const r = await t.request("POST", "/author/a1/books", { body: [{ title: "One", pages: 10 }, { book_id: "b2", title: "Two" }, { book_id: "taken" }, { pages: "many" }] });
+    const r = await t.request("POST", "/author/a1/books", {
+      body: [{ title: "One", pages: 10 }, { book_id: "b2", title: "Two" }, { book_id: "taken" }, { pages: "many" }],
+    });
     expect(r.status).toBe(200);
     expect(r.body.succeeded).toHaveLength(2);
     expect(r.body.succeeded[1]).toBe("b2");
@@ -78,7 +82,8 @@ describe("PUT /<schema>/<id>/<field> appends", () => {
     const expanded = (await t.request("GET", "/author/a1?_expand=1")).body.books as (string | { book_id: string })[];
     expect(expanded.filter((b) => typeof b === "string")).toEqual(["ghost", "phantom"]);
     // Values that are not keys stay a 400.
-    for (const bad of [[1], [null], [{}], [""], ["x".repeat(300)]]) expect((await t.request("PUT", "/author/a1/books", { body: bad })).status).toBe(400);
+    for (const bad of [[1], [null], [{}], [""], ["x".repeat(300)]])
+      expect((await t.request("PUT", "/author/a1/books", { body: bad })).status).toBe(400);
   });
 
   test("a missing object is 404", async () => {

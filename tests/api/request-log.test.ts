@@ -46,7 +46,8 @@ describe("at debug", () => {
       { method: "GET", target: "/_health", status: 200, env: "development", reason: undefined },
     ]);
     const text = t.logs.join("\n");
-    for (const secret of ["secret title", "hidden-value", "ann-password-1", creds.access_token, creds.mac_key]) expect(text).not.toContain(secret);
+    for (const secret of ["secret title", "hidden-value", "ann-password-1", creds.access_token, creds.mac_key])
+      expect(text).not.toContain(secret);
   });
 
   test("each 4xx carries its reason; routing refusals, overrides and preflights are logged once each", async () => {

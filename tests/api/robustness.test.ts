@@ -31,7 +31,10 @@ describe("malformed bodies", () => {
   });
 
   test("a form body on a JSON endpoint is 400", async () => {
-    expectJsonError(await t.request("POST", "/note", { raw: "text=hi", headers: { "content-type": "application/x-www-form-urlencoded" } }), 400);
+    expectJsonError(
+      await t.request("POST", "/note", { raw: "text=hi", headers: { "content-type": "application/x-www-form-urlencoded" } }),
+      400,
+    );
   });
 
   test("JSON sent as text/plain or the vendor type is accepted", async () => {
@@ -64,7 +67,11 @@ describe("limits", () => {
       },
     });
     const res = await t.app.handle(
-      new Request("http://localhost/note", { method: "POST", body: stream, headers: { "x-service-api-key": KEYS.devPublic, accept: "application/vnd.service+json; version=0" } }),
+      new Request("http://localhost/note", {
+        method: "POST",
+        body: stream,
+        headers: { "x-service-api-key": KEYS.devPublic, accept: "application/vnd.service+json; version=0" },
+      }),
     );
     expect(res.status).toBe(413);
     expect(((await res.json()) as { error: string }).error).toContain("limit");
@@ -78,7 +85,11 @@ describe("limits", () => {
 
 describe("injection and prototype keys", () => {
   test("__proto__ and constructor in bodies are refused, never merged", async () => {
-    for (const raw of ['{"__proto__": {"polluted": 1}}', '{"text": "a", "__proto__": {"n": 5}}', '{"constructor": {"prototype": {"polluted": 1}}}']) {
+    for (const raw of [
+      '{"__proto__": {"polluted": 1}}',
+      '{"text": "a", "__proto__": {"n": 5}}',
+      '{"constructor": {"prototype": {"polluted": 1}}}',
+    ]) {
       expectJsonError(await t.request("POST", "/note", { raw, headers: { "content-type": "application/json" } }), 400);
       expectJsonError(await t.request("PUT", "/note/x", { raw, headers: { "content-type": "application/json" } }), 400);
     }
@@ -100,7 +111,12 @@ describe("injection and prototype keys", () => {
   });
 
   test("unknown routes are JSON 404s", async () => {
-    for (const [m, p] of [["GET", "/a/b/c/d/e"], ["GET", "/_nothing"], ["GET", "/_admin/api/nope"], ["GET", "/"]]) {
+    for (const [m, p] of [
+      ["GET", "/a/b/c/d/e"],
+      ["GET", "/_nothing"],
+      ["GET", "/_admin/api/nope"],
+      ["GET", "/"],
+    ]) {
       expectJsonError(await t.request(m!, p!), 404);
     }
     const patch = await t.request("PATCH", "/note/x");
@@ -118,7 +134,29 @@ describe("fuzz", () => {
       return seed % n;
     };
     const pick = <T>(a: T[]): T => a[rnd(a.length)]!;
-    const atoms = ["", "a", "__proto__", "constructor", "NULL", "null", "%", "%zz", "'", '"', "\\", "{", "[", "..", "/", "é", "😀", "\u0000", "1e999", "-0", "9".repeat(30)];
+    const atoms = [
+      "",
+      "a",
+      "__proto__",
+      "constructor",
+      "NULL",
+      "null",
+      "%",
+      "%zz",
+      "'",
+      '"',
+      "\\",
+      "{",
+      "[",
+      "..",
+      "/",
+      "é",
+      "😀",
+      "\u0000",
+      "1e999",
+      "-0",
+      "9".repeat(30),
+    ];
     const values = [null, true, 0, -1, 1.5, 1e308, 2 ** 63, "x", "", [], [1, "a"], {}, { lat: 1, lon: 2 }, { a: { b: 1 } }];
     const methods = ["GET", "POST", "PUT", "DELETE", "HEAD"];
     const headerAtoms = atoms.filter((a) => /^[\x20-\x7e]*$/.test(a));
@@ -130,18 +168,23 @@ describe("fuzz", () => {
       for (let k = rnd(4); k > 0; k--) body[pick([...atoms, "text", "n", "note_id"])] = pick(values);
       const headers: Record<string, string> = {};
       if (rnd(4) === 0) headers["x-http-method-override"] = pick(["PUT", "DELETE", "HEAD", "GET", "x"]);
-      if (rnd(4) === 0) headers["x-service-relations"] = pick(headerAtoms) + "=" + pick(headerAtoms);
+      if (rnd(4) === 0) headers["x-service-relations"] = `${pick(headerAtoms)}=${pick(headerAtoms)}`;
       const opts = {
         version: pick([0, 0, 0, null, 1, 7]),
         key: pick([undefined, undefined, null, "bogus", KEYS.prodPublic]),
         headers,
-        ...(method === "POST" || method === "PUT" ? (rnd(5) === 0 ? { raw: pick(atoms) } : { body: rnd(6) === 0 ? [body, body] : body }) : {}),
+        ...(method === "POST" || method === "PUT"
+          ? rnd(5) === 0
+            ? { raw: pick(atoms) }
+            : { body: rnd(6) === 0 ? [body, body] : body }
+          : {}),
       };
-      const r = await t.request(method, "/" + segs.join("/") + (rnd(3) === 0 ? `?${pick(atoms)}=${pick(atoms)}` : ""), opts as any);
+      const r = await t.request(method, `/${segs.join("/")}${rnd(3) === 0 ? `?${pick(atoms)}=${pick(atoms)}` : ""}`, opts as any);
       statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
       if (r.status >= 500) throw new Error(`500 for ${method} /${segs.join("/")}: ${r.text}`);
       const head = method === "HEAD" || (method === "GET" && headers["x-http-method-override"] === "HEAD");
-      if (r.status >= 400 && !head && typeof r.body?.error !== "string") throw new Error(`no {error} for ${method} /${segs.join("/")} ${JSON.stringify(headers)}: ${r.status} ${r.text}`);
+      if (r.status >= 400 && !head && typeof r.body?.error !== "string")
+        throw new Error(`no {error} for ${method} /${segs.join("/")} ${JSON.stringify(headers)}: ${r.status} ${r.text}`);
     }
     expect(statuses.get(500)).toBeUndefined();
   });

@@ -56,7 +56,9 @@ test("unknown paths are 404 {error}; paths starting with _ are never schemas", a
 test("a known path with another method is 405 with the allowed methods", async () => {
   const patch = await t.request("PATCH", "/todo/x");
   expect(patch.status).toBe(405);
-  expect(patch.headers.get("allow")?.split(", ").sort()).toEqual(["DELETE", "GET", "HEAD", "POST", "PUT"].filter((m) => m !== "POST").sort());
+  expect(patch.headers.get("allow")?.split(", ").sort()).toEqual(
+    ["DELETE", "GET", "HEAD", "POST", "PUT"].filter((m) => m !== "POST").sort(),
+  );
   const health = await t.request("DELETE", "/_health", { key: null, version: null });
   expect([health.status, health.headers.get("allow")]).toEqual([405, "GET, HEAD"]);
 });

@@ -15,11 +15,17 @@ const as = (who: string, method: string, path: string, body?: unknown, headers: 
   t.request(method, path, { body, headers: { ...headers, authorization: macAuth(creds[who]!, method, path) } });
 /** As the Java SDK in OAuth 1.0 mode sends it: signed with the private key, no API key header, JSON not signed. */
 const app = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-  t.request(method, path, { body, key: null, headers: { ...headers, authorization: oauthAuth(KEYS.devPublic, KEYS.devPrivate, method, `http://localhost${path}`) } });
+  t.request(method, path, {
+    body,
+    key: null,
+    headers: { ...headers, authorization: oauthAuth(KEYS.devPublic, KEYS.devPrivate, method, `http://localhost${path}`) },
+  });
 
 beforeAll(async () => {
   t = await makeTestApp();
-  await t.admin("PUT", "/schemas/game", { fields: { name: { type: "string" }, counter: { type: "integer" }, players: { type: "relationship", schema: "user", many: true } } });
+  await t.admin("PUT", "/schemas/game", {
+    fields: { name: { type: "string" }, counter: { type: "integer" }, players: { type: "relationship", schema: "user", many: true } },
+  });
   await t.admin("PUT", "/schemas/secret", {
     fields: { text: { type: "string" } },
     permissions: { create: "logged_in", read: "owner", update: "owner", delete: "owner" },
@@ -48,7 +54,12 @@ describe("POST with X-Service-Relations is a save", () => {
   test("with relations named in the header, and signed with the private key as the Java SDK sends it", async () => {
     const r = await app("POST", "/game", { game_id: "g2", name: "go", players: ["ann"] }, { "x-service-relations": "players=user" });
     expect([r.status, r.body.players]).toEqual([201, ["ann"]]);
-    const u = await app("POST", "/game", { game_id: "g2", name: "go", players: ["ann", "bob"], createddate: 1, lastmoddate: 1 }, { "x-service-relations": "players=user" });
+    const u = await app(
+      "POST",
+      "/game",
+      { game_id: "g2", name: "go", players: ["ann", "bob"], createddate: 1, lastmoddate: 1 },
+      { "x-service-relations": "players=user" },
+    );
     expect([u.status, u.body.players, u.body.createddate]).toEqual([200, ["ann", "bob"], r.body.createddate]);
   });
 
@@ -99,7 +110,12 @@ describe("loose relationships", () => {
     expect(r.body.players).toEqual(["one", "two", "ann"]);
     expect((await app("PUT", "/game/g9", { players: ["one", "ann"] })).body.players).toEqual(["one", "ann"]);
     expect((await app("PUT", "/game/g9/players", ["three", "one"])).body.players).toEqual(["one", "ann", "three"]);
-    expect((await app("POST", "/game", { game_id: "g9", players: ["one", "ann", "three", "four"] }, RELATIONS)).body.players).toEqual(["one", "ann", "three", "four"]);
+    expect((await app("POST", "/game", { game_id: "g9", players: ["one", "ann", "three", "four"] }, RELATIONS)).body.players).toEqual([
+      "one",
+      "ann",
+      "three",
+      "four",
+    ]);
     const expanded = (await app("GET", "/game/g9?_expand=1")).body.players as (string | { username: string })[];
     expect(expanded.map((p) => (typeof p === "string" ? p : p.username))).toEqual(["one", "ann", "three", "four"]);
     expect(expanded.filter((p) => typeof p === "string")).toEqual(["one", "three", "four"]);

@@ -7,7 +7,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { makeTestApp, type TestApp } from "../helpers/app.ts";
 import { type MacCredentials, macAuth } from "../helpers/sign.ts";
-import { type GraphFake, type OidcIssuer, type Social2Fake, startGraphFake, startOidcIssuer, startSocial2Fake } from "../helpers/social-fakes.ts";
+import {
+  type GraphFake,
+  type OidcIssuer,
+  type Social2Fake,
+  startGraphFake,
+  startOidcIssuer,
+  startSocial2Fake,
+} from "../helpers/social-fakes.ts";
 import { aggregatorSignature } from "../../src/social/aggregator-signature.ts";
 import { SOCIAL_ENDPOINTS, type SocialEndpoint } from "../../src/social/endpoints.ts";
 import { OIDC_KEY_REFETCH_COOLDOWN_MS } from "../../src/social/oidc.ts";
@@ -27,8 +34,14 @@ let graph: GraphFake;
 let social2: Social2Fake;
 let issuer: OidcIssuer;
 
-const form = (fields: Record<string, string>) => ({ raw: new URLSearchParams(fields).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } });
-const signed = (c: MacCredentials, method: string, path: string, extra: { body?: unknown } = {}) => ({ ...extra, headers: { authorization: macAuth(c, method, path) } });
+const form = (fields: Record<string, string>) => ({
+  raw: new URLSearchParams(fields).toString(),
+  headers: { "content-type": "application/x-www-form-urlencoded" },
+});
+const signed = (c: MacCredentials, method: string, path: string, extra: { body?: unknown } = {}) => ({
+  ...extra,
+  headers: { authorization: macAuth(c, method, path) },
+});
 
 function graphToken(id: string, name = `User ${id}`, email?: string, appId?: string): string {
   const token = `fb-token-${id}-${Math.random().toString(36).slice(2)}`;
@@ -122,7 +135,10 @@ describe("settings", () => {
     const p = await t.request("POST", "/user/facebookAccessToken", { version: 1, ...form({ fb_at: "x", token_type: "mac" }) });
     expect(p.status).toBe(400);
     expect(p.body.error).toContain("social.social1.appId");
-    const agg = await t.request("POST", "/user/gigyaAccessToken", { version: 1, ...form({ gigya_uid: "u", gigya_ts: "1", gigya_sig: "x" }) });
+    const agg = await t.request("POST", "/user/gigyaAccessToken", {
+      version: 1,
+      ...form({ gigya_uid: "u", gigya_ts: "1", gigya_sig: "x" }),
+    });
     expect(agg.status).toBe(401);
     expect(agg.body.error).toContain("social.aggregator.secret");
   });
@@ -149,7 +165,12 @@ describe("Social network 1 (Graph)", () => {
     expect((await t.request("GET", "/user/other")).status).toBe(404);
     const login = await t.request("POST", "/user/social1AccessToken", form({ social1_at: token, token_type: "mac" }));
     expect(login.status).toBe(200);
-    expect(login.body).toMatchObject({ token_type: "mac", mac_algorithm: "hmac-sha-1", expires_in: 3600, service: { user: { username: "10001" } } });
+    expect(login.body).toMatchObject({
+      token_type: "mac",
+      mac_algorithm: "hmac-sha-1",
+      expires_in: 3600,
+      service: { user: { username: "10001" } },
+    });
     expect(login.headers.get("cache-control")).toBe("no-store");
     const me = await t.request("GET", "/user/loggedInUser", signed(login.body, "GET", "/user/loggedInUser"));
     expect(me.body.username).toBe("10001");
@@ -174,10 +195,18 @@ describe("Social network 1 (Graph)", () => {
 
   test("WithCreate creates once (with the username asked for), then logs the same user in", async () => {
     const token = graphToken("10003");
-    const first = await t.request("POST", "/user/facebookAccessTokenWithCreate", form({ fb_at: token, token_type: "mac", username: "carol" }));
+    const first = await t.request(
+      "POST",
+      "/user/facebookAccessTokenWithCreate",
+      form({ fb_at: token, token_type: "mac", username: "carol" }),
+    );
     expect(first.status).toBe(200);
     expect(first.body.service.user.username).toBe("carol");
-    const second = await t.request("POST", "/user/social1AccessTokenWithCreate", form({ social1_at: token, token_type: "mac", username: "ignored" }));
+    const second = await t.request(
+      "POST",
+      "/user/social1AccessTokenWithCreate",
+      form({ social1_at: token, token_type: "mac", username: "ignored" }),
+    );
     expect(second.body.service.user.username).toBe("carol");
     expect((await t.request("GET", "/user/ignored")).status).toBe(404);
     // A taken username is a clear 400.
@@ -193,9 +222,15 @@ describe("Social network 1 (Graph)", () => {
     expect(viaForm.status).toBe(201);
     const viaQueryOnPost = await t.request("POST", `/user/createUserWithSocial1?social1_at=${graphToken("10007")}`);
     expect(viaQueryOnPost.status).toBe(201);
-    expect((await t.request("POST", "/user/createUserWithFacebook", { raw: "{bad json", headers: { "content-type": "application/json" } })).status).toBe(400);
+    expect(
+      (await t.request("POST", "/user/createUserWithFacebook", { raw: "{bad json", headers: { "content-type": "application/json" } }))
+        .status,
+    ).toBe(400);
     expect((await t.request("POST", "/user/createUserWithFacebook", { body: ["array"] })).status).toBe(400);
-    const proto = await t.request("POST", "/user/createUserWithFacebook", { raw: '{"__proto__": {"fb_at": "x"}, "constructor": "y"}', headers: { "content-type": "application/json" } });
+    const proto = await t.request("POST", "/user/createUserWithFacebook", {
+      raw: '{"__proto__": {"fb_at": "x"}, "constructor": "y"}',
+      headers: { "content-type": "application/json" },
+    });
     expect(proto.status).toBe(400);
     expect(({} as Record<string, unknown>).fb_at).toBeUndefined();
   });
@@ -245,9 +280,21 @@ describe("Social network 1 (Graph)", () => {
     // A password-less user cannot log in with a password...
     expect((await t.request("POST", "/user/accessToken", form({ username: "erin", password: "" }))).status).toBe(401);
     // ...until it sets its first one (no old password needed when there is none).
-    const set = await t.request("POST", "/user/resetPassword", signed(erin, "POST", "/user/resetPassword", { body: { new: { password: "erin-first-pw" } } }));
+    const set = await t.request(
+      "POST",
+      "/user/resetPassword",
+      signed(erin, "POST", "/user/resetPassword", { body: { new: { password: "erin-first-pw" } } }),
+    );
     expect(set.status).toBe(200);
-    expect((await t.request("POST", "/user/resetPassword", signed(erin, "POST", "/user/resetPassword", { body: { new: { password: "again" } } }))).status).toBe(401);
+    expect(
+      (
+        await t.request(
+          "POST",
+          "/user/resetPassword",
+          signed(erin, "POST", "/user/resetPassword", { body: { new: { password: "again" } } }),
+        )
+      ).status,
+    ).toBe(401);
     const ok = await t.request("DELETE", "/user/unlinkUserFromFacebook", signed(erin, "DELETE", "/user/unlinkUserFromFacebook"));
     expect(ok.status).toBe(200);
     await passwordLogin("erin", "erin-first-pw");
@@ -291,7 +338,9 @@ describe("Social network 1 (Graph)", () => {
     // A link left behind by a user removed outside the datastore (a dropped schema) is forgotten on next use.
     const stale = graphToken("10013");
     await t.request("POST", "/user/createUserWithFacebook", { body: { fb_at: stale, username: "stale" } });
-    await t.burrow.envDbs.development.execute(`DELETE FROM ${t.burrow.catalog.development().schemas.get("user")!.table} WHERE username = 'stale'`);
+    await t.burrow.envDbs.development.execute(
+      `DELETE FROM ${t.burrow.catalog.development().schemas.get("user")!.table} WHERE username = 'stale'`,
+    );
     expect((await t.request("POST", "/user/facebookAccessToken", form({ fb_at: stale }))).status).toBe(401);
     const recreated = await t.request("POST", "/user/createUserWithFacebook", { body: { fb_at: stale, username: "stale-again" } });
     expect(recreated.status).toBe(201);
@@ -300,7 +349,9 @@ describe("Social network 1 (Graph)", () => {
 
 describe("Social network 1 accepts only tokens issued to this app", () => {
   /** Every Social network 1 endpoint that signs in, creates a user or links an account. */
-  const SIGN_IN = SOCIAL_ENDPOINTS.filter((e) => e.provider === "social1" && ["create", "login", "loginWithCreate", "sessionLogin", "link"].includes(e.action));
+  const SIGN_IN = SOCIAL_ENDPOINTS.filter(
+    (e) => e.provider === "social1" && ["create", "login", "loginWithCreate", "sessionLogin", "link"].includes(e.action),
+  );
   /** What each answers for a token the provider refuses (README): create and link 400, the logins 401. */
   const refusedStatus = (e: SocialEndpoint) => (e.action === "create" || e.action === "link" ? 400 : 401);
 
@@ -316,11 +367,21 @@ describe("Social network 1 accepts only tokens issued to this app", () => {
   }
 
   test("a token another app was issued is refused on every endpoint that signs in, creates or links, as an invalid one is", async () => {
-    expect(SIGN_IN.map((e) => e.name).sort()).toEqual(
-      ["createUserWithFacebook", "createUserWithSocial1", "facebookAccessToken", "facebookAccessTokenWithCreate", "facebookLogin", "linkUserWithFacebook", "linkUserWithSocial1", "social1AccessToken", "social1AccessTokenWithCreate"],
-    );
+    expect(SIGN_IN.map((e) => e.name).sort()).toEqual([
+      "createUserWithFacebook",
+      "createUserWithSocial1",
+      "facebookAccessToken",
+      "facebookAccessTokenWithCreate",
+      "facebookLogin",
+      "linkUserWithFacebook",
+      "linkUserWithSocial1",
+      "social1AccessToken",
+      "social1AccessTokenWithCreate",
+    ]);
     // The victim signed up through this app; someone holds a token of theirs that another app was issued.
-    expect((await t.request("POST", "/user/createUserWithSocial1", { body: { social1_at: graphToken("40001"), username: "victim" } })).status).toBe(201);
+    expect(
+      (await t.request("POST", "/user/createUserWithSocial1", { body: { social1_at: graphToken("40001"), username: "victim" } })).status,
+    ).toBe(201);
     await t.request("POST", "/user", { body: { username: "linker", password: "linker-password" } });
     const linker = await passwordLogin("linker", "linker-password");
     const tokens: [string, string][] = [
@@ -338,7 +399,9 @@ describe("Social network 1 accepts only tokens issued to this app", () => {
     }
     expect((await t.request("GET", "/user/40002")).status).toBe(404);
     expect((await t.admin("GET", "/users/development/user/linker/social")).body).toEqual([]);
-    expect((await t.admin("GET", "/users/development/user/victim/social")).body.map((l: { subject: string }) => l.subject)).toEqual(["40001"]);
+    expect((await t.admin("GET", "/users/development/user/victim/social")).body.map((l: { subject: string }) => l.subject)).toEqual([
+      "40001",
+    ]);
     // Every one was inspected for this app; the victim's own token still signs in.
     expect(graph.inspections.at(-1)!.get("access_token")).toBe(`${APP_ID}|${APP_SECRET}`);
     const own = await t.request("POST", "/user/facebookAccessToken", form({ fb_at: graphToken("40001"), token_type: "mac" }));
@@ -370,7 +433,8 @@ describe("Social network 1 accepts only tokens issued to this app", () => {
   });
 
   test("settings may not leave an app id without its secret; an environment stored that way answers 400 naming it", async () => {
-    const message = 'setting "social.social1.appSecret" is required with social.social1.appId: sign-in checks each token with the provider as issued to this app, using the app secret';
+    const message =
+      'setting "social.social1.appSecret" is required with social.social1.appId: sign-in checks each token with the provider as issued to this app, using the app secret';
     const dropped = await t.admin("PUT", "/settings/development", { social: { social1: { appSecret: null } } });
     expect([dropped.status, dropped.body.error]).toEqual([400, message]);
     expect((await t.admin("GET", "/settings/development")).body.social.social1.appSecret).toEqual({ set: true });
@@ -378,7 +442,9 @@ describe("Social network 1 accepts only tokens issued to this app", () => {
     expect([idOnly.status, idOnly.body.error]).toEqual([400, message]);
     const emptySecret = await t.admin("PUT", "/settings/production", { social: { social1: { appId: "777", appSecret: "" } } });
     expect(emptySecret.status).toBe(400);
-    expect((await t.admin("PUT", "/settings/production", { social: { social1: { appId: "777", appSecret: "prod-secret" } } })).status).toBe(200);
+    expect((await t.admin("PUT", "/settings/production", { social: { social1: { appId: "777", appSecret: "prod-secret" } } })).status).toBe(
+      200,
+    );
     expect((await t.admin("PUT", "/settings/production", { social: { social1: null } })).status).toBe(200);
     expect((await t.admin("GET", "/settings/production")).body.social.social1.appId).toBe("");
 
@@ -394,7 +460,9 @@ describe("Social network 1 accepts only tokens issued to this app", () => {
       for (const e of SIGN_IN) {
         const r = await call(e, token, e.action === "link" ? ann : undefined);
         expect([e.name, r.status]).toEqual([e.name, 400]);
-        expect(r.body.error).toBe("Social network 1 is not fully set up in development: set social.social1.appSecret in the settings (tokens are checked with the provider as issued to this app)");
+        expect(r.body.error).toBe(
+          "Social network 1 is not fully set up in development: set social.social1.appSecret in the settings (tokens are checked with the provider as issued to this app)",
+        );
       }
       expect(graph.calls).toBe(calls);
       expect((await t.request("GET", "/user/40006")).status).toBe(404);
@@ -412,7 +480,11 @@ describe("Social network 2 (OAuth 1.0a)", () => {
     expect(r.status).toBe(201);
     expect(r.body.username).toBe("20001");
     expectNoSecrets(r.text);
-    const token = await t.request("POST", "/user/social2AccessToken", form({ social2_tk: tk, social2_ts: ts, token_type: "mac", mac_algorithm: "hmac-sha-1" }));
+    const token = await t.request(
+      "POST",
+      "/user/social2AccessToken",
+      form({ social2_tk: tk, social2_ts: ts, token_type: "mac", mac_algorithm: "hmac-sha-1" }),
+    );
     expect(token.status).toBe(200);
     expect(token.body.service.user.username).toBe("20001");
   });
@@ -429,7 +501,10 @@ describe("Social network 2 (OAuth 1.0a)", () => {
 
   test("social2Login and social2AccessTokenWithCreate answer {username, social2} with a session cookie", async () => {
     const { tk, ts } = social2Token("20003");
-    const r = await t.request("POST", "/user/social2AccessTokenWithCreate", { ...form({ social2_tk: tk, social2_ts: ts, token_type: "mac", username: "tweety" }), headers: { "content-type": "application/x-www-form-urlencoded", "x-service-user-agent": "test" } });
+    const r = await t.request("POST", "/user/social2AccessTokenWithCreate", {
+      ...form({ social2_tk: tk, social2_ts: ts, token_type: "mac", username: "tweety" }),
+      headers: { "content-type": "application/x-www-form-urlencoded", "x-service-user-agent": "test" },
+    });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ username: "tweety", social2: { id_str: "20003", screen_name: "sn20003", name: "Tweeter 20003", id: 20003 } });
     const cookie = r.headers.get("set-cookie")!;
@@ -444,7 +519,9 @@ describe("Social network 2 (OAuth 1.0a)", () => {
     // The SDKs' twitterAccessTokenWithCreate reads a token response.
     const sdk = await t.request("POST", "/user/twitterAccessTokenWithCreate", form({ tw_tk: tk, tw_ts: ts, token_type: "mac" }));
     expect(sdk.body.service.user.username).toBe("tweety");
-    expect((await t.request("POST", "/user/social2Login", form({ social2_tk: social2Token("20009").tk, social2_ts: "x" }))).status).toBe(401);
+    expect((await t.request("POST", "/user/social2Login", form({ social2_tk: social2Token("20009").tk, social2_ts: "x" }))).status).toBe(
+      401,
+    );
   });
 
   test("status update and user info are signed calls as the user; unlink", async () => {
@@ -456,7 +533,11 @@ describe("Social network 2 (OAuth 1.0a)", () => {
     expect(r.status).toBe(200);
     expect(social2.statuses.at(-1)).toEqual({ user: "20004", status: "Hello Ladies + Gentlemen, a signed OAuth request!" });
     expect(r.body.text).toBe("Hello Ladies + Gentlemen, a signed OAuth request!");
-    const post = await t.request("POST", "/user/social2StatusUpdate", signed(c, "POST", "/user/social2StatusUpdate", { body: { social2_st: "via json" } }));
+    const post = await t.request(
+      "POST",
+      "/user/social2StatusUpdate",
+      signed(c, "POST", "/user/social2StatusUpdate", { body: { social2_st: "via json" } }),
+    );
     expect(post.status).toBe(200);
     expect(social2.statuses.at(-1)!.status).toBe("via json");
     const info = await t.request("GET", "/user/getTwitterUserInfo", signed(c, "GET", "/user/getTwitterUserInfo"));
@@ -470,7 +551,9 @@ describe("Social network 2 (OAuth 1.0a)", () => {
     const linkPath = `/user/linkUserWithSocial2?social2_ts=${other.ts}&social2_tk=${other.tk}`;
     expect((await t.request("GET", linkPath, signed(c, "GET", linkPath))).status).toBe(200);
     // Linking another account of the same network replaces the first.
-    expect((await t.request("POST", "/user/twitterAccessToken", form({ tw_tk: other.tk, tw_ts: other.ts }))).body.service.user.username).toBe("poster");
+    expect(
+      (await t.request("POST", "/user/twitterAccessToken", form({ tw_tk: other.tk, tw_ts: other.ts }))).body.service.user.username,
+    ).toBe("poster");
     const unlink = await t.request("DELETE", "/user/unlinkUserFromTwitter", signed(c, "DELETE", "/user/unlinkUserFromTwitter"));
     expect(unlink.status).toBe(400); // poster has no password and no other link
   });
@@ -479,16 +562,28 @@ describe("Social network 2 (OAuth 1.0a)", () => {
 describe("aggregator", () => {
   test("a valid signed user creates the user and answers a token response", async () => {
     const u = aggregatorUser("agg-user-1");
-    const r = await t.request("POST", "/user/aggregatorAccessToken", form({ aggregator_uid: u.uid, aggregator_ts: u.ts, aggregator_sig: u.sig, token_type: "mac" }));
+    const r = await t.request(
+      "POST",
+      "/user/aggregatorAccessToken",
+      form({ aggregator_uid: u.uid, aggregator_ts: u.ts, aggregator_sig: u.sig, token_type: "mac" }),
+    );
     expect(r.status).toBe(200);
     expect(r.body.service.user.username).toBe("agg-user-1");
     // The same signature again is a replay.
-    const replay = await t.request("POST", "/user/aggregatorAccessToken", form({ aggregator_uid: u.uid, aggregator_ts: u.ts, aggregator_sig: u.sig, token_type: "mac" }));
+    const replay = await t.request(
+      "POST",
+      "/user/aggregatorAccessToken",
+      form({ aggregator_uid: u.uid, aggregator_ts: u.ts, aggregator_sig: u.sig, token_type: "mac" }),
+    );
     expect(replay.status).toBe(401);
     expect(replay.body.error).toContain("already used");
     // A fresh signature logs the same user in (gigya spelling).
     const later = aggregatorUser("agg-user-1", Math.floor(Date.now() / 1000) - 5);
-    const again = await t.request("POST", "/user/gigyaAccessToken", form({ gigya_uid: later.uid, gigya_ts: later.ts, gigya_sig: later.sig, token_type: "mac" }));
+    const again = await t.request(
+      "POST",
+      "/user/gigyaAccessToken",
+      form({ gigya_uid: later.uid, gigya_ts: later.ts, gigya_sig: later.sig, token_type: "mac" }),
+    );
     expect(again.status).toBe(200);
     expect(again.body.service.user.username).toBe("agg-user-1");
   });
@@ -516,14 +611,32 @@ describe("aggregator", () => {
   test("link (JSON body) and unlink for the signed-in user", async () => {
     const ann = await passwordLogin("ann", "ann-password");
     const u = aggregatorUser("agg-ann");
-    const link = await t.request("POST", "/user/linkUserWithGigya", signed(ann, "POST", "/user/linkUserWithGigya", { body: { gigya_uid: u.uid, gigya_ts: u.ts, gigya_sig: u.sig } }));
+    const link = await t.request(
+      "POST",
+      "/user/linkUserWithGigya",
+      signed(ann, "POST", "/user/linkUserWithGigya", { body: { gigya_uid: u.uid, gigya_ts: u.ts, gigya_sig: u.sig } }),
+    );
     expect(link.status).toBe(200);
     const v = aggregatorUser("agg-ann");
-    const login = await t.request("POST", "/user/aggregatorAccessToken", form({ aggregator_uid: v.uid, aggregator_ts: String(Number(v.ts) - 1), aggregator_sig: aggregatorSignature(AGGREGATOR_SECRET, String(Number(v.ts) - 1), v.uid) }));
+    const login = await t.request(
+      "POST",
+      "/user/aggregatorAccessToken",
+      form({
+        aggregator_uid: v.uid,
+        aggregator_ts: String(Number(v.ts) - 1),
+        aggregator_sig: aggregatorSignature(AGGREGATOR_SECRET, String(Number(v.ts) - 1), v.uid),
+      }),
+    );
     expect(login.body.service.user.username).toBe("ann");
-    const bad = await t.request("POST", "/user/linkUserWithAggregator", signed(ann, "POST", "/user/linkUserWithAggregator", { body: { aggregator_uid: "x", aggregator_ts: "1", aggregator_sig: "x" } }));
+    const bad = await t.request(
+      "POST",
+      "/user/linkUserWithAggregator",
+      signed(ann, "POST", "/user/linkUserWithAggregator", { body: { aggregator_uid: "x", aggregator_ts: "1", aggregator_sig: "x" } }),
+    );
     expect(bad.status).toBe(401);
-    expect((await t.request("DELETE", "/user/unlinkUserFromAggregator", signed(ann, "DELETE", "/user/unlinkUserFromAggregator"))).status).toBe(200);
+    expect(
+      (await t.request("DELETE", "/user/unlinkUserFromAggregator", signed(ann, "DELETE", "/user/unlinkUserFromAggregator"))).status,
+    ).toBe(200);
     expect((await t.request("DELETE", "/user/unlinkUserFromGigya", signed(ann, "DELETE", "/user/unlinkUserFromGigya"))).status).toBe(404);
   });
 });
@@ -536,9 +649,16 @@ describe("OpenID Connect", () => {
     const r = await oidc({ id_token: idToken });
     expect(r.status).toBe(200);
     expect(r.body.service.user).toMatchObject({ username: "oidc-sub-1", email: "ola@example.com" });
-    const second = await t.request("POST", "/user/oidcAccessToken", form({ provider: "acme", id_token: await issuer.idToken({ sub: "oidc-sub-1", aud: "web-client" }), username: "ignored" }));
+    const second = await t.request(
+      "POST",
+      "/user/oidcAccessToken",
+      form({ provider: "acme", id_token: await issuer.idToken({ sub: "oidc-sub-1", aud: "web-client" }), username: "ignored" }),
+    );
     expect(second.body.service.user.username).toBe("oidc-sub-1");
-    const named = await oidc({ id_token: await issuer.idToken({ sub: "oidc-sub-2", aud: CLIENT_ID, email: "x@example.com", email_verified: false }), username: "olga" });
+    const named = await oidc({
+      id_token: await issuer.idToken({ sub: "oidc-sub-2", aud: CLIENT_ID, email: "x@example.com", email_verified: false }),
+      username: "olga",
+    });
     expect(named.body.service.user.username).toBe("olga");
     expect(named.body.service.user.email).toBeUndefined(); // not verified: not copied
   });
@@ -593,14 +713,20 @@ describe("OpenID Connect", () => {
     expect((await oidc({})).status).toBe(401);
     const down = await startOidcIssuer();
     down.mode = "down";
-    await t.admin("PUT", "/settings/development", { social: { oidc: { acme: { issuer: issuer.issuer, clientIds: [CLIENT_ID] }, down: { issuer: down.issuer, clientIds: [CLIENT_ID] } } } });
-    const r = await t.request("POST", "/user/oidcAccessToken", { body: { provider: "down", id_token: await down.idToken({ sub: "s", aud: CLIENT_ID }) } });
+    await t.admin("PUT", "/settings/development", {
+      social: { oidc: { acme: { issuer: issuer.issuer, clientIds: [CLIENT_ID] }, down: { issuer: down.issuer, clientIds: [CLIENT_ID] } } },
+    });
+    const r = await t.request("POST", "/user/oidcAccessToken", {
+      body: { provider: "down", id_token: await down.idToken({ sub: "s", aud: CLIENT_ID }) },
+    });
     expect(r.status).toBe(502);
     expect(r.body.error).toContain('OpenID provider "down"');
     // Discovery answers but the key set fails: still the issuer's fault, 502.
     down.mode = "up";
     down.jwksDown = true;
-    const keys = await t.request("POST", "/user/oidcAccessToken", { body: { provider: "down", id_token: await down.idToken({ sub: "s", aud: CLIENT_ID }) } });
+    const keys = await t.request("POST", "/user/oidcAccessToken", {
+      body: { provider: "down", id_token: await down.idToken({ sub: "s", aud: CLIENT_ID }) },
+    });
     expect(keys.status).toBe(502);
     expect(keys.body.error).toBe('OpenID provider "down" did not serve its keys; try again later');
     down.stop();
@@ -609,7 +735,11 @@ describe("OpenID Connect", () => {
   test("link and unlink name the provider", async () => {
     const ann = await passwordLogin("ann", "ann-password");
     const idToken = await issuer.idToken({ sub: "ann-at-acme", aud: CLIENT_ID });
-    const link = await t.request("POST", "/user/linkUserWithOidc", signed(ann, "POST", "/user/linkUserWithOidc", { body: { provider: "acme", id_token: idToken } }));
+    const link = await t.request(
+      "POST",
+      "/user/linkUserWithOidc",
+      signed(ann, "POST", "/user/linkUserWithOidc", { body: { provider: "acme", id_token: idToken } }),
+    );
     expect(link.body).toEqual({});
     expect(link.status).toBe(200);
     expect((await oidc({ id_token: await issuer.idToken({ sub: "ann-at-acme", aud: CLIENT_ID }) })).body.service.user.username).toBe("ann");
@@ -621,24 +751,37 @@ describe("OpenID Connect", () => {
 
 describe("as the original SDKs call them", () => {
   test("the JS SDK: form token calls, JSON create with its loginField, GET link, DELETE unlink, gigya JSON link", async () => {
-    await t.admin("PUT", "/schemas/member", { fields: { pw: { type: "password" }, mail: { type: "string" } }, user: { key: "login", password: "pw", email: "mail" } });
+    await t.admin("PUT", "/schemas/member", {
+      fields: { pw: { type: "password" }, mail: { type: "string" } },
+      user: { key: "login", password: "pw", email: "mail" },
+    });
     const token = graphToken("30001", "Member One", "m1@example.com");
     // createUserWithFacebook: JSON with fb_at, token_type and the schema's login field.
-    const created = await t.request("POST", "/member/createUserWithFacebook", { body: { fb_at: token, token_type: "mac", login: "member-one" } });
+    const created = await t.request("POST", "/member/createUserWithFacebook", {
+      body: { fb_at: token, token_type: "mac", login: "member-one" },
+    });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ login: "member-one", mail: "m1@example.com" });
     // loginWithFacebookToken: a form POST to facebookAccessToken; the SDK reads service.user.
     const login = await t.request("POST", "/member/facebookAccessToken", form({ fb_at: token, token_type: "mac" }));
     expect(login.body.service.user.login).toBe("member-one");
     // The same account may link to one user in each user schema.
-    expect((await t.request("POST", "/user/createUserWithFacebook", { body: { fb_at: token, token_type: "mac", username: "in-user" } })).status).toBe(201);
+    expect(
+      (await t.request("POST", "/user/createUserWithFacebook", { body: { fb_at: token, token_type: "mac", username: "in-user" } })).status,
+    ).toBe(201);
     const c: MacCredentials = login.body;
     const info = await t.request("GET", "/member/getFacebookUserInfo", signed(c, "GET", "/member/getFacebookUserInfo"));
     expect(info.body.id).toBe("30001");
     const u = aggregatorUser("member-agg");
-    const link = await t.request("POST", "/member/linkUserWithGigya", signed(c, "POST", "/member/linkUserWithGigya", { body: { gigya_uid: u.uid, gigya_ts: u.ts, gigya_sig: u.sig } }));
+    const link = await t.request(
+      "POST",
+      "/member/linkUserWithGigya",
+      signed(c, "POST", "/member/linkUserWithGigya", { body: { gigya_uid: u.uid, gigya_ts: u.ts, gigya_sig: u.sig } }),
+    );
     expect(link.status).toBe(200);
-    expect((await t.request("DELETE", "/member/unlinkUserFromFacebook", signed(c, "DELETE", "/member/unlinkUserFromFacebook"))).status).toBe(200);
+    expect(
+      (await t.request("DELETE", "/member/unlinkUserFromFacebook", signed(c, "DELETE", "/member/unlinkUserFromFacebook"))).status,
+    ).toBe(200);
     // With Facebook gone the aggregator is the last way in: refused.
     expect((await t.request("DELETE", "/member/unlinkUserFromGigya", signed(c, "DELETE", "/member/unlinkUserFromGigya"))).status).toBe(400);
     // A user of another user schema is not signed in here.
@@ -660,9 +803,15 @@ describe("routing and limits", () => {
 
   test("every social endpoint counts towards the per-IP limit: 429 with Retry-After", async () => {
     const limited = await makeTestApp({ peer: () => "127.0.0.9" });
-    await limited.admin("PUT", "/settings/development", { rateLimits: { ipPerMinute: 3 }, social: { aggregator: { secret: AGGREGATOR_SECRET } } });
+    await limited.admin("PUT", "/settings/development", {
+      rateLimits: { ipPerMinute: 3 },
+      social: { aggregator: { secret: AGGREGATOR_SECRET } },
+    });
     const statuses: number[] = [];
-    for (let i = 0; i < 5; i++) statuses.push((await limited.request("POST", "/user/gigyaAccessToken", form({ gigya_uid: "u", gigya_ts: "1", gigya_sig: "x" }))).status);
+    for (let i = 0; i < 5; i++)
+      statuses.push(
+        (await limited.request("POST", "/user/gigyaAccessToken", form({ gigya_uid: "u", gigya_ts: "1", gigya_sig: "x" }))).status,
+      );
     expect(statuses).toEqual([401, 401, 401, 429, 429]);
     const r = await limited.request("GET", "/user/getFacebookUserInfo");
     expect(r.status).toBe(429);

@@ -23,7 +23,7 @@ describe("figures by area", () => {
     expect((await t.request("POST", "/user/accessToken", { body: { username: "ann", password: "wrong" } })).status).toBe(401);
     expect((await upload(t, 'export const methods = [{ name: "hi", execute() { return { body: "hi" }; } }];')).status).toBe(200);
     expect((await t.request("GET", "/hi")).status).toBe(200);
-    expect((await t.request("DELETE", "/_push/tokens/ios/" + "ab".repeat(32))).status).toBe(200);
+    expect((await t.request("DELETE", `/_push/tokens/ios/${"ab".repeat(32)}`)).status).toBe(200);
     expect((await t.request("GET", "/_files/development/nothing/x.png")).status).toBe(404);
     expect((await t.request("GET", "/_health", { key: null, version: null })).status).toBe(200);
     await settle();
@@ -98,7 +98,8 @@ describe("request log", () => {
     expect(refused.body.every((e: { status: number }) => e.status >= 400 && e.status < 500)).toBe(true);
     const next = await t.admin("GET", `/logs?source=requests&limit=2&before=${all.body[1].id}`);
     expect(next.body[0].id).toBeLessThan(all.body[1].id);
-    for (const bad of ["area=nope", "status=6xx", "env=staging", "before=x"]) expect((await t.admin("GET", `/logs?source=requests&${bad}`)).status).toBe(400);
+    for (const bad of ["area=nope", "status=6xx", "env=staging", "before=x"])
+      expect((await t.admin("GET", `/logs?source=requests&${bad}`)).status).toBe(400);
     expect((await t.admin("GET", "/logs?source=elsewhere")).status).toBe(400);
   });
 });
@@ -132,8 +133,13 @@ describe("metrics", () => {
     const m = await makeTestApp({ env: { BURROW_METRICS_TOKEN: token } });
     try {
       expect((await m.request("GET", "/_metrics", { key: null, version: null })).status).toBe(401);
-      expect((await m.request("GET", "/_metrics", { key: null, version: null, headers: { authorization: "Bearer wrong-token-0123456789" } })).status).toBe(401);
-      expect((await m.request("GET", "/_metrics", { key: null, version: null, headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+      expect(
+        (await m.request("GET", "/_metrics", { key: null, version: null, headers: { authorization: "Bearer wrong-token-0123456789" } }))
+          .status,
+      ).toBe(401);
+      expect(
+        (await m.request("GET", "/_metrics", { key: null, version: null, headers: { authorization: `Bearer ${token}` } })).status,
+      ).toBe(200);
     } finally {
       await m.close();
     }
@@ -151,8 +157,16 @@ describe("status for admins only", () => {
       const none = await a.request("GET", "/_status/data", { key: null, version: null });
       expect(none.status).toBe(401);
       expect(none.body.error).toContain("/_admin/");
-      const token = (await a.request("POST", "/_admin/api/login", { body: { email: "admin@example.com", password: "correct horse battery" }, key: null, version: null })).body.token;
-      expect((await a.request("GET", "/_status/data", { key: null, version: null, headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+      const token = (
+        await a.request("POST", "/_admin/api/login", {
+          body: { email: "admin@example.com", password: "correct horse battery" },
+          key: null,
+          version: null,
+        })
+      ).body.token;
+      expect(
+        (await a.request("GET", "/_status/data", { key: null, version: null, headers: { authorization: `Bearer ${token}` } })).status,
+      ).toBe(200);
       expect((await a.app.handle(new Request("http://localhost/_status/"))).status).toBe(200);
     } finally {
       await a.close();

@@ -10,7 +10,13 @@ beforeAll(async () => {
   await t.admin("PUT", "/schemas/company", { fields: { name: { type: "string" } } });
   await t.admin("PUT", "/schemas/member", { fields: { name: { type: "string" }, company: { type: "relationship", schema: "company" } } });
   await t.admin("PUT", "/schemas/comment", { fields: { text: { type: "string" }, by: { type: "relationship", schema: "member" } } });
-  await t.admin("PUT", "/schemas/post", { fields: { title: { type: "string" }, author: { type: "relationship", schema: "member" }, comments: { type: "relationship", schema: "comment", many: true } } });
+  await t.admin("PUT", "/schemas/post", {
+    fields: {
+      title: { type: "string" },
+      author: { type: "relationship", schema: "member" },
+      comments: { type: "relationship", schema: "comment", many: true },
+    },
+  });
 });
 afterAll(() => t.close());
 
@@ -20,10 +26,19 @@ describe("upsert", () => {
   test("creates nested objects up to 3 levels and answers the parent with them in place", async () => {
     const r = await t.request("POST", "/post", {
       headers: { "x-service-relations": relations },
-      body: { post_id: "p1", title: "Hello", author: { member_id: "m1", name: "Ann", company: { company_id: "acme", name: "Acme" } }, comments: [{ comment_id: "k1", text: "hi", by: { member_id: "m2", name: "Bob" } }, "k-existing"] },
+      body: {
+        post_id: "p1",
+        title: "Hello",
+        author: { member_id: "m1", name: "Ann", company: { company_id: "acme", name: "Acme" } },
+        comments: [{ comment_id: "k1", text: "hi", by: { member_id: "m2", name: "Bob" } }, "k-existing"],
+      },
     });
     expect(r.status).toBe(201);
-    expect(r.body).toMatchObject({ post_id: "p1", title: "Hello", author: { member_id: "m1", name: "Ann", company: { company_id: "acme", name: "Acme" } } });
+    expect(r.body).toMatchObject({
+      post_id: "p1",
+      title: "Hello",
+      author: { member_id: "m1", name: "Ann", company: { company_id: "acme", name: "Acme" } },
+    });
     expect(r.body.comments[0]).toMatchObject({ comment_id: "k1", text: "hi", by: { member_id: "m2", name: "Bob" } });
     expect(r.body.comments[1]).toBe("k-existing");
     const stored = (await t.request("GET", "/post/p1")).body;
@@ -61,7 +76,13 @@ describe("upsert", () => {
   });
 
   test("an array body upserts each object", async () => {
-    const r = await t.request("POST", "/post", { headers: { "x-service-relations": "author=member" }, body: [{ post_id: "p2", author: { member_id: "m3" } }, { post_id: "p3", author: { member_id: "m1", name: "Ann C" } }] });
+    const r = await t.request("POST", "/post", {
+      headers: { "x-service-relations": "author=member" },
+      body: [
+        { post_id: "p2", author: { member_id: "m3" } },
+        { post_id: "p3", author: { member_id: "m1", name: "Ann C" } },
+      ],
+    });
     expect(r.status).toBe(200);
     expect(r.body.map((p: any) => p.author.member_id)).toEqual(["m3", "m1"]);
   });
@@ -92,7 +113,10 @@ describe("upsert", () => {
   });
 
   test("development inference creates relationship fields and schemas from the header", async () => {
-    const r = await t.request("POST", "/album", { headers: { "x-service-relations": "cover=image&tracks=track" }, body: { title: "A", cover: { url: "u" }, tracks: [{ n: 1 }, { n: 2 }] } });
+    const r = await t.request("POST", "/album", {
+      headers: { "x-service-relations": "cover=image&tracks=track" },
+      body: { title: "A", cover: { url: "u" }, tracks: [{ n: 1 }, { n: 2 }] },
+    });
     expect(r.status).toBe(201);
     const def = (await t.admin("GET", "/schemas/album")).body;
     expect(def.fields.cover).toEqual({ type: "relationship", schema: "image", many: false });

@@ -15,7 +15,9 @@ const as = (who: string, method: string, path: string, body?: unknown) =>
 beforeAll(async () => {
   t = await makeTestApp();
   for (const u of ["ann", "bob"]) {
-    expect((await t.request("POST", "/user", { body: { username: u, password: `${u}-password`, email: `${u}@example.com` } })).status).toBe(201);
+    expect((await t.request("POST", "/user", { body: { username: u, password: `${u}-password`, email: `${u}@example.com` } })).status).toBe(
+      201,
+    );
     creds[u] = (await t.request("POST", "/user/accessToken", { body: { username: u, password: `${u}-password` } })).body;
   }
 });
@@ -23,7 +25,12 @@ afterAll(() => t.close());
 
 describe("the default user schema", () => {
   test("its permissions: create and read open, update and delete by the user itself", async () => {
-    expect((await t.admin("GET", "/schemas/user")).body.permissions).toEqual({ create: "open", read: "open", update: "owner", delete: "owner" });
+    expect((await t.admin("GET", "/schemas/user")).body.permissions).toEqual({
+      create: "open",
+      read: "open",
+      update: "owner",
+      delete: "owner",
+    });
   });
 
   test("anyone signs up and reads users; the password is never returned", async () => {
@@ -51,7 +58,11 @@ describe("the default user schema", () => {
   test("the user updates itself; the app (private key) may update anyone; the user deletes itself", async () => {
     const put = await as("bob", "PUT", "/user/bob", { email: "bob@new.example.com" });
     expect([put.status, put.body.email]).toEqual([200, "bob@new.example.com"]);
-    const app = await t.request("PUT", "/user/ann", { body: { email: "ann@app.example.com" }, key: null, headers: { authorization: oauthAuth(KEYS.devPublic, KEYS.devPrivate, "PUT", "http://localhost/user/ann") } });
+    const app = await t.request("PUT", "/user/ann", {
+      body: { email: "ann@app.example.com" },
+      key: null,
+      headers: { authorization: oauthAuth(KEYS.devPublic, KEYS.devPrivate, "PUT", "http://localhost/user/ann") },
+    });
     expect([app.status, app.body.email]).toEqual([200, "ann@app.example.com"]);
     expect((await as("bob", "DELETE", "/user/bob")).status).toBe(200);
     expect((await t.request("GET", "/user/bob")).status).toBe(404);
@@ -66,7 +77,9 @@ describe("existing data directories and deploys", () => {
       const user = (await a.admin("GET", "/schemas/user")).body;
       const open = { create: "open", read: "open", update: "open", delete: "open" };
       expect((await a.admin("PUT", "/schemas/user", { ...user, permissions: open })).status).toBe(200);
-      expect((await a.admin("PUT", "/schemas/note", { fields: { text: { type: "string" } }, permissions: { ...open, update: "owner" } })).status).toBe(201);
+      expect(
+        (await a.admin("PUT", "/schemas/note", { fields: { text: { type: "string" } }, permissions: { ...open, update: "owner" } })).status,
+      ).toBe(201);
       await a.close();
       const b = await makeTestApp({ dir });
       try {

@@ -18,7 +18,13 @@ function tempDbPath(): { path: string; remove(): void } {
 runClientContract("BunSqliteClient (file)", async (opts) => {
   const tmp = tempDbPath();
   const client = openBunSqliteClient(tmp.path, { intMode: opts?.intMode });
-  return { client, cleanup: async () => { client.close(); tmp.remove(); } };
+  return {
+    client,
+    cleanup: async () => {
+      client.close();
+      tmp.remove();
+    },
+  };
 });
 
 runClientContract(
@@ -35,7 +41,10 @@ describe("BunSqliteClient specifics", () => {
   const open = (opts: { intMode?: IntMode } = {}): BunSqliteClient => {
     const tmp = tempDbPath();
     const client = openBunSqliteClient(tmp.path, opts);
-    cleanups.push(() => { client.close(); tmp.remove(); });
+    cleanups.push(() => {
+      client.close();
+      tmp.remove();
+    });
     return client;
   };
   afterEach(() => {
@@ -46,7 +55,11 @@ describe("BunSqliteClient specifics", () => {
     const db = open();
     // A plain execute of a read-only PRAGMA runs on the reader; inside a transaction it runs on the writer.
     const read = async (run: (sql: string) => Promise<{ rows: any[] }>) =>
-      Promise.all(["journal_mode", "synchronous", "busy_timeout", "foreign_keys"].map(async (p) => Object.values((await run(`PRAGMA ${p}`)).rows[0])[0]));
+      Promise.all(
+        ["journal_mode", "synchronous", "busy_timeout", "foreign_keys"].map(
+          async (p) => Object.values((await run(`PRAGMA ${p}`)).rows[0])[0],
+        ),
+      );
     expect(await read((sql) => db.execute(sql))).toEqual(["wal", 1, 5000, 1]);
     const tx = await db.transaction("write");
     try {

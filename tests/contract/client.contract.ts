@@ -70,12 +70,19 @@ export function runClientContract(
       expect(rs.toJSON()).toEqual({
         columns: ["id", "name", "score", "loud"],
         columnTypes: ["INTEGER", "TEXT", "REAL", ""],
-        rows: [[1, "ann", 1.5, "ANN"], [2, "bob", null, "BOB"]],
+        rows: [
+          [1, "ann", 1.5, "ANN"],
+          [2, "bob", null, "BOB"],
+        ],
         rowsAffected: 0,
         lastInsertRowid: null,
       });
       expect(JSON.parse(JSON.stringify(ins))).toEqual({
-        columns: [], columnTypes: [], rows: [], rowsAffected: 1, lastInsertRowid: "1",
+        columns: [],
+        columnTypes: [],
+        rows: [],
+        rowsAffected: 1,
+        lastInsertRowid: "1",
       });
     });
 
@@ -149,7 +156,10 @@ export function runClientContract(
       await db.execute(`CREATE TABLE ${t} (id INTEGER PRIMARY KEY, v TEXT)`);
       const ins = await db.execute(`INSERT INTO ${t} (v) VALUES ('a'), ('b') RETURNING id, v`);
       expect(ins.columns).toEqual(["id", "v"]);
-      expect(ins.rows.map((r) => [r.id, r.v])).toEqual([[1, "a"], [2, "b"]]);
+      expect(ins.rows.map((r) => [r.id, r.v])).toEqual([
+        [1, "a"],
+        [2, "b"],
+      ]);
       expect(ins.rowsAffected).toBe(2);
       expect(ins.lastInsertRowid).toBe(2n);
 
@@ -280,7 +290,10 @@ export function runClientContract(
         try {
           await tx.execute(`INSERT INTO ${t} VALUES (1)`);
           outside = db.execute(`INSERT INTO ${t} VALUES (2)`);
-          void outside.then(() => (outsideDone = true), () => {});
+          void outside.then(
+            () => (outsideDone = true),
+            () => {},
+          );
           await Bun.sleep(250);
           expect(outsideDone).toBe(false);
           await tx.execute(`INSERT INTO ${t} VALUES (3)`);
@@ -378,11 +391,14 @@ export function runClientContract(
       const db = await connect();
       const t = table("rt");
       await db.execute(`CREATE VIRTUAL TABLE ${t} USING rtree(id, minX, maxX, minY, maxY)`);
-      await db.batch([
-        { sql: `INSERT INTO ${t} VALUES (?, ?, ?, ?, ?)`, args: [1, 0, 1, 0, 1] },
-        { sql: `INSERT INTO ${t} VALUES (?, ?, ?, ?, ?)`, args: [2, 5, 6, 5, 6] },
-        { sql: `INSERT INTO ${t} VALUES (?, ?, ?, ?, ?)`, args: [3, 0.5, 2, 0.5, 2] },
-      ], "write");
+      await db.batch(
+        [
+          { sql: `INSERT INTO ${t} VALUES (?, ?, ?, ?, ?)`, args: [1, 0, 1, 0, 1] },
+          { sql: `INSERT INTO ${t} VALUES (?, ?, ?, ?, ?)`, args: [2, 5, 6, 5, 6] },
+          { sql: `INSERT INTO ${t} VALUES (?, ?, ?, ?, ?)`, args: [3, 0.5, 2, 0.5, 2] },
+        ],
+        "write",
+      );
       const rs = await db.execute({
         sql: `SELECT id FROM ${t} WHERE maxX >= :x0 AND minX <= :x1 AND maxY >= :y0 AND minY <= :y1 ORDER BY id`,
         args: { x0: 0.9, x1: 1.5, y0: 0.9, y1: 1.5 },

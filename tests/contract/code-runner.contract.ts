@@ -56,11 +56,15 @@ export function runnerContract(name: string, make: () => CodeRunner) {
 
     test("concurrent calls never see each other's request or services", async () => {
       const gates: (() => void)[] = [];
-      const dispatch = (user: string): Dispatch => async () => {
-        await new Promise<void>((r) => gates.push(r));
-        return user;
-      };
-      const calls = Array.from({ length: 6 }, (_, i) => runner.call("a", "slow", JSON.stringify({ loggedInUser: `u${i}` }), dispatch(`u${i}`)));
+      const dispatch =
+        (user: string): Dispatch =>
+        async () => {
+          await new Promise<void>((r) => gates.push(r));
+          return user;
+        };
+      const calls = Array.from({ length: 6 }, (_, i) =>
+        runner.call("a", "slow", JSON.stringify({ loggedInUser: `u${i}` }), dispatch(`u${i}`)),
+      );
       while (gates.length < 6) await Bun.sleep(5);
       for (const g of gates.reverse()) g();
       const out = await Promise.all(calls);
@@ -75,7 +79,13 @@ export function runnerContract(name: string, make: () => CodeRunner) {
     });
 
     test("a busy loop stops at the time limit; the pool goes on", async () => {
-      await runner.install(spec("loop", `export const methods = [{ name: "spin", execute() { for (;;) {} } }, { name: "ok", execute() { return { body: 1 }; } }];`, { timeoutMs: 300 }));
+      await runner.install(
+        spec(
+          "loop",
+          `export const methods = [{ name: "spin", execute() { for (;;) {} } }, { name: "ok", execute() { return { body: 1 }; } }];`,
+          { timeoutMs: 300 },
+        ),
+      );
       const t0 = performance.now();
       const e = await runner.call("loop", "spin", JSON.stringify({}), noServices).catch((x) => x);
       expect([e.kind, e.message]).toEqual(["timeout", "the method ran longer than 300 ms"]);
@@ -85,7 +95,12 @@ export function runnerContract(name: string, make: () => CodeRunner) {
 
     test("new code replaces a pool without dropping the call in flight", async () => {
       let release!: () => void;
-      const inFlight = runner.call("a", "slow", JSON.stringify({ loggedInUser: "old" }), () => new Promise((r) => (release = () => r(null))));
+      const inFlight = runner.call(
+        "a",
+        "slow",
+        JSON.stringify({ loggedInUser: "old" }),
+        () => new Promise((r) => (release = () => r(null))),
+      );
       while (!release) await Bun.sleep(5);
       await runner.install(spec("a2", BUNDLE.replace('"v1"', '"v2"')));
       runner.drop("a");

@@ -71,7 +71,10 @@ export function runFileStoreContract(name: string, make: () => Promise<FileStore
     test("put overwrites: the new bytes replace the old ones entirely", async () => {
       const store = await connect();
       const key = newKey("v.txt");
-      const first = await store.put(key, new TextEncoder().encode("the first, longer version"), { contentType: "text/plain", filename: "v.txt" });
+      const first = await store.put(key, new TextEncoder().encode("the first, longer version"), {
+        contentType: "text/plain",
+        filename: "v.txt",
+      });
       const second = await store.put(key, new TextEncoder().encode("v2"), { contentType: "text/plain", filename: "v.txt" });
 
       expect(new TextDecoder().decode((await store.read(key))!)).toBe("v2");
@@ -163,19 +166,23 @@ export function runFileStoreContract(name: string, make: () => Promise<FileStore
       expect(res.headers.get("content-disposition")).toBe('inline; filename="say \\"hi\\"\\\\.txt"');
     });
 
-    test("a 5 MB random buffer round-trips byte for byte", async () => {
-      const store = await connect();
-      const key = newKey("big.bin");
-      const bytes = randomBytes(5 * 1024 * 1024);
-      const meta = await store.put(key, bytes, { contentType: "application/octet-stream", filename: "big.bin" });
-      expect(meta.size).toBe(bytes.length);
+    test(
+      "a 5 MB random buffer round-trips byte for byte",
+      async () => {
+        const store = await connect();
+        const key = newKey("big.bin");
+        const bytes = randomBytes(5 * 1024 * 1024);
+        const meta = await store.put(key, bytes, { contentType: "application/octet-stream", filename: "big.bin" });
+        expect(meta.size).toBe(bytes.length);
 
-      const back = await store.read(key);
-      expect(back?.length).toBe(bytes.length);
-      expect(Buffer.from(back!).equals(bytes)).toBe(true);
-      const served = new Uint8Array(await (await fetchServed(store, key, meta)).arrayBuffer());
-      expect(Buffer.from(served).equals(bytes)).toBe(true);
-    }, BIG_TIMEOUT_MS);
+        const back = await store.read(key);
+        expect(back?.length).toBe(bytes.length);
+        expect(Buffer.from(back!).equals(bytes)).toBe(true);
+        const served = new Uint8Array(await (await fetchServed(store, key, meta)).arrayBuffer());
+        expect(Buffer.from(served).equals(bytes)).toBe(true);
+      },
+      BIG_TIMEOUT_MS,
+    );
 
     test("serve GET answers the bytes with the Content-Type and a Content-Disposition naming the file", async () => {
       const store = await connect();

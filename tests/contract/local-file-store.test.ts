@@ -45,7 +45,9 @@ describe("LocalFileStore only", () => {
     const longest = newKey(`${"é".repeat(127)}a`);
     await store.put(longest, new Uint8Array([1]), { contentType: "text/plain", filename: "long" });
     expect(await store.exists(longest)).toBe(true);
-    await expect(store.put(newKey("é".repeat(128)), new Uint8Array([1]), { contentType: "text/plain", filename: "long" })).rejects.toThrow(/invalid file key/);
+    await expect(store.put(newKey("é".repeat(128)), new Uint8Array([1]), { contentType: "text/plain", filename: "long" })).rejects.toThrow(
+      /invalid file key/,
+    );
   });
 
   test("single byte ranges answer 206 with Content-Range and only those bytes", async () => {

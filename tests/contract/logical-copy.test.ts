@@ -39,12 +39,23 @@ function source(path: string): Database {
   const insert = db.prepare(`INSERT INTO plain (id, name, score, raw, data) VALUES (?, ?, ?, ?, ?)`);
   db.transaction(() => {
     for (let i = 1; i <= ROWS; i++) {
-      const raw = i % 5 === 0 ? null : i % 5 === 1 ? 9007199254740993n + BigInt(i) : i % 5 === 2 ? `text ${i} ünï 'q'` : i % 5 === 3 ? 0.1 * i : new Uint8Array([i & 255, 0, 255]);
+      const raw =
+        i % 5 === 0
+          ? null
+          : i % 5 === 1
+            ? 9007199254740993n + BigInt(i)
+            : i % 5 === 2
+              ? `text ${i} ünï 'q'`
+              : i % 5 === 3
+                ? 0.1 * i
+                : new Uint8Array([i & 255, 0, 255]);
       insert.run(BigInt(i * 7), i % 3 ? `name ${i}` : null, i / 3, raw as never, i % 4 ? new Uint8Array([1, 2, i & 255]) : null);
     }
   })();
   // A float with no fraction in an untyped column must stay REAL.
-  db.run(`INSERT INTO "we""ird" (rowid, v) VALUES ('the rowid column', CAST(2 AS REAL)), ('int', 2), ('big', 9223372036854775807), ('neg', -9223372036854775808)`);
+  db.run(
+    `INSERT INTO "we""ird" (rowid, v) VALUES ('the rowid column', CAST(2 AS REAL)), ('int', 2), ('big', 9223372036854775807), ('neg', -9223372036854775808)`,
+  );
   const pair = db.prepare(`INSERT INTO pairs (a, b, v) VALUES (?, ?, ?)`);
   db.transaction(() => {
     for (let i = 0; i < 2500; i++) pair.run(`k${i % 7}`, BigInt(i), `v${i}`);
@@ -60,7 +71,9 @@ function source(path: string): Database {
 function dump(db: Database): unknown {
   const objects = db.query(`SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name`).all();
   const tables: Record<string, unknown> = {};
-  for (const { name } of db.query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'geo_%'`).all() as { name: string }[]) {
+  for (const { name } of db.query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'geo_%'`).all() as {
+    name: string;
+  }[]) {
     const q = `"${name.replace(/"/g, '""')}"`;
     const cols = (db.query(`SELECT name FROM pragma_table_info(?)`).all(name) as { name: string }[]).map((c) => `"${c.name}"`);
     const typed = cols.map((c) => `typeof(${c}), quote(${c})`).join(", ");

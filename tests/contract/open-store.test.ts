@@ -15,13 +15,21 @@ afterAll(async () => {
   await namespaced?.stop();
 });
 
-const at = (s: Sqld, opts: Partial<StoreLocation> = {}): StoreLocation => ({ dir: "/nonexistent", url: s.url, authToken: null, namespace: "app", adminUrl: null, ...opts });
+const at = (s: Sqld, opts: Partial<StoreLocation> = {}): StoreLocation => ({
+  dir: "/nonexistent",
+  url: s.url,
+  authToken: null,
+  namespace: "app",
+  adminUrl: null,
+  ...opts,
+});
 
 test("with the admin API the namespaces are created, kept apart, and found again", async () => {
   const store = await openStore(at(namespaced, { adminUrl: namespaced.adminUrl }));
   expect(store.remote).toBe(true);
   await store.development.execute("CREATE TABLE only_in_development (x)");
-  const names = async (db: typeof store.system) => (await db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")).rows.map((r) => r.name);
+  const names = async (db: typeof store.system) =>
+    (await db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")).rows.map((r) => r.name);
   expect(await names(store.development)).toContain("only_in_development");
   expect(await names(store.production)).not.toContain("only_in_development");
   expect(await names(store.system)).not.toContain("only_in_development");

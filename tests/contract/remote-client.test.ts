@@ -31,19 +31,25 @@ runClientContract("@libsql/client/http → sqld", async (opts) => {
 
 runClientContract("RemoteClient (held streams) → sqld", async (opts) => {
   if (!server) throw new Error("sqld did not start");
-  const client = new RemoteClient(createClient({ url: server.url, intMode: opts?.intMode }), new HeldStreams(new URL(server.url), { fetch, size: 4, intMode: opts?.intMode }));
+  const client = new RemoteClient(
+    createClient({ url: server.url, intMode: opts?.intMode }),
+    new HeldStreams(new URL(server.url), { fetch, size: 4, intMode: opts?.intMode }),
+  );
   return { client, cleanup: async () => client.close() };
 });
 
 describe("held streams", () => {
-  const open = (opts: { size?: number; idleMs?: number } = {}) => new HeldStreams(new URL(server!.url), { fetch, size: opts.size ?? 4, idleMs: opts.idleMs });
+  const open = (opts: { size?: number; idleMs?: number } = {}) =>
+    new HeldStreams(new URL(server!.url), { fetch, size: opts.size ?? 4, idleMs: opts.idleMs });
 
   test("300 statements at once over 4 streams: each write lands once and each read gets its own row", async () => {
     const db = open();
     const t = `held_${Date.now().toString(36)}`;
     await db.execute(`CREATE TABLE ${t} (k INTEGER PRIMARY KEY, v TEXT)`);
     await Promise.all(Array.from({ length: 150 }, (_, i) => db.execute({ sql: `INSERT INTO ${t} VALUES (?, ?)`, args: [i, `v${i}`] })));
-    const reads = await Promise.all(Array.from({ length: 150 }, (_, i) => db.execute({ sql: `SELECT v FROM ${t} WHERE k = ?`, args: [i] })));
+    const reads = await Promise.all(
+      Array.from({ length: 150 }, (_, i) => db.execute({ sql: `SELECT v FROM ${t} WHERE k = ?`, args: [i] })),
+    );
     expect(reads.map((r) => r.rows[0]?.v)).toEqual(Array.from({ length: 150 }, (_, i) => `v${i}`));
     expect((await db.execute(`SELECT count(*) AS n FROM ${t}`)).rows[0]!.n).toBe(150);
     db.close();
@@ -64,46 +70,66 @@ describe("held streams", () => {
   });
 
   // sqld drops a stream idle for 10 s; the statement sent on it is refused unrun and sent again on a new stream.
-  test.skipIf(REMOTE_STORE)("a stream the server expired is replaced and the statement runs once", async () => {
-    const db = open({ size: 1, idleMs: 60_000 });
-    const t = `held_exp_${Date.now().toString(36)}`;
-    await db.execute(`CREATE TABLE ${t} (k INTEGER PRIMARY KEY AUTOINCREMENT, v TEXT)`);
-    await Bun.sleep(12_000);
-    await db.execute({ sql: `INSERT INTO ${t} (v) VALUES (?)`, args: ["after"] });
-    expect((await db.execute(`SELECT count(*) AS n FROM ${t}`)).rows[0]!.n).toBe(1);
-    db.close();
-  }, 30_000);
-
-  test.skipIf(REMOTE_STORE)("after the server restarts, each stream's first statement is sent again on a new stream", async () => {
-    const bin = join(import.meta.dir, "..", "..", ".cache", "sqld", "sqld");
-    const dir = mkdtempSync(join(tmpdir(), "burrow-sqld-restart-"));
-    const port = freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const start = async () => {
-      const p = Bun.spawn([bin, "--db-path", join(dir, "data.sqld"), "--http-listen-addr", `127.0.0.1:${port}`, "--no-welcome", "--disable-metrics"], { stdout: "ignore", stderr: "ignore" });
-      for (let i = 0; i < 200; i++) {
-        if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) return p;
-        await Bun.sleep(25);
-      }
-      p.kill();
-      throw new Error("sqld did not start");
-    };
-    let proc = await start();
-    const db = new HeldStreams(new URL(url), { fetch, size: 2 });
-    try {
-      await db.execute("CREATE TABLE t (k INTEGER)");
-      await Promise.all([db.execute("SELECT 1"), db.execute("SELECT 2")]);
-      proc.kill();
-      await proc.exited;
-      proc = await start();
-      // Both streams' batons are unknown to the new process: each statement runs once, on a new stream.
-      await Promise.all([db.execute({ sql: "INSERT INTO t VALUES (?)", args: [1] }), db.execute({ sql: "INSERT INTO t VALUES (?)", args: [2] })]);
-      expect((await db.execute("SELECT count(*) AS n FROM t")).rows[0]!.n).toBe(2);
-    } finally {
+  test.skipIf(REMOTE_STORE)(
+    "a stream the server expired is replaced and the statement runs once",
+    async () => {
+      const db = open({ size: 1, idleMs: 60_000 });
+      const t = `held_exp_${Date.now().toString(36)}`;
+      await db.execute(`CREATE TABLE ${t} (k INTEGER PRIMARY KEY AUTOINCREMENT, v TEXT)`);
+      await Bun.sleep(12_000);
+      await db.execute({ sql: `INSERT INTO ${t} (v) VALUES (?)`, args: ["after"] });
+      expect((await db.execute(`SELECT count(*) AS n FROM ${t}`)).rows[0]!.n).toBe(1);
       db.close();
-      proc.kill();
-      await proc.exited;
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }, 30_000);
+    },
+    30_000,
+  );
+
+  test.skipIf(REMOTE_STORE)(
+    "after the server restarts, each stream's first statement is sent again on a new stream",
+    async () => {
+      const bin = join(import.meta.dir, "..", "..", ".cache", "sqld", "sqld");
+      const dir = mkdtempSync(join(tmpdir(), "burrow-sqld-restart-"));
+      const port = freePort();
+      const url = `http://127.0.0.1:${port}`;
+      const start = async () => {
+        const p = Bun.spawn(
+          [bin, "--db-path", join(dir, "data.sqld"), "--http-listen-addr", `127.0.0.1:${port}`, "--no-welcome", "--disable-metrics"],
+          { stdout: "ignore", stderr: "ignore" },
+        );
+        for (let i = 0; i < 200; i++) {
+          if (
+            await fetch(`${url}/health`).then(
+              (r) => r.ok,
+              () => false,
+            )
+          )
+            return p;
+          await Bun.sleep(25);
+        }
+        p.kill();
+        throw new Error("sqld did not start");
+      };
+      let proc = await start();
+      const db = new HeldStreams(new URL(url), { fetch, size: 2 });
+      try {
+        await db.execute("CREATE TABLE t (k INTEGER)");
+        await Promise.all([db.execute("SELECT 1"), db.execute("SELECT 2")]);
+        proc.kill();
+        await proc.exited;
+        proc = await start();
+        // Both streams' batons are unknown to the new process: each statement runs once, on a new stream.
+        await Promise.all([
+          db.execute({ sql: "INSERT INTO t VALUES (?)", args: [1] }),
+          db.execute({ sql: "INSERT INTO t VALUES (?)", args: [2] }),
+        ]);
+        expect((await db.execute("SELECT count(*) AS n FROM t")).rows[0]!.n).toBe(2);
+      } finally {
+        db.close();
+        proc.kill();
+        await proc.exited;
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    30_000,
+  );
 });

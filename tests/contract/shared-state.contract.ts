@@ -55,7 +55,10 @@ export function runSharedStateContract(name: string, make: () => Promise<SharedS
       // Two nodes racing for the same signatures: each is accepted exactly once.
       if (b) {
         const fresh = Array.from({ length: 200 }, (_, i) => `race-${crypto.randomUUID()}-${i}`);
-        const [ra, rb] = await Promise.all([Promise.all(fresh.map((k) => a.firstUse(k, later))), Promise.all(fresh.map((k) => b.firstUse(k, later)))]);
+        const [ra, rb] = await Promise.all([
+          Promise.all(fresh.map((k) => a.firstUse(k, later))),
+          Promise.all(fresh.map((k) => b.firstUse(k, later))),
+        ]);
         for (let i = 0; i < fresh.length; i++) expect(Number(ra[i]) + Number(rb[i])).toBe(1);
       }
     });

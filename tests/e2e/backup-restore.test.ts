@@ -24,7 +24,11 @@ const env = (d: string) => ({
 const api = (url: string, method: string, path: string, body?: unknown) =>
   fetch(`${url}${path}`, {
     method,
-    headers: { accept: "application/vnd.service+json; version=0", "x-service-api-key": KEYS.devPublic, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: {
+      accept: "application/vnd.service+json; version=0",
+      "x-service-api-key": KEYS.devPublic,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
 
@@ -44,7 +48,10 @@ let backupFile = "";
 beforeAll(async () => {
   server = await startServerProcess(SOURCE, env(data));
   for (let i = 0; i < 20; i++) expect((await api(server.url, "POST", "/note", { note_id: `n${i}`, text: `note ${i}` })).status).toBe(201);
-  const doc = await api(server.url, "POST", "/doc", { doc_id: "d1", file: formatUpload("text/plain", "hello.txt", new TextEncoder().encode("hello from the backup")) });
+  const doc = await api(server.url, "POST", "/doc", {
+    doc_id: "d1",
+    file: formatUpload("text/plain", "hello.txt", new TextEncoder().encode("hello from the backup")),
+  });
   expect(doc.status).toBe(201);
 }, 60_000);
 afterAll(async () => {
@@ -57,7 +64,8 @@ describe("burrow backup and restore", () => {
     let stop = false;
     let written = 0;
     const writes = (async () => {
-      for (let i = 0; i < 500 && !stop; i++) if ((await api(server.url, "POST", "/note", { text: `during ${i}` })).status === 201) written++;
+      for (let i = 0; i < 500 && !stop; i++)
+        if ((await api(server.url, "POST", "/note", { text: `during ${i}` })).status === 201) written++;
     })();
     const r = await runCli(["backup", "--dir", data]);
     stop = true;
@@ -112,7 +120,9 @@ describe("burrow backup and restore", () => {
     const before = fingerprint(target);
     const r = await runCli(["restore", bad, "--dir", target]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/burrow: cannot restore .*damaged\.tar: (member \S+ does not match its SHA-256 checksum \(damaged\)|it is not a whole tar file)/);
+    expect(r.stderr).toMatch(
+      /burrow: cannot restore .*damaged\.tar: (member \S+ does not match its SHA-256 checksum \(damaged\)|it is not a whole tar file)/,
+    );
     expect(r.stderr).toContain("restore refused; nothing was changed");
     expect(fingerprint(target)).toEqual(before);
     expect(readdirSync(dir).filter((n) => n.startsWith("."))).toEqual([]);

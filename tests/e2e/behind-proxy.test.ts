@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { KEYS, tempDir } from "../helpers/app.ts";
-import { DOMAIN, type Proxy, selfSigned, startCaddy, startHaproxy, startNginx } from "../helpers/proxies.ts";
+import { DOMAIN, type Proxy as RunningProxy, selfSigned, startCaddy, startHaproxy, startNginx } from "../helpers/proxies.ts";
 import { headerLines, type RawAnswer, rawExchange } from "../helpers/raw-http.ts";
 import { macAuth } from "../helpers/sign.ts";
 import { ROOT, startServerProcess, type ServerProcess } from "../helpers/spawn.ts";
@@ -18,21 +18,32 @@ import { ROOT, startServerProcess, type ServerProcess } from "../helpers/spawn.t
 const dir = tempDir("burrow-proxy-");
 const exe = join(dir, "burrow");
 let server: ServerProcess;
-const proxies = new Map<string, Proxy>();
+const proxies = new Map<string, RunningProxy>();
 /** The session token each proxy's login test got, for its logout test. */
 const sessions = new Map<string, string>();
 
 const DAY = "(Mon|Tue|Wed|Thu|Fri|Sat|Sun)";
 const MONTH = "(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)";
-const LOGIN_COOKIE = new RegExp(`^Set-Cookie: session_burrow=([A-Za-z0-9]{48}); Path=/; Expires=(${DAY}, \\d\\d ${MONTH} \\d{4} \\d\\d:\\d\\d:\\d\\d GMT); Max-Age=3600; Secure; HttpOnly; SameSite=Lax$`);
-const LOGOUT_COOKIE = "Set-Cookie: session_burrow=logged:out; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=0; Secure; HttpOnly; SameSite=Lax";
+const LOGIN_COOKIE = new RegExp(
+  `^Set-Cookie: session_burrow=([A-Za-z0-9]{48}); Path=/; Expires=(${DAY}, \\d\\d ${MONTH} \\d{4} \\d\\d:\\d\\d:\\d\\d GMT); Max-Age=3600; Secure; HttpOnly; SameSite=Lax$`,
+);
+const LOGOUT_COOKIE =
+  "Set-Cookie: session_burrow=logged:out; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=0; Secure; HttpOnly; SameSite=Lax";
 
-const install = (script: string) => execFileSync("node", [join(ROOT, "scripts", script)], { encoding: "utf8" }).trim().split("\n").pop()!;
+const install = (script: string) =>
+  execFileSync("node", [join(ROOT, "scripts", script)], { encoding: "utf8" })
+    .trim()
+    .split("\n")
+    .pop()!;
 
 // Up to 120 s: the first run may install Caddy and nginx with apt-get; afterwards everything starts in about 2 s.
 beforeAll(async () => {
   const [caddy, haproxy, nginx] = ["install-caddy.mjs", "install-haproxy.mjs", "install-nginx.mjs"].map(install);
-  const build = Bun.spawnSync([process.execPath, "run", "scripts/build.ts", "--outfile", exe], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  const build = Bun.spawnSync([process.execPath, "run", "scripts/build.ts", "--outfile", exe], {
+    cwd: ROOT,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr}`);
   server = await startServerProcess([exe], {
     BURROW_DIR: join(dir, "data"),
@@ -45,7 +56,11 @@ beforeAll(async () => {
   });
   const upstream = new URL(server.url).host;
   const cert = selfSigned(DOMAIN);
-  const started = await Promise.allSettled([startCaddy(caddy!, upstream), startHaproxy(haproxy!, upstream, cert), startNginx(nginx!, upstream, cert)]);
+  const started = await Promise.allSettled([
+    startCaddy(caddy!, upstream),
+    startHaproxy(haproxy!, upstream, cert),
+    startNginx(nginx!, upstream, cert),
+  ]);
   for (const s of started) if (s.status === "fulfilled") proxies.set(s.value.name, s.value);
   const failed = started.find((s) => s.status === "rejected");
   if (failed) throw (failed as PromiseRejectedResult).reason;
@@ -58,8 +73,18 @@ afterAll(async () => {
 });
 
 /** A development API call through `px` over TLS as a client of https://api.example.com (or `host`). */
-function call(px: Proxy, method: string, target: string, opts: { host?: string; headers?: Record<string, string>; body?: string } = {}): Promise<RawAnswer> {
-  const lines = [`${method} ${target} HTTP/1.1`, `Host: ${opts.host ?? DOMAIN}`, `X-Service-API-Key: ${KEYS.devPublic}`, "Accept: application/vnd.service+json; version=0"];
+function call(
+  px: RunningProxy,
+  method: string,
+  target: string,
+  opts: { host?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<RawAnswer> {
+  const lines = [
+    `${method} ${target} HTTP/1.1`,
+    `Host: ${opts.host ?? DOMAIN}`,
+    `X-Service-API-Key: ${KEYS.devPublic}`,
+    "Accept: application/vnd.service+json; version=0",
+  ];
   for (const [k, v] of Object.entries(opts.headers ?? {})) lines.push(`${k}: ${v}`);
   if (opts.body !== undefined) lines.push(`Content-Length: ${Buffer.byteLength(opts.body)}`);
   return rawExchange(px.httpsPort, lines.join("\r\n"), { tls: { ca: px.ca(), servername: DOMAIN }, body: opts.body });
@@ -79,7 +104,10 @@ for (const name of ["Caddy", "HAProxy", "nginx"]) {
     const password = `${name}-password-1`;
 
     test("the login's session cookie arrives as `Set-Cookie`, Secure", async () => {
-      const created = await call(px(), "POST", "/user", { headers: { "Content-Type": "application/json" }, body: JSON.stringify({ username, password }) });
+      const created = await call(px(), "POST", "/user", {
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ username, password }),
+      });
       expect(created.status).toBe(201);
       const before = Date.now();
       const login = await call(px(), "GET", `/user/login?${new URLSearchParams({ username, password })}`);
@@ -102,7 +130,10 @@ for (const name of ["Caddy", "HAProxy", "nginx"]) {
 
     test("MAC-signed calls verify for the host and port the client addressed", async () => {
       const form = new URLSearchParams({ username, password, token_type: "mac" }).toString();
-      const token = await call(px(), "POST", "/user/accessToken", { headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: form });
+      const token = await call(px(), "POST", "/user/accessToken", {
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: form,
+      });
       expect(token.status).toBe(200);
       const creds = JSON.parse(token.body) as { access_token: string; mac_key: string };
       const path = "/user/loggedInUser";
@@ -112,10 +143,20 @@ for (const name of ["Caddy", "HAProxy", "nginx"]) {
       expect(implied.status).toBe(200);
       expect(JSON.parse(implied.body).username).toBe(username);
       // https://api.example.com:<port>/...: the port named in Host reaches Burrow.
-      const explicit = await call(px(), "GET", path, { host: `${DOMAIN}:${px().httpsPort}`, headers: { Authorization: signed(px().httpsPort) } });
+      const explicit = await call(px(), "GET", path, {
+        host: `${DOMAIN}:${px().httpsPort}`,
+        headers: { Authorization: signed(px().httpsPort) },
+      });
       expect(explicit.status).toBe(200);
       // Forwarded headers a client makes up do not change what Burrow checks the signature against.
-      const spoofed = await call(px(), "GET", path, { headers: { Authorization: signed(443), "X-Forwarded-Host": "evil.example.net:8443", "X-Forwarded-Port": "8443", "X-Forwarded-Proto": "http" } });
+      const spoofed = await call(px(), "GET", path, {
+        headers: {
+          Authorization: signed(443),
+          "X-Forwarded-Host": "evil.example.net:8443",
+          "X-Forwarded-Port": "8443",
+          "X-Forwarded-Proto": "http",
+        },
+      });
       expect(spoofed.status).toBe(200);
       // The signature covers the port: one made for another port is refused.
       const otherPort = await call(px(), "GET", path, { headers: { Authorization: signed(8443) } });

@@ -28,7 +28,11 @@ const rssFile = () => Number(/RssFile:\s+(\d+)/.exec(readFileSync(`/proc/${serve
 let fileBackedAtStart = 0;
 
 beforeAll(async () => {
-  const build = Bun.spawnSync([process.execPath, "run", "scripts/build.ts", "--outfile", exe], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  const build = Bun.spawnSync([process.execPath, "run", "scripts/build.ts", "--outfile", exe], {
+    cwd: ROOT,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr}`);
   server = await startServerProcess([exe], env);
   fileBackedAtStart = rssFile();
@@ -39,7 +43,11 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const headers = { accept: "application/vnd.service+json; version=0", "x-service-api-key": "e2e-dev-public", "content-type": "application/json" };
+const headers = {
+  accept: "application/vnd.service+json; version=0",
+  "x-service-api-key": "e2e-dev-public",
+  "content-type": "application/json",
+};
 
 test("the banner shows the URL, both public keys, the admin console and the admin API", () => {
   expect(server.banner).toContain(server.url);
@@ -58,16 +66,20 @@ test("health answers", async () => {
   expect(((await r.json()) as any).status).toBe("ok");
 });
 
-test.skipIf(process.platform !== "linux")("the code pages only start-up touched are given back about 2 s after start (src/os/code-pages.ts)", async () => {
-  // At start most of the executable's code is resident (JavaScriptCore's compilers, module loading, route set-up).
-  expect(fileBackedAtStart).toBeGreaterThan(30_000);
-  const deadline = Date.now() + 8000;
-  while (rssFile() > fileBackedAtStart - 15_000 && Date.now() < deadline) await Bun.sleep(100);
-  expect(rssFile()).toBeLessThan(fileBackedAtStart - 15_000);
-  // What runs afterwards faults its pages back in: the tests below run against this server.
-  const r = await fetch(`${server.url}/_health`);
-  expect(r.status).toBe(200);
-}, 15_000);
+test.skipIf(process.platform !== "linux")(
+  "the code pages only start-up touched are given back about 2 s after start (src/os/code-pages.ts)",
+  async () => {
+    // At start most of the executable's code is resident (JavaScriptCore's compilers, module loading, route set-up).
+    expect(fileBackedAtStart).toBeGreaterThan(30_000);
+    const deadline = Date.now() + 8000;
+    while (rssFile() > fileBackedAtStart - 15_000 && Date.now() < deadline) await Bun.sleep(100);
+    expect(rssFile()).toBeLessThan(fileBackedAtStart - 15_000);
+    // What runs afterwards faults its pages back in: the tests below run against this server.
+    const r = await fetch(`${server.url}/_health`);
+    expect(r.status).toBe(200);
+  },
+  15_000,
+);
 
 test("create, read, update, delete over HTTP", async () => {
   const c = await fetch(`${server.url}/todo`, { method: "POST", headers, body: JSON.stringify({ title: "ship it", n: 1 }) });
@@ -100,13 +112,20 @@ test("the API reference comes from the binary: its page under a nonce policy, th
   expect(script?.[1]).toBe(nonce!);
   const pinned: string = (await Bun.file(join(ROOT, "package.json")).json()).dependencies["openapi-explorer"];
   const js = await fetch(`${server.url}${script![2]}`, { headers: { "accept-encoding": "br" } });
-  expect([js.status, js.headers.get("content-encoding"), js.headers.get("cache-control")]).toEqual([200, "br", "public, max-age=31536000, immutable"]);
+  expect([js.status, js.headers.get("content-encoding"), js.headers.get("cache-control")]).toEqual([
+    200,
+    "br",
+    "public, max-age=31536000, immutable",
+  ]);
   expect(await js.text()).toContain(`OpenAPI Explorer ${pinned}`);
   expect((await fetch(`${server.url}/_admin/api/openapi.json`)).status).toBe(200);
 });
 
 test("admin login works against the binary", async () => {
-  const r = await fetch(`${server.url}/_admin/api/login`, { method: "POST", body: JSON.stringify({ email: "ops@example.com", password: "e2e-password" }) });
+  const r = await fetch(`${server.url}/_admin/api/login`, {
+    method: "POST",
+    body: JSON.stringify({ email: "ops@example.com", password: "e2e-password" }),
+  });
   expect(r.status).toBe(200);
   const { token } = (await r.json()) as any;
   const s = await fetch(`${server.url}/_admin/api/status`, { headers: { authorization: `Bearer ${token}` } });
@@ -150,21 +169,35 @@ test("the binary's CLI answers --help and refuses bad config with exit code 2", 
 test("over real HTTP: a MAC-signed request works once, a replay is refused, and every answer carries Date", async () => {
   const { macSignature, normalizedString } = await import("../../src/auth/mac.ts");
   const httpDate = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/;
-  const created = await fetch(`${server.url}/user`, { method: "POST", headers, body: JSON.stringify({ username: "e2e-user", password: "e2e-user-password" }) });
+  const created = await fetch(`${server.url}/user`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ username: "e2e-user", password: "e2e-user-password" }),
+  });
   expect(created.status).toBe(201);
-  const login = await fetch(`${server.url}/user/accessToken`, { method: "POST", headers, body: JSON.stringify({ username: "e2e-user", password: "e2e-user-password" }) });
+  const login = await fetch(`${server.url}/user/accessToken`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ username: "e2e-user", password: "e2e-user-password" }),
+  });
   expect(login.status).toBe(200);
   const token = (await login.json()) as { access_token: string; mac_key: string };
   const url = new URL(server.url);
   const ts = String(Math.floor(Date.now() / 1000));
-  const mac = macSignature(token.mac_key, normalizedString({ ts, nonce: "e2e-nonce", method: "GET", uri: "/user/loggedInUser", host: url.hostname, port: Number(url.port) }));
+  const mac = macSignature(
+    token.mac_key,
+    normalizedString({ ts, nonce: "e2e-nonce", method: "GET", uri: "/user/loggedInUser", host: url.hostname, port: Number(url.port) }),
+  );
   const signed = { ...headers, authorization: `MAC id="${token.access_token}",ts="${ts}",nonce="e2e-nonce",mac="${mac}"` };
   const me = await fetch(`${server.url}/user/loggedInUser`, { headers: signed });
   expect(me.status).toBe(200);
   expect(((await me.json()) as any).username).toBe("e2e-user");
   const replay = await fetch(`${server.url}/user/loggedInUser`, { headers: signed });
   expect(replay.status).toBe(401);
-  const preflight = await fetch(`${server.url}/user`, { method: "OPTIONS", headers: { origin: "http://app.example", "access-control-request-method": "GET" } });
+  const preflight = await fetch(`${server.url}/user`, {
+    method: "OPTIONS",
+    headers: { origin: "http://app.example", "access-control-request-method": "GET" },
+  });
   for (const r of [created, login, me, replay, preflight]) expect(r.headers.get("date")).toMatch(httpDate);
 });
 
@@ -183,34 +216,65 @@ test("custom code end to end: code deploy next to the running server, methods ov
     hello = await fetch(`${server.url}/hello_world?name=Bin`, { headers });
   }
   expect(await hello!.json()).toEqual({ msg: "Hello, Bin" });
-  const add = await fetch(`${server.url}/todo_add`, { method: "POST", headers, body: JSON.stringify({ title: "from the binary", priority: 3 }) });
+  const add = await fetch(`${server.url}/todo_add`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ title: "from the binary", priority: 3 }),
+  });
   expect(add.status).toBe(201);
   const open = (await (await fetch(`${server.url}/todo_open`, { headers })).json()) as { total: number; todos: { title: string }[] };
   expect([open.total, open.todos[0]!.title]).toEqual([1, "from the binary"]);
 
   // 200 MB of typed arrays against the 64 MB cap: a clear 500, and the process grows by less than the cap.
-  const login = (await (await fetch(`${server.url}/_admin/api/login`, { method: "POST", body: JSON.stringify({ email: env.BURROW_ADMIN_EMAIL, password: env.BURROW_ADMIN_PASSWORD }) })).json()) as { token: string };
+  const login = (await (
+    await fetch(`${server.url}/_admin/api/login`, {
+      method: "POST",
+      body: JSON.stringify({ email: env.BURROW_ADMIN_EMAIL, password: env.BURROW_ADMIN_PASSWORD }),
+    })
+  ).json()) as { token: string };
   const bomb = `export const methods = [{ name: "bomb", execute() { const a = []; for (let i = 0; i < 200; i++) a.push(new Uint8Array(1024 * 1024).fill(1)); return { body: a.length }; } }];`;
-  expect((await fetch(`${server.url}/_admin/api/code`, { method: "PUT", headers: { authorization: `Bearer ${login.token}` }, body: bomb })).status).toBe(200);
+  expect(
+    (await fetch(`${server.url}/_admin/api/code`, { method: "PUT", headers: { authorization: `Bearer ${login.token}` }, body: bomb }))
+      .status,
+  ).toBe(200);
   const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.proc.pid}/status`, "utf8"))![1]) / 1024;
   const before = rss();
   for (let i = 0; i < 3; i++) {
     const r = await fetch(`${server.url}/bomb`, { headers });
-    expect([r.status, ((await r.json()) as { error: string }).error]).toEqual([500, "custom code method bomb failed: the method ran out of memory"]);
+    expect([r.status, ((await r.json()) as { error: string }).error]).toEqual([
+      500,
+      "custom code method bomb failed: the method ran out of memory",
+    ]);
   }
   expect(rss() - before).toBeLessThan(64 + 16);
 }, 60_000);
 
 test("modules loaded on first use work from the binary: SMTP mail, APNs with a .p12 over HTTP/2, Web Push", async () => {
-  const login = (await (await fetch(`${server.url}/_admin/api/login`, { method: "POST", body: JSON.stringify({ email: env.BURROW_ADMIN_EMAIL, password: env.BURROW_ADMIN_PASSWORD }) })).json()) as { token: string };
+  const login = (await (
+    await fetch(`${server.url}/_admin/api/login`, {
+      method: "POST",
+      body: JSON.stringify({ email: env.BURROW_ADMIN_EMAIL, password: env.BURROW_ADMIN_PASSWORD }),
+    })
+  ).json()) as { token: string };
   const admin = (method: string, path: string, body?: unknown) =>
-    fetch(`${server.url}/_admin/api${path}`, { method, headers: { authorization: `Bearer ${login.token}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    fetch(`${server.url}/_admin/api${path}`, {
+      method,
+      headers: { authorization: `Bearer ${login.token}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   const smtp = await startSmtp();
   const pki = makeApnsTestPki();
   const apns = await startApnsFake(pki);
   try {
     // nodemailer
-    const smtpSettings = { host: "127.0.0.1", port: smtp.port, secure: false, user: SMTP_USER, password: SMTP_PASSWORD, from: "App <app@example.com>" };
+    const smtpSettings = {
+      host: "127.0.0.1",
+      port: smtp.port,
+      secure: false,
+      user: SMTP_USER,
+      password: SMTP_PASSWORD,
+      from: "App <app@example.com>",
+    };
     expect((await admin("PUT", "/settings/development", { smtp: smtpSettings })).status).toBe(200);
     expect((await admin("POST", "/mail/test", { env: "development", to: "ops@example.com" })).status).toBe(200);
     expect(smtp.messages.map((m) => m.to)).toEqual([["ops@example.com"]]);
@@ -223,9 +287,24 @@ test("modules loaded on first use work from the binary: SMTP mail, APNs with a .
     try {
       const sub = webFake.subscribe();
       const iosToken = "0c".repeat(32);
-      expect((await fetch(`${server.url}/_push/tokens/ios/${iosToken}`, { method: "POST", headers, body: JSON.stringify({ user: "bin-ann" }) })).status).toBe(200);
-      expect((await fetch(`${server.url}/_push/tokens/web/${encodeURIComponent(sub.token)}`, { method: "POST", headers, body: JSON.stringify({ user: "bin-ann" }) })).status).toBe(200);
-      const sent = await fetch(`${server.url}/_push/notifications`, { method: "POST", headers, body: JSON.stringify({ payload: { message: "from the binary" }, users: ["bin-ann"] }) });
+      expect(
+        (await fetch(`${server.url}/_push/tokens/ios/${iosToken}`, { method: "POST", headers, body: JSON.stringify({ user: "bin-ann" }) }))
+          .status,
+      ).toBe(200);
+      expect(
+        (
+          await fetch(`${server.url}/_push/tokens/web/${encodeURIComponent(sub.token)}`, {
+            method: "POST",
+            headers,
+            body: JSON.stringify({ user: "bin-ann" }),
+          })
+        ).status,
+      ).toBe(200);
+      const sent = await fetch(`${server.url}/_push/notifications`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ payload: { message: "from the binary" }, users: ["bin-ann"] }),
+      });
       expect(await sent.json()).toEqual({ queued: 2 });
       const deadline = Date.now() + 15_000;
       while ((apns.deliveries.length < 1 || webFake.deliveries.length < 1) && Date.now() < deadline) await Bun.sleep(20);

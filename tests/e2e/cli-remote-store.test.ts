@@ -15,7 +15,11 @@ const dir = tempDir("burrow-cli-store-");
 let sqld: Sqld;
 let server: ServerProcess | null = null;
 
-const storeEnv = (namespace: string) => ({ BURROW_STORE: sqld.url, BURROW_STORE_ADMIN_URL: sqld.adminUrl!, BURROW_STORE_NAMESPACE: namespace });
+const storeEnv = (namespace: string) => ({
+  BURROW_STORE: sqld.url,
+  BURROW_STORE_ADMIN_URL: sqld.adminUrl!,
+  BURROW_STORE_NAMESPACE: namespace,
+});
 
 /** The CLI on its own data directory, the databases on sqld under `namespace`; fails with the output on another exit code. */
 async function cli(args: string[], namespace = "clitest", code = 0) {
@@ -35,17 +39,28 @@ afterAll(async () => {
 });
 
 test("keys, admin create, schema apply, code deploy and deploy from the CLI are what a node on the store serves", async () => {
-  const keys = JSON.parse((await cli(["keys", "--json"])).stdout) as Record<"development" | "production", { publicKey: string; privateKey: string }>;
+  const keys = JSON.parse((await cli(["keys", "--json"])).stdout) as Record<
+    "development" | "production",
+    { publicKey: string; privateKey: string }
+  >;
   expect(JSON.parse((await cli(["keys", "--json"])).stdout)).toEqual(keys);
-  expect((await cli(["admin", "create", "--email", "ops@example.com", "--password", "remote-store-password"])).stdout.trim()).toBe("admin ops@example.com created (owner)");
+  expect((await cli(["admin", "create", "--email", "ops@example.com", "--password", "remote-store-password"])).stdout.trim()).toBe(
+    "admin ops@example.com created (owner)",
+  );
 
   const defs = join(dir, "defs");
   mkdirSync(defs, { recursive: true });
-  writeFileSync(join(defs, "note.json"), JSON.stringify({ name: "note", fields: { title: { type: "string" }, n: { type: "integer" } }, indexes: [["n"]] }));
+  writeFileSync(
+    join(defs, "note.json"),
+    JSON.stringify({ name: "note", fields: { title: { type: "string" }, n: { type: "integer" } }, indexes: [["n"]] }),
+  );
   expect((await cli(["schema", "apply", defs])).stdout).toContain("+ create schema note");
   expect((await cli(["schema", "apply", defs])).stdout).toContain("applied: 0 schema(s) changed");
   const code = join(dir, "code.js");
-  writeFileSync(code, `export const methods = [{ name: "twice", params: ["n"], execute(r) { return { body: { twice: Number(r.params.n) * 2 } }; } }];`);
+  writeFileSync(
+    code,
+    `export const methods = [{ name: "twice", params: ["n"], execute(r) { return { body: { twice: Number(r.params.n) * 2 } }; } }];`,
+  );
   expect((await cli(["code", "deploy", code])).stdout).toContain("/twice");
   expect((await cli(["deploy"])).stdout).toContain("deployed development as production version 1");
   const v1 = JSON.parse((await cli(["schema", "export", "--version", "1"])).stdout) as { name: string }[];
@@ -54,13 +69,20 @@ test("keys, admin create, schema apply, code deploy and deploy from the CLI are 
   // A node on the same namespaces, from a data directory of its own, serves all of it.
   server = await startServerProcess(SOURCE, { BURROW_DIR: join(dir, "node"), ...storeEnv("clitest") });
   expect(server.banner).toContain(keys.development.publicKey);
-  const dev = { accept: "application/vnd.service+json; version=0", "x-service-api-key": keys.development.publicKey, "content-type": "application/json" };
+  const dev = {
+    accept: "application/vnd.service+json; version=0",
+    "x-service-api-key": keys.development.publicKey,
+    "content-type": "application/json",
+  };
   const created = await fetch(`${server.url}/note`, { method: "POST", headers: dev, body: JSON.stringify({ title: "on sqld", n: 3 }) });
   expect(created.status).toBe(201);
   expect(await (await fetch(`${server.url}/twice?n=21`, { headers: dev })).json()).toEqual({ twice: 42 });
   const prod = { accept: "application/vnd.service+json; version=1", "x-service-api-key": keys.production.publicKey };
   expect(await (await fetch(`${server.url}/twice?n=5`, { headers: prod })).json()).toEqual({ twice: 10 });
-  const login = await fetch(`${server.url}/_admin/api/login`, { method: "POST", body: JSON.stringify({ email: "ops@example.com", password: "remote-store-password" }) });
+  const login = await fetch(`${server.url}/_admin/api/login`, {
+    method: "POST",
+    body: JSON.stringify({ email: "ops@example.com", password: "remote-store-password" }),
+  });
   expect(login.status).toBe(200);
   await server.stop();
   server = null;
@@ -69,18 +91,25 @@ test("keys, admin create, schema apply, code deploy and deploy from the CLI are 
 test("export from one namespace set and import into another give the same objects", async () => {
   const defs = join(dir, "defs-transfer");
   mkdirSync(defs, { recursive: true });
-  writeFileSync(join(defs, "place.json"), JSON.stringify({ name: "place", fields: { name: { type: "string" }, score: { type: "float" }, at: { type: "geopoint" } } }));
+  writeFileSync(
+    join(defs, "place.json"),
+    JSON.stringify({ name: "place", fields: { name: { type: "string" }, score: { type: "float" }, at: { type: "geopoint" } } }),
+  );
   await cli(["schema", "apply", defs], "source");
   const rows = Array.from({ length: 300 }, (_, i) => ({ name: `place ${i}`, score: i / 3, at: { lat: 40 + i / 100, lon: -3 + i / 100 } }));
   const input = join(dir, "places.jsonl");
-  writeFileSync(input, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
+  writeFileSync(input, `${rows.map((r) => JSON.stringify(r)).join("\n")}\n`);
   await cli(["import", input, "--schema", "place", "--format", "jsonl"], "source");
   const first = join(dir, "export-1");
   await cli(["export", "--out", first], "source");
   await cli(["import", first], "target");
   const second = join(dir, "export-2");
   await cli(["export", "--out", second], "target");
-  const read = (d: string) => readFileSync(join(d, "place.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+  const read = (d: string) =>
+    readFileSync(join(d, "place.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
   const a = read(first);
   expect(a).toHaveLength(300);
   expect(read(second)).toEqual(a);
@@ -106,7 +135,12 @@ test("an unreachable store, and a libSQL server without namespaces, are one line
 
 test("backup from the store, restore onto other namespaces (refused over data without --force), into a data directory, and an embedded backup onto the store", async () => {
   // Parsed: sqld writes a float's 17 digits (42.149999999999999) where the embedded SQLite writes 42.15, the same number.
-  const places = (d: string) => readFileSync(join(d, "place.jsonl"), "utf8").trim().split("\n").sort().map((l) => JSON.parse(l) as unknown);
+  const places = (d: string) =>
+    readFileSync(join(d, "place.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .sort()
+      .map((l) => JSON.parse(l) as unknown);
   const expected = places(join(dir, "export-1"));
   const file = join(dir, "store-backup.tar");
   const b = await cli(["backup", "--out", file], "source");

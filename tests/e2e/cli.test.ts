@@ -14,7 +14,8 @@ describe("help and errors", () => {
   test("--help lists every command; each command has its own --help", async () => {
     const r = await runCli(["--help"]);
     expect(r.code).toBe(0);
-    for (const c of ["serve", "admin create", "keys", "schema apply", "schema export", "deploy", "--no-infer", "BURROW_BODY_LIMIT"]) expect(r.stdout).toContain(c);
+    for (const c of ["serve", "admin create", "keys", "schema apply", "schema export", "deploy", "--no-infer", "BURROW_BODY_LIMIT"])
+      expect(r.stdout).toContain(c);
     for (const c of [["serve"], ["admin", "create"], ["keys"], ["schema", "apply"], ["schema", "export"], ["deploy"]]) {
       const h = await runCli([...c, "--help"]);
       expect([c, h.code]).toEqual([c, 0]);
@@ -61,15 +62,49 @@ describe("keys and admins", () => {
   test("admin create --role: a new admin's role; an update keeps the role unless --role is given; the last owner stays", async () => {
     const help = await runCli(["admin", "create", "--help"]);
     expect(help.stdout).toContain("--role owner|editor|viewer");
-    const v = await runCli(["admin", "create", "--email", "viewer@example.com", "--password", "viewer-password", "--role", "viewer", "--dir", data]);
+    const v = await runCli([
+      "admin",
+      "create",
+      "--email",
+      "viewer@example.com",
+      "--password",
+      "viewer-password",
+      "--role",
+      "viewer",
+      "--dir",
+      data,
+    ]);
     expect([v.code, v.stdout.trim()]).toEqual([0, "admin viewer@example.com created (viewer)"]);
     const kept = await runCli(["admin", "create", "--email", "viewer@example.com", "--password", "another-password", "--dir", data]);
     expect(kept.stdout.trim()).toBe("admin viewer@example.com updated (viewer)");
-    const promoted = await runCli(["admin", "create", "--email", "viewer@example.com", "--password", "another-password", "--role=editor", "--dir", data]);
+    const promoted = await runCli([
+      "admin",
+      "create",
+      "--email",
+      "viewer@example.com",
+      "--password",
+      "another-password",
+      "--role=editor",
+      "--dir",
+      data,
+    ]);
     expect(promoted.stdout.trim()).toBe("admin viewer@example.com updated (editor)");
-    const last = await runCli(["admin", "create", "--email", "boss@example.com", "--password", "second-password", "--role", "viewer", "--dir", data]);
+    const last = await runCli([
+      "admin",
+      "create",
+      "--email",
+      "boss@example.com",
+      "--password",
+      "second-password",
+      "--role",
+      "viewer",
+      "--dir",
+      data,
+    ]);
     expect(last.code).toBe(1);
-    expect(last.stderr.trim()).toBe("burrow: boss@example.com is the last owner and cannot become a viewer: make another admin an owner first");
+    expect(last.stderr.trim()).toBe(
+      "burrow: boss@example.com is the last owner and cannot become a viewer: make another admin an owner first",
+    );
     const refused: [string[], string][] = [
       [["--role", "Owner"], "burrow: --role must be one of owner, editor, viewer"],
       [["--password", "p".repeat(1025)], "burrow: admin create needs --password of 8 to 1024 characters"],
@@ -84,8 +119,18 @@ describe("keys and admins", () => {
 describe("schemas and deploy", () => {
   const defs = join(dir, "defs");
   mkdirSync(defs, { recursive: true });
-  writeFileSync(join(defs, "author.json"), JSON.stringify({ name: "author", fields: { name: { type: "string" }, books: { type: "relationship", schema: "book", many: true } } }));
-  writeFileSync(join(defs, "book.json"), JSON.stringify({ name: "book", fields: { title: { type: "string" }, author: { type: "relationship", schema: "author" } }, indexes: [["title"]] }));
+  writeFileSync(
+    join(defs, "author.json"),
+    JSON.stringify({ name: "author", fields: { name: { type: "string" }, books: { type: "relationship", schema: "book", many: true } } }),
+  );
+  writeFileSync(
+    join(defs, "book.json"),
+    JSON.stringify({
+      name: "book",
+      fields: { title: { type: "string" }, author: { type: "relationship", schema: "author" } },
+      indexes: [["title"]],
+    }),
+  );
 
   test("schema apply prints the plan, is idempotent, and --dry-run changes nothing", async () => {
     const dry = await runCli(["schema", "apply", defs, "--dry-run", "--dir", data]);
@@ -124,7 +169,11 @@ describe("schemas and deploy", () => {
     expect(d.code).toBe(0);
     expect(d.stdout).toContain("deployed development as production version 1");
     const v1 = await runCli(["schema", "export", "--version", "1", "--dir", data]);
-    expect(JSON.parse(v1.stdout).map((s: any) => s.name).sort()).toEqual(["aclrole", "author", "book", "user"]);
+    expect(
+      JSON.parse(v1.stdout)
+        .map((s: any) => s.name)
+        .sort(),
+    ).toEqual(["aclrole", "author", "book", "user"]);
     const none = await runCli(["schema", "export", "--version", "5", "--dir", data]);
     expect(none.code).toBe(1);
   });

@@ -14,7 +14,10 @@ import { ROOT, type ServerProcess, startServerProcess } from "../helpers/spawn.t
 import { chromiumPath } from "../helpers/chromium.ts";
 
 /** The page's globals the checks below read (the tests compile without the DOM library). */
-type Win = { document: { body: unknown; querySelector(selector: string): { naturalWidth?: number } | null }; getComputedStyle(element: unknown): { backgroundColor: string } };
+type Win = {
+  document: { body: unknown; querySelector(selector: string): { naturalWidth?: number } | null };
+  getComputedStyle(element: unknown): { backgroundColor: string };
+};
 /** What adding a script element to the page needs. */
 type ScriptDoc = {
   addEventListener(type: "securitypolicyviolation", f: (e: { violatedDirective: string; blockedURI: string }) => void): void;
@@ -29,7 +32,21 @@ const OWNER = { email: "owner@example.com", password: "owner password 1" };
 const VIEWER = { email: "viewer@example.com", password: "viewer password 1" };
 /** A 1x1 PNG. */
 const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
-const SCREENS = ["", "schemas/todo", "data/todo", "users/user", "roles", "deploy", "code", "push", "outbox", "backups", "keys", "settings", "admins"];
+const SCREENS = [
+  "",
+  "schemas/todo",
+  "data/todo",
+  "users/user",
+  "roles",
+  "deploy",
+  "code",
+  "push",
+  "outbox",
+  "backups",
+  "keys",
+  "settings",
+  "admins",
+];
 
 let server: ServerProcess;
 let browser: Browser;
@@ -37,14 +54,31 @@ let page: Page;
 const pageErrors: string[] = [];
 
 beforeAll(async () => {
-  const build = Bun.spawnSync([process.execPath, "run", "scripts/build.ts", "--outfile", exe], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  const build = Bun.spawnSync([process.execPath, "run", "scripts/build.ts", "--outfile", exe], {
+    cwd: ROOT,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr}`);
-  server = await startServerProcess([exe], { BURROW_DIR: join(dir, "data"), BURROW_ADMIN_EMAIL: OWNER.email, BURROW_ADMIN_PASSWORD: OWNER.password, BURROW_LOG_LEVEL: "warn" });
+  server = await startServerProcess([exe], {
+    BURROW_DIR: join(dir, "data"),
+    BURROW_ADMIN_EMAIL: OWNER.email,
+    BURROW_ADMIN_PASSWORD: OWNER.password,
+    BURROW_LOG_LEVEL: "warn",
+  });
   rmSync(shots, { recursive: true, force: true });
   mkdirSync(shots, { recursive: true });
   browser = await chromium.launch({
     executablePath: chromiumPath(),
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   page.on("pageerror", (e) => pageErrors.push(e.message));
@@ -80,11 +114,18 @@ async function signOut() {
 
 /** An admin API call with the token the page holds (what the browser itself could send). */
 function apiFromPage(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  return page.evaluate(async ([m, p, b]) => {
-    const token = sessionStorage.getItem("burrow.console.token");
-    const r = await fetch(`/_admin/api${p}`, { method: m, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: b === undefined ? undefined : JSON.stringify(b) });
-    return { status: r.status, body: await r.json().catch(() => null) };
-  }, [method, path, body] as const);
+  return page.evaluate(
+    async ([m, p, b]) => {
+      const token = sessionStorage.getItem("burrow.console.token");
+      const r = await fetch(`/_admin/api${p}`, {
+        method: m,
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: b === undefined ? undefined : JSON.stringify(b),
+      });
+      return { status: r.status, body: await r.json().catch(() => null) };
+    },
+    [method, path, body] as const,
+  );
 }
 
 async function toast(text: string | RegExp) {
@@ -107,7 +148,12 @@ describe("an owner", () => {
   test("creates a schema through the form, seeing the migration plan first", async () => {
     await go("schemas/new");
     await page.getByLabel("Schema name").fill("todo");
-    const fields: [string, string][] = [["title", "string"], ["done", "boolean"], ["priority", "integer"], ["photo", "binary"]];
+    const fields: [string, string][] = [
+      ["title", "string"],
+      ["done", "boolean"],
+      ["priority", "integer"],
+      ["photo", "binary"],
+    ];
     for (const [i, [name, type]] of fields.entries()) {
       await page.getByRole("button", { name: "+ Field" }).click();
       await page.getByLabel(`Field ${i + 1} name`, { exact: true }).fill(name);
@@ -122,13 +168,22 @@ describe("an owner", () => {
     await plan.getByRole("button", { name: "Apply" }).click();
     await toast("Schema todo saved");
     const def = await apiFromPage("GET", "/schemas/todo");
-    expect(def.body.fields).toEqual({ title: { type: "string" }, done: { type: "boolean" }, priority: { type: "integer" }, photo: { type: "binary" } });
+    expect(def.body.fields).toEqual({
+      title: { type: "string" },
+      done: { type: "boolean" },
+      priority: { type: "integer" },
+      photo: { type: "binary" },
+    });
     expect(def.body.indexes).toEqual([["priority"]]);
   }, 30_000);
 
   test("adds objects, filters them, edits a cell in place and keeps a refused value", async () => {
     await go("data/todo");
-    for (const [title, priority] of [["write tests", "1"], ["ship", "3"], ["celebrate", "2"]]) {
+    for (const [title, priority] of [
+      ["write tests", "1"],
+      ["ship", "3"],
+      ["celebrate", "2"],
+    ]) {
       await page.getByRole("button", { name: "+ New object" }).click();
       const form = page.getByRole("dialog");
       await form.locator("input[name=title]").fill(title!);
@@ -175,13 +230,19 @@ describe("an owner", () => {
     // The image itself loads (the file route serves it to the page).
     // Functions, not strings: Playwright polls a string predicate with `new Function` in the page, which the
     // console's Content-Security-Policy (a script nonce, no 'unsafe-eval') refuses and reports as a page error.
-    await page.waitForFunction(() => (globalThis as unknown as Win).document.querySelector('td[data-cell="0-4"] img.thumb')?.naturalWidth === 1, undefined, { timeout: 5000 });
+    await page.waitForFunction(
+      () => (globalThis as unknown as Win).document.querySelector('td[data-cell="0-4"] img.thumb')?.naturalWidth === 1,
+      undefined,
+      { timeout: 5000 },
+    );
   }, 60_000);
 
   test("a script uploaded under /_files/ and added to the page is refused by its policy; the console's own runs on", async () => {
     expect((await apiFromPage("PUT", "/schemas/asset", { fields: { file: { type: "binary" } } })).status).toBe(201);
     const source = "globalThis.__uploadRan = true;";
-    const created = await apiFromPage("POST", "/data/development/asset", { file: formatUpload("text/javascript", "run.js", new TextEncoder().encode(source)) });
+    const created = await apiFromPage("POST", "/data/development/asset", {
+      file: formatUpload("text/javascript", "run.js", new TextEncoder().encode(source)),
+    });
     expect(created.status).toBe(201);
     const url: string = created.body.file;
     expect(new URL(url).origin).toBe(server.url);
@@ -218,7 +279,9 @@ describe("an owner", () => {
 
   test("uploads custom code, sees its methods and tests a call", async () => {
     await go("code");
-    await page.getByLabel("Custom code source").fill('export const methods = [{ name: "greet", params: ["who"], execute(r) { return { body: { hello: r.params.who } }; } }];');
+    await page
+      .getByLabel("Custom code source")
+      .fill('export const methods = [{ name: "greet", params: ["who"], execute(r) { return { body: { hello: r.params.who } }; } }];');
     await page.getByRole("button", { name: "Upload" }).click();
     await toast("Uploaded: greet");
     await page.getByLabel("Verb").selectOption("GET");
@@ -234,7 +297,8 @@ describe("an owner", () => {
   test("counts only when asked (a short page ends the list, so its total is known)", async () => {
     await go("data/todo");
     await page.getByTestId("page-info").filter({ hasText: "1–3 of 3" }).waitFor();
-    for (let i = 0; i < 30; i++) expect((await apiFromPage("POST", "/data/development/todo", { title: `bulk ${i}`, priority: i })).status).toBe(201);
+    for (let i = 0; i < 30; i++)
+      expect((await apiFromPage("POST", "/data/development/todo", { title: `bulk ${i}`, priority: i })).status).toBe(201);
     await page.getByLabel("Page size").selectOption("25");
     await page.getByTestId("page-info").filter({ hasText: "1–25 of ?" }).waitFor();
     await page.getByRole("button", { name: "Count" }).click();
@@ -294,13 +358,23 @@ describe("an owner", () => {
       }
     }
     // The theme follows the system until one is picked, and a pick wins over the system's.
-    const background = () => page.evaluate(() => (globalThis as unknown as Win).getComputedStyle((globalThis as unknown as Win).document.body).backgroundColor);
+    const background = () =>
+      page.evaluate(() => (globalThis as unknown as Win).getComputedStyle((globalThis as unknown as Win).document.body).backgroundColor);
     const [LIGHT, DARK] = ["rgb(247, 247, 245)", "rgb(21, 23, 27)"];
-    for (const [system, pick, expected] of [["dark", "system", DARK], ["dark", "light", LIGHT], ["light", "dark", DARK], ["light", "system", LIGHT]] as const) {
+    for (const [system, pick, expected] of [
+      ["dark", "system", DARK],
+      ["dark", "light", LIGHT],
+      ["light", "dark", DARK],
+      ["light", "system", LIGHT],
+    ] as const) {
       await page.emulateMedia({ colorScheme: system });
       await page.getByLabel("Theme").selectOption(pick);
       await page
-        .waitForFunction((want) => (globalThis as unknown as Win).getComputedStyle((globalThis as unknown as Win).document.body).backgroundColor === want, expected, { timeout: 2000 })
+        .waitForFunction(
+          (want) => (globalThis as unknown as Win).getComputedStyle((globalThis as unknown as Win).document.body).backgroundColor === want,
+          expected,
+          { timeout: 2000 },
+        )
         .catch(() => undefined);
       expect([system, pick, await background()]).toEqual([system, pick, expected]);
     }

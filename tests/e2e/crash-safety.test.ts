@@ -43,7 +43,11 @@ test(`${ROUNDS} kills under concurrent writes lose no acknowledged write and lea
         const key = `r${round}-w${w}-${n}`;
         attempted++;
         try {
-          const r = await fetch(`${server.url}/crash`, { method: "POST", headers, body: JSON.stringify({ crash_id: key, round, writer: w, n, text: "x".repeat(200) }) });
+          const r = await fetch(`${server.url}/crash`, {
+            method: "POST",
+            headers,
+            body: JSON.stringify({ crash_id: key, round, writer: w, n, text: "x".repeat(200) }),
+          });
           if (r.status === 201) acknowledged.add(key);
           else await r.text();
         } catch {
@@ -68,6 +72,8 @@ test(`${ROUNDS} kills under concurrent writes lose no acknowledged write and lea
     expect([name, db.query("PRAGMA integrity_check").get()]).toEqual([name, { integrity_check: "ok" }]);
     db.close();
   }
-  console.log(`crash safety: ${ROUNDS} SIGKILLs, ${attempted} writes attempted, ${acknowledged.size} acknowledged, 0 lost, integrity_check ok`);
+  console.log(
+    `crash safety: ${ROUNDS} SIGKILLs, ${attempted} writes attempted, ${acknowledged.size} acknowledged, 0 lost, integrity_check ok`,
+  );
   expect(acknowledged.size).toBeGreaterThan(ROUNDS * 10);
 }, 240_000);

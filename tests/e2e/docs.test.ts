@@ -27,14 +27,29 @@ let browser: Browser;
 let spec: Spec;
 
 beforeAll(async () => {
-  server = await startServerProcess([process.execPath, join(ROOT, "src/main.ts")], { BURROW_DIR: join(dir, "data"), BURROW_DEV_PUBLIC_KEY: DEV_KEY, BURROW_ADMIN_EMAIL: ADMIN.email, BURROW_ADMIN_PASSWORD: ADMIN.password, BURROW_LOG_LEVEL: "warn" });
+  server = await startServerProcess([process.execPath, join(ROOT, "src/main.ts")], {
+    BURROW_DIR: join(dir, "data"),
+    BURROW_DEV_PUBLIC_KEY: DEV_KEY,
+    BURROW_ADMIN_EMAIL: ADMIN.email,
+    BURROW_ADMIN_PASSWORD: ADMIN.password,
+    BURROW_LOG_LEVEL: "warn",
+  });
   spec = (await (await fetch(`${server.url}/_admin/api/openapi.json`)).json()) as Spec;
   rmSync(shots, { recursive: true, force: true });
   mkdirSync(shots, { recursive: true });
   browser = await chromium.launch({
     executablePath: chromiumPath(),
     // Names other than loopback do not resolve, whatever the page asks for.
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    ],
   });
 }, 60_000);
 
@@ -70,7 +85,9 @@ async function watchedPage(): Promise<Watched> {
   });
   // Init scripts come through the DevTools protocol, not the page's markup: the page's CSP does not apply to them.
   await context.addInitScript(() => {
-    const w = globalThis as unknown as Win & { document: { addEventListener(type: string, f: (e: { violatedDirective: string; blockedURI: string }) => void): void } };
+    const w = globalThis as unknown as Win & {
+      document: { addEventListener(type: string, f: (e: { violatedDirective: string; blockedURI: string }) => void): void };
+    };
     w.__violations = [];
     w.document.addEventListener("securitypolicyviolation", (e) => w.__violations!.push(`${e.violatedDirective} ${e.blockedURI}`));
   });
@@ -81,7 +98,14 @@ async function watchedPage(): Promise<Watched> {
   });
   page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
   page.setDefaultTimeout(15_000);
-  return { context, page, problems, foreign, requested, violations: () => page.evaluate(() => (globalThis as unknown as Win).__violations ?? []) };
+  return {
+    context,
+    page,
+    problems,
+    foreign,
+    requested,
+    violations: () => page.evaluate(() => (globalThis as unknown as Win).__violations ?? []),
+  };
 }
 
 describe("the API reference", () => {
@@ -90,7 +114,11 @@ describe("the API reference", () => {
     try {
       await w.page.goto(`${server.url}/_admin/docs`);
       expect(new URL(w.page.url()).pathname).toBe("/_admin/docs/");
-      const summaries = [spec.paths["/{schema}"]!.get!.summary!, spec.paths["/{schema}/{id}"]!.put!.summary!, spec.paths["/_admin/api/keys"]!.get!.summary!];
+      const summaries = [
+        spec.paths["/{schema}"]!.get!.summary!,
+        spec.paths["/{schema}/{id}"]!.put!.summary!,
+        spec.paths["/_admin/api/keys"]!.get!.summary!,
+      ];
       expect(summaries[0]).toBe("Query objects of a schema");
       for (const s of summaries) await w.page.getByText(s, { exact: true }).first().waitFor();
       await w.page.getByText(spec.info.title).first().waitFor();
@@ -138,8 +166,14 @@ describe("the API reference", () => {
   }, 60_000);
 
   test("a script uploaded under /_files/ is refused by the page's policy, though it is served as JavaScript", async () => {
-    const login = (await (await fetch(`${server.url}/_admin/api/login`, { method: "POST", body: JSON.stringify(ADMIN) })).json()) as { token: string };
-    const schema = await fetch(`${server.url}/_admin/api/schemas/asset`, { method: "PUT", headers: { authorization: `Bearer ${login.token}` }, body: JSON.stringify({ fields: { file: { type: "binary" } } }) });
+    const login = (await (await fetch(`${server.url}/_admin/api/login`, { method: "POST", body: JSON.stringify(ADMIN) })).json()) as {
+      token: string;
+    };
+    const schema = await fetch(`${server.url}/_admin/api/schemas/asset`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${login.token}` },
+      body: JSON.stringify({ fields: { file: { type: "binary" } } }),
+    });
     expect(schema.status).toBe(201);
     const js = new TextEncoder().encode("globalThis.__uploadRan = true;");
     const created = await fetch(`${server.url}/asset`, {
@@ -158,7 +192,14 @@ describe("the API reference", () => {
       await w.page.goto(`${server.url}/_admin/docs/`);
       await w.page.getByText(spec.paths["/{schema}"]!.get!.summary!, { exact: true }).first().waitFor();
       const outcome = await w.page.evaluate(async (src) => {
-        const d = (globalThis as unknown as { document: { createElement(t: string): { src: string; onload: () => void; onerror: () => void }; head: { append(e: unknown): void } } }).document;
+        const d = (
+          globalThis as unknown as {
+            document: {
+              createElement(t: string): { src: string; onload: () => void; onerror: () => void };
+              head: { append(e: unknown): void };
+            };
+          }
+        ).document;
         const s = d.createElement("script");
         s.src = src;
         const result = await new Promise<string>((resolve) => {

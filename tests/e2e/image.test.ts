@@ -16,7 +16,10 @@ import { tempDir } from "../helpers/app.ts";
 import { ROOT } from "../helpers/spawn.ts";
 
 const supported = process.platform === "linux" && process.arch === "x64";
-if (!supported) console.log(`image test skipped: it builds and runs the image with Debian's podman on linux-x64 (this is ${process.platform}-${process.arch})`);
+if (!supported)
+  console.log(
+    `image test skipped: it builds and runs the image with Debian's podman on linux-x64 (this is ${process.platform}-${process.arch})`,
+  );
 const itest = supported ? test : test.skip;
 
 const dir = tempDir("burrow-image-e2e-");
@@ -24,7 +27,11 @@ const exe = join(dir, "burrow");
 const TAG = "localhost/burrow-e2e:test";
 const NAME = "burrow-e2e";
 const GLOBAL = ["--root", join(dir, "storage"), "--runroot", join(dir, "run"), "--runtime", "runc", "--cgroup-manager", "cgroupfs"];
-const headers = { accept: "application/vnd.service+json; version=0", "x-service-api-key": "image-dev-public", "content-type": "application/json" };
+const headers = {
+  accept: "application/vnd.service+json; version=0",
+  "x-service-api-key": "image-dev-public",
+  "content-type": "application/json",
+};
 let url = "";
 
 async function podman(args: string[], timeoutMs = 60_000): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -48,10 +55,17 @@ beforeAll(async () => {
   if (!supported) return;
   const install = Bun.spawnSync(["node", join(ROOT, "scripts/install-podman.mjs")], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
   if (install.exitCode !== 0) throw new Error(`installing podman failed (scripts/install-podman.mjs): ${install.stderr}`);
-  const build = Bun.spawnSync([process.execPath, "run", "scripts/build.ts", "--outfile", exe], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  const build = Bun.spawnSync([process.execPath, "run", "scripts/build.ts", "--outfile", exe], {
+    cwd: ROOT,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr}`);
   const started = performance.now();
-  const image = Bun.spawnSync([process.execPath, "run", "scripts/build-image.ts", "--engine", "podman", "--binary", exe, "--tag", TAG, "--", ...GLOBAL], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  const image = Bun.spawnSync(
+    [process.execPath, "run", "scripts/build-image.ts", "--engine", "podman", "--binary", exe, "--tag", TAG, "--", ...GLOBAL],
+    { cwd: ROOT, stdout: "pipe", stderr: "pipe" },
+  );
   if (image.exitCode !== 0) throw new Error(`image build failed: ${image.stdout}\n${image.stderr}`);
   const port = (() => {
     const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
@@ -61,7 +75,20 @@ beforeAll(async () => {
   })();
   url = `http://127.0.0.1:${port}`;
   const ulimits = ["--ulimit", "nofile=4096:4096", "--ulimit", "nproc=4096:4096"];
-  const run = await podman(["run", "-d", "--name", NAME, ...ulimits, "-p", `127.0.0.1:${port}:8080`, "-v", "burrow-e2e-data:/data", "-e", "BURROW_DEV_PUBLIC_KEY=image-dev-public", TAG]);
+  const run = await podman([
+    "run",
+    "-d",
+    "--name",
+    NAME,
+    ...ulimits,
+    "-p",
+    `127.0.0.1:${port}:8080`,
+    "-v",
+    "burrow-e2e-data:/data",
+    "-e",
+    "BURROW_DEV_PUBLIC_KEY=image-dev-public",
+    TAG,
+  ]);
   if (run.code !== 0) throw new Error(`podman run failed: ${run.stderr}`);
   if (!(await healthy(20_000))) throw new Error(`the container never became healthy: ${(await podman(["logs", NAME])).stderr}`);
   console.log(`image built and container healthy in ${((performance.now() - started) / 1000).toFixed(1)} s`);
@@ -76,28 +103,42 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 }, 60_000);
 
-itest("the image holds the binary, glibc and a few files only, runs as burrow and keeps its data in /data", async () => {
-  const inspect = JSON.parse((await podman(["image", "inspect", TAG])).stdout)[0];
-  const config = inspect.Config;
-  expect(config.User).toBe("10001:10001");
-  expect(Object.keys(config.ExposedPorts)).toEqual(["8080/tcp"]);
-  expect(Object.keys(config.Volumes)).toEqual(["/data"]);
-  expect(config.Env).toEqual(expect.arrayContaining(["BURROW_DIR=/data", "BURROW_HTTP=0.0.0.0:8080"]));
-  expect(config.Entrypoint).toEqual(["/usr/local/bin/burrow"]);
-  expect(config.Cmd).toEqual(["serve"]);
-  expect(inspect.Healthcheck?.Test).toEqual(["CMD", "/usr/local/bin/burrow", "health"]);
+itest(
+  "the image holds the binary, glibc and a few files only, runs as burrow and keeps its data in /data",
+  async () => {
+    const inspect = JSON.parse((await podman(["image", "inspect", TAG])).stdout)[0];
+    const config = inspect.Config;
+    expect(config.User).toBe("10001:10001");
+    expect(Object.keys(config.ExposedPorts)).toEqual(["8080/tcp"]);
+    expect(Object.keys(config.Volumes)).toEqual(["/data"]);
+    expect(config.Env).toEqual(expect.arrayContaining(["BURROW_DIR=/data", "BURROW_HTTP=0.0.0.0:8080"]));
+    expect(config.Entrypoint).toEqual(["/usr/local/bin/burrow"]);
+    expect(config.Cmd).toEqual(["serve"]);
+    expect(inspect.Healthcheck?.Test).toEqual(["CMD", "/usr/local/bin/burrow", "health"]);
 
-  const tar = join(dir, "export.tar");
-  expect((await podman(["export", "-o", tar, NAME], 120_000)).code).toBe(0);
-  const list = Bun.spawnSync(["tar", "-tf", tar], { stdout: "pipe" });
-  const names = list.stdout.toString().split("\n").map((n) => n.replace(/^\.?\//, ""));
-  rmSync(tar);
-  for (const f of ["usr/local/bin/burrow", "lib64/ld-linux-x86-64.so.2", "lib/x86_64-linux-gnu/libc.so.6", "lib/x86_64-linux-gnu/libm.so.6", "etc/passwd"]) expect(names).toContain(f);
-  expect(names.filter((n) => /^(bin|sbin|usr\/bin)\//.test(n))).toEqual([]); // no shell, no coreutils
+    const tar = join(dir, "export.tar");
+    expect((await podman(["export", "-o", tar, NAME], 120_000)).code).toBe(0);
+    const list = Bun.spawnSync(["tar", "-tf", tar], { stdout: "pipe" });
+    const names = list.stdout
+      .toString()
+      .split("\n")
+      .map((n) => n.replace(/^\.?\//, ""));
+    rmSync(tar);
+    for (const f of [
+      "usr/local/bin/burrow",
+      "lib64/ld-linux-x86-64.so.2",
+      "lib/x86_64-linux-gnu/libc.so.6",
+      "lib/x86_64-linux-gnu/libm.so.6",
+      "etc/passwd",
+    ])
+      expect(names).toContain(f);
+    expect(names.filter((n) => /^(bin|sbin|usr\/bin)\//.test(n))).toEqual([]); // no shell, no coreutils
 
-  const pid = (await podman(["inspect", NAME, "--format", "{{.State.Pid}}"])).stdout.trim();
-  expect(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]).toBe("10001");
-}, 120_000);
+    const pid = (await podman(["inspect", NAME, "--format", "{{.State.Pid}}"])).stdout.trim();
+    expect(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]).toBe("10001");
+  },
+  120_000,
+);
 
 itest("it answers /_health and a create/read/update/delete round trip through the published port", async () => {
   const h = await fetch(`${url}/_health`);
@@ -121,32 +162,47 @@ itest("the HEALTHCHECK passes (the binary's own `burrow health`) and the CLI wor
   expect(version.stdout.trim()).toBe(`burrow ${(await Bun.file(join(ROOT, "package.json")).json()).version}`);
 });
 
-itest("podman stop sends SIGTERM and it exits 0; after a restart the data is still in the volume", async () => {
-  const c = await fetch(`${url}/box`, { method: "POST", headers, body: JSON.stringify({ title: "kept" }) });
-  const { box_id } = (await c.json()) as { box_id: string };
-  expect((await podman(["stop", "-t", "20", NAME])).code).toBe(0);
-  expect((await podman(["inspect", NAME, "--format", "{{.State.ExitCode}}"])).stdout.trim()).toBe("0");
-  expect((await podman(["logs", NAME])).stdout + (await podman(["logs", NAME])).stderr).toContain("Burrow stopped");
-  expect((await podman(["start", NAME])).code).toBe(0);
-  expect(await healthy(20_000)).toBe(true);
-  expect(((await (await fetch(`${url}/box/${box_id}`, { headers })).json()) as { title: string }).title).toBe("kept");
-}, 60_000);
+itest(
+  "podman stop sends SIGTERM and it exits 0; after a restart the data is still in the volume",
+  async () => {
+    const c = await fetch(`${url}/box`, { method: "POST", headers, body: JSON.stringify({ title: "kept" }) });
+    const { box_id } = (await c.json()) as { box_id: string };
+    expect((await podman(["stop", "-t", "20", NAME])).code).toBe(0);
+    expect((await podman(["inspect", NAME, "--format", "{{.State.ExitCode}}"])).stdout.trim()).toBe("0");
+    expect((await podman(["logs", NAME])).stdout + (await podman(["logs", NAME])).stderr).toContain("Burrow stopped");
+    expect((await podman(["start", NAME])).code).toBe(0);
+    expect(await healthy(20_000)).toBe(true);
+    expect(((await (await fetch(`${url}/box/${box_id}`, { headers })).json()) as { title: string }).title).toBe("kept");
+  },
+  60_000,
+);
 
-itest("the builder stage's files (the Dockerfile's COPY lines, allowed by .dockerignore) are enough to build the image's files", async () => {
-  const dockerfile = readFileSync(join(ROOT, "Dockerfile"), "utf8");
-  const stage = dockerfile.slice(dockerfile.indexOf("AS build\n"), dockerfile.indexOf("\nFROM ", dockerfile.indexOf("AS build\n")));
-  const sources = [...stage.matchAll(/^COPY (?!--)(.+) \S+$/gm)].flatMap((m) => m[1]!.split(" "));
-  expect(sources).toEqual(expect.arrayContaining(["package.json", "package-lock.json", "src", "static", "scripts"]));
-  const allowed = readFileSync(join(ROOT, ".dockerignore"), "utf8").split("\n").filter((l) => l.startsWith("!")).map((l) => l.slice(1).replace(/\/$/, ""));
-  expect(sources.filter((f) => !allowed.includes(f))).toEqual([]);
-  const stageDir = join(dir, "builder");
-  mkdirSync(stageDir);
-  for (const f of sources) cpSync(join(ROOT, f), join(stageDir, f), { recursive: true });
-  symlinkSync(join(ROOT, "node_modules"), join(stageDir, "node_modules"));
-  const build = Bun.spawnSync([process.execPath, "run", "scripts/build.ts"], { cwd: stageDir, stdout: "pipe", stderr: "pipe" });
-  expect([build.exitCode, build.stderr.toString()]).toEqual([0, ""]);
-  const rootfs = Bun.spawnSync([process.execPath, "run", "scripts/image-rootfs.ts", "dist/burrow", join(stageDir, "image")], { cwd: stageDir, stdout: "pipe", stderr: "pipe" });
-  expect(rootfs.exitCode).toBe(0);
-  expect(Bun.file(join(stageDir, "image/rootfs/usr/local/bin/burrow")).size).toBeGreaterThan(50_000_000);
-  expect(Bun.file(join(stageDir, "image/rootfs/lib64/ld-linux-x86-64.so.2")).size).toBeGreaterThan(0);
-}, 90_000);
+itest(
+  "the builder stage's files (the Dockerfile's COPY lines, allowed by .dockerignore) are enough to build the image's files",
+  async () => {
+    const dockerfile = readFileSync(join(ROOT, "Dockerfile"), "utf8");
+    const stage = dockerfile.slice(dockerfile.indexOf("AS build\n"), dockerfile.indexOf("\nFROM ", dockerfile.indexOf("AS build\n")));
+    const sources = [...stage.matchAll(/^COPY (?!--)(.+) \S+$/gm)].flatMap((m) => m[1]!.split(" "));
+    expect(sources).toEqual(expect.arrayContaining(["package.json", "package-lock.json", "src", "static", "scripts"]));
+    const allowed = readFileSync(join(ROOT, ".dockerignore"), "utf8")
+      .split("\n")
+      .filter((l) => l.startsWith("!"))
+      .map((l) => l.slice(1).replace(/\/$/, ""));
+    expect(sources.filter((f) => !allowed.includes(f))).toEqual([]);
+    const stageDir = join(dir, "builder");
+    mkdirSync(stageDir);
+    for (const f of sources) cpSync(join(ROOT, f), join(stageDir, f), { recursive: true });
+    symlinkSync(join(ROOT, "node_modules"), join(stageDir, "node_modules"));
+    const build = Bun.spawnSync([process.execPath, "run", "scripts/build.ts"], { cwd: stageDir, stdout: "pipe", stderr: "pipe" });
+    expect([build.exitCode, build.stderr.toString()]).toEqual([0, ""]);
+    const rootfs = Bun.spawnSync([process.execPath, "run", "scripts/image-rootfs.ts", "dist/burrow", join(stageDir, "image")], {
+      cwd: stageDir,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(rootfs.exitCode).toBe(0);
+    expect(Bun.file(join(stageDir, "image/rootfs/usr/local/bin/burrow")).size).toBeGreaterThan(50_000_000);
+    expect(Bun.file(join(stageDir, "image/rootfs/lib64/ld-linux-x86-64.so.2")).size).toBeGreaterThan(0);
+  },
+  90_000,
+);

@@ -41,7 +41,9 @@ function geoIndex(data: string, schema: string, field: string): { points: number
 function passwordHash(data: string, username: string): string | null {
   const db = new Database(join(data, "development.db"), { readonly: true });
   try {
-    return (db.query(`SELECT password FROM o_user WHERE username = ?`).get(username) as { password: string | null } | null)?.password ?? null;
+    return (
+      (db.query(`SELECT password FROM o_user WHERE username = ?`).get(username) as { password: string | null } | null)?.password ?? null
+    );
   } finally {
     db.close();
   }
@@ -60,8 +62,18 @@ describe("export and import round trip", () => {
     expect(readFileSync(join(out1, "place.jsonl"), "utf8")).toBe(readFileSync(join(FIX, "export/place.jsonl"), "utf8"));
     expect(readFileSync(join(out1, "user.jsonl"), "utf8")).toBe(readFileSync(join(FIX, "export/user.jsonl"), "utf8"));
     const manifest = JSON.parse(readFileSync(join(out1, "manifest.json"), "utf8"));
-    expect(manifest).toMatchObject({ format: "burrow-export", formatVersion: 1, env: "development", apiVersion: 0, schemas: { place: 3, user: 2, aclrole: 0 } });
-    expect(JSON.parse(readFileSync(join(out1, "schemas.json"), "utf8")).map((d: { name: string }) => d.name)).toEqual(["aclrole", "place", "user"]);
+    expect(manifest).toMatchObject({
+      format: "burrow-export",
+      formatVersion: 1,
+      env: "development",
+      apiVersion: 0,
+      schemas: { place: 3, user: 2, aclrole: 0 },
+    });
+    expect(JSON.parse(readFileSync(join(out1, "schemas.json"), "utf8")).map((d: { name: string }) => d.name)).toEqual([
+      "aclrole",
+      "place",
+      "user",
+    ]);
 
     const b = join(dir, "rt-b");
     await cli(["import", out1], b);
@@ -69,7 +81,13 @@ describe("export and import round trip", () => {
     await cli(["export", "--out", out2, "--schema", "place", "--schema", "user"], b);
     expect(readdirSync(out2).sort()).toEqual(["manifest.json", "place.jsonl", "schemas.json", "user.jsonl"]);
     for (const f of ["place.jsonl", "user.jsonl"]) expect(readFileSync(join(out2, f), "utf8")).toBe(readFileSync(join(out1, f), "utf8"));
-    expect(readFileSync(join(out2, "schemas.json"), "utf8")).toBe(JSON.stringify(JSON.parse(readFileSync(join(out1, "schemas.json"), "utf8")).filter((d: { name: string }) => d.name !== "aclrole"), null, 2) + "\n");
+    expect(readFileSync(join(out2, "schemas.json"), "utf8")).toBe(
+      `${JSON.stringify(
+        JSON.parse(readFileSync(join(out1, "schemas.json"), "utf8")).filter((d: { name: string }) => d.name !== "aclrole"),
+        null,
+        2,
+      )}\n`,
+    );
     // Geo queries find the imported points: the R*Tree was filled and its trigger is back.
     expect(geoIndex(b, "place", "loc")).toEqual({ points: 2, trigger: true });
 
@@ -81,7 +99,9 @@ describe("export and import round trip", () => {
     const restarted = await cli(["import", join(out1, "place.jsonl"), "--restart", "--report", join(dir, "dup-report.txt")], b);
     expect(restarted.stderr).toContain("imported 0 row(s) in");
     expect(restarted.stderr).toContain("3 rejected");
-    expect(readFileSync(join(dir, "dup-report.txt"), "utf8")).toContain('place.jsonl line 1: duplicate key "p1": an object with this key exists in place');
+    expect(readFileSync(join(dir, "dup-report.txt"), "utf8")).toContain(
+      'place.jsonl line 1: duplicate key "p1": an object with this key exists in place',
+    );
   }, 60_000);
 
   test("export and import refuse what they cannot do, in one line", async () => {
@@ -142,8 +162,25 @@ describe("CSV", () => {
     const out = join(dir, "csv-out");
     await cli(["export", "--out", out, "--schema", "task"], data);
     const got = objects(join(out, "task.jsonl"));
-    expect(got[0]).toEqual({ task_id: "t1", title: "Write the report", priority: 2, done: true, due: 1700000000000, tags: ["work", "urgent"], where: { lat: 48.85, lon: 2.35 }, createddate: 1704067200000, lastmoddate: 1704067200000 });
-    expect(got[1]).toMatchObject({ task_id: "t2", title: 'Call "Bob", later', priority: 1, done: false, tags: ["home"], createddate: 1704067200000 });
+    expect(got[0]).toEqual({
+      task_id: "t1",
+      title: "Write the report",
+      priority: 2,
+      done: true,
+      due: 1700000000000,
+      tags: ["work", "urgent"],
+      where: { lat: 48.85, lon: 2.35 },
+      createddate: 1704067200000,
+      lastmoddate: 1704067200000,
+    });
+    expect(got[1]).toMatchObject({
+      task_id: "t2",
+      title: 'Call "Bob", later',
+      priority: 1,
+      done: false,
+      tags: ["home"],
+      createddate: 1704067200000,
+    });
     expect(got[2]).toMatchObject({ task_id: "t4", title: "Multi\nline title", priority: 3, done: false });
     expect(got[3]).toMatchObject({ task_id: "t7", done: true, where: { lat: -33.9, lon: 151.2 } });
     expect(got).toHaveLength(4);
@@ -167,8 +204,19 @@ describe("Parse Server exports", () => {
   const expectMapped = (out: string, cover: string) => {
     const users = objects(join(out, "user.jsonl"));
     expect(users).toEqual([
-      { username: "ann", email: "ann@example.com", emailverified: true, createddate: Date.parse("2023-01-05T10:00:00.000Z"), lastmoddate: Date.parse("2023-02-01T12:30:00.000Z") },
-      { username: "bob", email: "bob@example.com", createddate: Date.parse("2023-01-06T10:00:00.000Z"), lastmoddate: Date.parse("2023-01-06T10:00:00.000Z") },
+      {
+        username: "ann",
+        email: "ann@example.com",
+        emailverified: true,
+        createddate: Date.parse("2023-01-05T10:00:00.000Z"),
+        lastmoddate: Date.parse("2023-02-01T12:30:00.000Z"),
+      },
+      {
+        username: "bob",
+        email: "bob@example.com",
+        createddate: Date.parse("2023-01-06T10:00:00.000Z"),
+        lastmoddate: Date.parse("2023-01-06T10:00:00.000Z"),
+      },
     ]);
     const posts = objects(join(out, "post.jsonl"));
     expect(posts).toEqual([
@@ -187,7 +235,14 @@ describe("Parse Server exports", () => {
         createddate: Date.parse("2023-03-01T07:59:00.000Z"),
         lastmoddate: Date.parse("2023-03-02T09:00:00.000Z"),
       },
-      { post_id: "pTwo0002", title: "Second post", author: "bob", likes: ["ann"], createddate: Date.parse("2023-03-05T07:59:00.000Z"), lastmoddate: Date.parse("2023-03-05T07:59:00.000Z") },
+      {
+        post_id: "pTwo0002",
+        title: "Second post",
+        author: "bob",
+        likes: ["ann"],
+        createddate: Date.parse("2023-03-05T07:59:00.000Z"),
+        lastmoddate: Date.parse("2023-03-05T07:59:00.000Z"),
+      },
     ]);
     const defs = JSON.parse(readFileSync(join(out, "schemas.json"), "utf8")) as { name: string; fields: Record<string, unknown> }[];
     expect(defs.find((d) => d.name === "post")!.fields).toMatchObject({
@@ -208,7 +263,9 @@ describe("Parse Server exports", () => {
     expect(r.stderr).toContain("class _Session: skipped");
     expect(r.stderr).toContain("field Post.viewCount -> post.viewcount");
     expect(r.stderr).toContain("imported 4 row(s) (user 2, post 2)");
-    expect(r.stderr).toContain("2 user(s) of user imported without a password (the dashboard's JSON has no password hashes; mongoexport's has)");
+    expect(r.stderr).toContain(
+      "2 user(s) of user imported without a password (the dashboard's JSON has no password hashes; mongoexport's has)",
+    );
     expect(r.stderr).toContain("class _User: left out ACL, authData");
     expect(readFileSync(report, "utf8")).toContain("Post.json object 3: the object has no objectId (or _id)");
     const out = join(dir, "parse-dashboard-out");
@@ -247,7 +304,10 @@ describe("Parse Server exports", () => {
     const t = await makeTestApp({ dir: data });
     try {
       const login = (password: string) =>
-        t.request("POST", "/user/accessToken", { raw: new URLSearchParams({ username: "ann", password, token_type: "mac" }).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } });
+        t.request("POST", "/user/accessToken", {
+          raw: new URLSearchParams({ username: "ann", password, token_type: "mac" }).toString(),
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+        });
       expect((await login("ann-old-password")).status).toBe(200);
       expect((await login("not-her-password")).status).toBe(401);
     } finally {
@@ -261,7 +321,11 @@ describe("interrupted imports", () => {
     const data = join(dir, "resume");
     const file = join(dir, "note.jsonl");
     // Keyless rows: a row imported twice would get a second generated key, so duplicates would show.
-    writeFileSync(file, Array.from({ length: 55 }, (_, i) => JSON.stringify({ title: `note ${i}`, n: i, at: { lat: i / 10, lon: -i / 10 } })).join("\n") + "\n");
+    writeFileSync(
+      file,
+      Array.from({ length: 55 }, (_, i) => JSON.stringify({ title: `note ${i}`, n: i, at: { lat: i / 10, lon: -i / 10 } })).join("\n") +
+        "\n",
+    );
     const killed = await runCli(["import", file, "--batch-size", "10", "--dir", data], { BURROW_IMPORT_CRASH_AFTER_BATCHES: "2" });
     expect(killed.code).not.toBe(0);
     expect(killed.stderr).not.toContain("imported 55");
@@ -280,9 +344,9 @@ describe("interrupted imports", () => {
   test("a changed input is not resumed from a stale checkpoint", async () => {
     const data = join(dir, "resume-changed");
     const file = join(dir, "item.jsonl");
-    writeFileSync(file, Array.from({ length: 30 }, (_, i) => JSON.stringify({ i })).join("\n") + "\n");
+    writeFileSync(file, `${Array.from({ length: 30 }, (_, i) => JSON.stringify({ i })).join("\n")}\n`);
     await runCli(["import", file, "--batch-size", "10", "--dir", data], { BURROW_IMPORT_CRASH_AFTER_BATCHES: "1" });
-    writeFileSync(file, Array.from({ length: 40 }, (_, i) => JSON.stringify({ i })).join("\n") + "\n");
+    writeFileSync(file, `${Array.from({ length: 40 }, (_, i) => JSON.stringify({ i })).join("\n")}\n`);
     const r = await cli(["import", file], data, 2);
     expect(r.stderr).toContain("item.jsonl changed since its import into item began (checkpoint at line 10); rerun with --restart");
   }, 60_000);

@@ -13,7 +13,11 @@ const SOURCE = [process.execPath, join(ROOT, "src/main.ts")];
 const dir = tempDir("burrow-serve-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const env = (data: string, more: Record<string, string> = {}) => ({ BURROW_DIR: data, BURROW_DEV_PUBLIC_KEY: "serve-test-dev-key", ...more });
+const env = (data: string, more: Record<string, string> = {}) => ({
+  BURROW_DIR: data,
+  BURROW_DEV_PUBLIC_KEY: "serve-test-dev-key",
+  ...more,
+});
 const oneLine = (stderr: string) => {
   const lines = stderr.trim().split("\n");
   expect(lines).toHaveLength(1);
@@ -77,11 +81,22 @@ describe("a running server", () => {
     try {
       expect(s.banner).toContain("npm run burrow -- keys");
       expect(s.banner).toContain("npm run burrow -- admin create");
-      const h = { "x-service-api-key": "serve-test-dev-key", accept: "application/vnd.service+json; version=0", "content-type": "application/json" };
-      const created = await fetch(`${s.url}/user`, { method: "POST", headers: h, body: JSON.stringify({ username: "ann", password: "very-secret-password" }) });
+      const h = {
+        "x-service-api-key": "serve-test-dev-key",
+        accept: "application/vnd.service+json; version=0",
+        "content-type": "application/json",
+      };
+      const created = await fetch(`${s.url}/user`, {
+        method: "POST",
+        headers: h,
+        body: JSON.stringify({ username: "ann", password: "very-secret-password" }),
+      });
       expect(created.status).toBe(201);
       expect((await fetch(`${s.url}/user/accessToken?username=ann&password=very-secret-password`, { headers: h })).status).toBe(200);
-      expect((await fetch(`${s.url}/user/nobody`, { headers: { ...h, authorization: 'MAC id="tok-secret-id", ts="1", nonce="n", mac="m"' } })).status).toBe(401);
+      expect(
+        (await fetch(`${s.url}/user/nobody`, { headers: { ...h, authorization: 'MAC id="tok-secret-id", ts="1", nonce="n", mac="m"' } }))
+          .status,
+      ).toBe(401);
       await Bun.sleep(100);
       const log = s.output().stderr;
       expect(log).toMatch(/INFO POST \/user 201 \d+\.\dms development\n/);
@@ -100,7 +115,11 @@ describe("a running server", () => {
     const body = new ReadableStream<Uint8Array>({ start: (c) => void (push = c) });
     const inFlight = fetch(`${s.url}/note`, {
       method: "POST",
-      headers: { "x-service-api-key": "serve-test-dev-key", accept: "application/vnd.service+json; version=0", "content-type": "application/json" },
+      headers: {
+        "x-service-api-key": "serve-test-dev-key",
+        accept: "application/vnd.service+json; version=0",
+        "content-type": "application/json",
+      },
       body,
     });
     push.enqueue(new TextEncoder().encode('{"text": "written during '));
@@ -121,7 +140,9 @@ describe("a running server", () => {
     // The object was committed: a new server on the same directory reads it.
     const again = await startServerProcess(SOURCE, env(join(dir, "shutdown")));
     try {
-      const list = await fetch(`${again.url}/note`, { headers: { "x-service-api-key": "serve-test-dev-key", accept: "application/vnd.service+json; version=0" } });
+      const list = await fetch(`${again.url}/note`, {
+        headers: { "x-service-api-key": "serve-test-dev-key", accept: "application/vnd.service+json; version=0" },
+      });
       expect(((await list.json()) as { text: string }[]).map((n) => n.text)).toEqual(["written during shutdown"]);
     } finally {
       await again.stop();
@@ -133,16 +154,27 @@ describe("production permissions", () => {
   test("deploy and every start print one warning line per production schema that anyone may change or delete", async () => {
     const data = join(dir, "warned");
     const defs = join(dir, "note.json");
-    writeFileSync(defs, JSON.stringify({ name: "note", fields: { text: { type: "string" } }, permissions: { create: "open", read: "open", update: "open", delete: "owner" } }));
+    writeFileSync(
+      defs,
+      JSON.stringify({
+        name: "note",
+        fields: { text: { type: "string" } },
+        permissions: { create: "open", read: "open", update: "open", delete: "owner" },
+      }),
+    );
     expect((await runCli(["schema", "apply", defs], env(data))).code).toBe(0);
     const deployed = await runCli(["deploy"], env(data));
     expect(deployed.code).toBe(0);
-    const warning = 'production schema "note" lets anyone with the public key change its objects (update: open); consider "owner" or stricter';
+    const warning =
+      'production schema "note" lets anyone with the public key change its objects (update: open); consider "owner" or stricter';
     expect(deployed.stderr.trim()).toBe(`warning: ${warning}`);
     const s = await startServerProcess(SOURCE, env(data, { BURROW_LOG_LEVEL: "warn" }));
     try {
       await Bun.sleep(50);
-      const warns = s.output().stderr.split("\n").filter((l) => l.includes(" WARN "));
+      const warns = s
+        .output()
+        .stderr.split("\n")
+        .filter((l) => l.includes(" WARN "));
       expect(warns).toHaveLength(1);
       expect(warns[0]).toEndWith(warning);
     } finally {

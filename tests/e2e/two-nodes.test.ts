@@ -56,7 +56,10 @@ function nodeEnv(name: string): Record<string, string> {
 }
 
 beforeAll(async () => {
-  const bin = execFileSync("node", [join(ROOT, "scripts/install-haproxy.mjs")], { encoding: "utf8" }).trim().split("\n").pop()!;
+  const bin = execFileSync("node", [join(ROOT, "scripts/install-haproxy.mjs")], { encoding: "utf8" })
+    .trim()
+    .split("\n")
+    .pop()!;
   [sqld, s3, fcm] = await Promise.all([startSqld({ namespaces: true }), startS3(), startFcmFake()]);
   // One after the other: the first creates the namespaces.
   nodes.push(await startServerProcess(SOURCE, nodeEnv("a")));
@@ -79,7 +82,10 @@ beforeAll(async () => {
   const login = await fetch(`${lb.url}/_admin/api/login`, { method: "POST", body: JSON.stringify(ADMIN) });
   adminToken = ((await login.json()) as { token: string }).token;
   // Files go to S3, shared by both nodes.
-  const files = { store: "s3", s3: { endpoint: s3.endpoint, bucket: s3.bucket, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, region: "us-east-1" } };
+  const files = {
+    store: "s3",
+    s3: { endpoint: s3.endpoint, bucket: s3.bucket, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, region: "us-east-1" },
+  };
   for (const env of ["development", "production"]) expect((await admin("PUT", `/settings/${env}`, { files })).status).toBe(200);
   // The node that did not take a PUT serves the new settings once its next look is due (at most 0.4 s).
   await Bun.sleep(1000);
@@ -95,11 +101,19 @@ afterAll(async () => {
 });
 
 function admin(method: string, path: string, body?: unknown, base = lb.url): Promise<Response> {
-  return fetch(`${base}/_admin/api${path}`, { method, headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  return fetch(`${base}/_admin/api${path}`, {
+    method,
+    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
 }
 
 /** A development API call through `base` (the balancer unless a node is named), presenting the balancer's Host. */
-async function api(method: string, path: string, opts: { base?: string; body?: unknown; headers?: Record<string, string>; version?: number } = {}) {
+async function api(
+  method: string,
+  path: string,
+  opts: { base?: string; body?: unknown; headers?: Record<string, string>; version?: number } = {},
+) {
   const version = opts.version ?? 0;
   const res = await fetch(`${opts.base ?? lb.url}${path}`, {
     method,
@@ -125,13 +139,19 @@ const signed = (creds: { access_token: string; mac_key: string }, method: string
 });
 
 test("CRUD and queries through the balancer; binary files land in the shared S3 store", async () => {
-  expect((await admin("PUT", "/schemas/note", { fields: { title: { type: "string" }, n: { type: "integer" }, pic: { type: "binary" } } })).status).toBe(201);
-  for (let i = 0; i < 20; i++) expect((await api("POST", "/note", { body: { note_id: `n${i}`, title: `note ${i}`, n: i } })).status).toBe(201);
+  expect(
+    (await admin("PUT", "/schemas/note", { fields: { title: { type: "string" }, n: { type: "integer" }, pic: { type: "binary" } } }))
+      .status,
+  ).toBe(201);
+  for (let i = 0; i < 20; i++)
+    expect((await api("POST", "/note", { body: { note_id: `n${i}`, title: `note ${i}`, n: i } })).status).toBe(201);
   const [a, b] = nodes.map((n) => n.url);
   // Each node reads what the other wrote.
   expect((await api("GET", "/note/n3", { base: a })).body).toMatchObject({ note_id: "n3", n: 3 });
   expect((await api("GET", "/note/n4", { base: b })).body).toMatchObject({ note_id: "n4", n: 4 });
-  const page = await api("GET", `/note?${new URLSearchParams({ "n[gte]": "10" })}`, { headers: { "x-service-orderby": "n:desc", range: "objects=0-4" } });
+  const page = await api("GET", `/note?${new URLSearchParams({ "n[gte]": "10" })}`, {
+    headers: { "x-service-orderby": "n:desc", range: "objects=0-4" },
+  });
   expect(page.status).toBe(206);
   expect(page.body.map((o: { n: number }) => o.n)).toEqual([19, 18, 17, 16, 15]);
   expect((await api("PUT", "/note/n5", { base: b, body: { title: "changed on b" } })).status).toBe(200);
@@ -154,7 +174,10 @@ test("rate limits count requests on both nodes together", async () => {
   await Bun.sleep(1000); // both nodes have the new setting
   const statuses: number[] = [];
   for (let i = 0; i < 20; i++) {
-    const r = await api("POST", "/user/accessToken", { base: i % 2 === 0 ? a : b, body: { username: "nobody", password: "wrong-password" } });
+    const r = await api("POST", "/user/accessToken", {
+      base: i % 2 === 0 ? a : b,
+      body: { username: "nobody", password: "wrong-password" },
+    });
     statuses.push(r.status);
   }
   // Exactly ten got an answer about the password (401); the other ten were refused by the shared limit.
@@ -269,14 +292,21 @@ test("a broadcast to 10,000 devices reaches every one once with a node killed ha
     const now = Date.now();
     for (let i = 0; i < N; i += 1000) {
       const rows = Array.from({ length: 1000 }, (_, k) => `device-${i + k}`);
-      await store.development.execute({ sql: `INSERT INTO _burrow_push_tokens (type, token, user, created) VALUES ${rows.map(() => "('androidgcm', ?, NULL, ?)").join(", ")}`, args: rows.flatMap((t) => [t, now]) });
+      await store.development.execute({
+        sql: `INSERT INTO _burrow_push_tokens (type, token, user, created) VALUES ${rows.map(() => "('androidgcm', ?, NULL, ?)").join(", ")}`,
+        args: rows.flatMap((t) => [t, now]),
+      });
     }
   } finally {
     store.close();
   }
   await Bun.sleep(1000); // both nodes have the push settings
   fcm.delayMs = 5;
-  const sent = await fetch(`${lb.url}/_push/notifications`, { method: "POST", headers: { "x-service-api-key": DEV_KEY, accept: "application/vnd.service+json; version=0", "content-type": "application/json" }, body: JSON.stringify({ payload: { message: "to everyone" } }) });
+  const sent = await fetch(`${lb.url}/_push/notifications`, {
+    method: "POST",
+    headers: { "x-service-api-key": DEV_KEY, accept: "application/vnd.service+json; version=0", "content-type": "application/json" },
+    body: JSON.stringify({ payload: { message: "to everyone" } }),
+  });
   expect(await sent.json()).toEqual({ queued: N });
   const half = Date.now() + 60_000;
   while (fcm.deliveries.length < N / 2 && Date.now() < half) await Bun.sleep(10);
@@ -296,5 +326,7 @@ test("a broadcast to 10,000 devices reaches every one once with a node killed ha
   expect(twice.length).toBeLessThanOrEqual(100);
   for (const keys of twice) expect(new Set(keys).size).toBe(1);
   expect([...byToken.values()].every((keys) => keys.length <= 2)).toBe(true);
-  console.error(`two nodes, kill -9 halfway: ${atKill} delivered at the kill, ${N} devices reached, ${twice.length} got the same notification twice (same collapse key)`);
+  console.error(
+    `two nodes, kill -9 halfway: ${atKill} delivered at the kill, ${N} devices reached, ${twice.length} got the same notification twice (same collapse key)`,
+  );
 }, 150_000);

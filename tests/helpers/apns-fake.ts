@@ -66,7 +66,10 @@ export function makeApnsTestPki(): ApnsTestPki {
     signer: caKey,
     subject: [{ name: "commonName", value: "Burrow Test APNs CA" }],
     serial: "01",
-    extensions: [{ name: "basicConstraints", cA: true }, { name: "keyUsage", keyCertSign: true, cRLSign: true }],
+    extensions: [
+      { name: "basicConstraints", cA: true },
+      { name: "keyUsage", keyCertSign: true, cRLSign: true },
+    ],
   });
   const serverKey = rsaKey();
   const server = certificate({
@@ -75,7 +78,16 @@ export function makeApnsTestPki(): ApnsTestPki {
     issuer: ca,
     subject: [{ name: "commonName", value: "127.0.0.1" }],
     serial: "02",
-    extensions: [{ name: "subjectAltName", altNames: [{ type: 7, ip: "127.0.0.1" }, { type: 2, value: "localhost" }] }, { name: "extKeyUsage", serverAuth: true }],
+    extensions: [
+      {
+        name: "subjectAltName",
+        altNames: [
+          { type: 7, ip: "127.0.0.1" },
+          { type: 2, value: "localhost" },
+        ],
+      },
+      { name: "extKeyUsage", serverAuth: true },
+    ],
   });
   const clientKey = rsaKey();
   const client = certificate({
@@ -95,7 +107,12 @@ export function makeApnsTestPki(): ApnsTestPki {
   return {
     caPem: forge.pki.certificateToPem(ca),
     server: { certPem: forge.pki.certificateToPem(server), keyPem: forge.pki.privateKeyToPem(serverKey) },
-    p8: { pem: ec.privateKey.export({ type: "pkcs8", format: "pem" }).toString(), publicKey: ec.publicKey, keyId: TEST_KEY_ID, teamId: TEST_TEAM_ID },
+    p8: {
+      pem: ec.privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
+      publicKey: ec.publicKey,
+      keyId: TEST_KEY_ID,
+      teamId: TEST_TEAM_ID,
+    },
     // The CA goes first so that picking the leaf by its key (not by position) is exercised.
     p12Base64: p12(clientKey, [ca, client]),
     p12NoKeyBase64: p12(null, [client]),
@@ -211,15 +228,18 @@ export async function startApnsFake(pki: ApnsTestPki, opts: ApnsFakeOptions = {}
       }
       // A provider token already verified is not verified again (providers reuse one for 20-60 minutes).
       const known = jwtsSeen.has(authorization.slice(7));
-      const signed = known || verify("sha256", Buffer.from(`${h}.${c}`), { key: pki.p8.publicKey, dsaEncoding: "ieee-p1363" }, Buffer.from(s, "base64url"));
-      if (!signed || header.alg !== "ES256" || header.kid !== pki.p8.keyId || claims.iss !== pki.p8.teamId) return { fail: "InvalidProviderToken" };
+      const signed =
+        known ||
+        verify("sha256", Buffer.from(`${h}.${c}`), { key: pki.p8.publicKey, dsaEncoding: "ieee-p1363" }, Buffer.from(s, "base64url"));
+      if (!signed || header.alg !== "ES256" || header.kid !== pki.p8.keyId || claims.iss !== pki.p8.teamId)
+        return { fail: "InvalidProviderToken" };
       if (typeof claims.iat !== "number" || Math.abs(Date.now() / 1000 - claims.iat) > 3600) return { fail: "ExpiredProviderToken" };
       jwtsSeen.add(authorization.slice(7));
       return { ok: "jwt" };
     }
     const socket = session.socket as TLSSocket;
     const peer = socket.getPeerCertificate?.(true);
-    if (!peer || !peer.raw) return { fail: "MissingProviderToken" };
+    if (!peer?.raw) return { fail: "MissingProviderToken" };
     if (!socket.authorized) return { fail: "BadCertificate" }; // Not signed by the test CA.
     const subject = new X509Certificate(peer.raw).subject;
     if (!subject.split("\n").includes(`UID=${topic}`)) return { fail: "BadCertificate" };
@@ -252,19 +272,31 @@ export async function startApnsFake(pki: ApnsTestPki, opts: ApnsFakeOptions = {}
       const auth = checkAuth(session, h("authorization"));
       let payload: unknown;
       const fail =
-        h(":method") !== "POST" ? [405, "MethodNotAllowed"]
-        : !m ? [404, "BadPath"]
-        : "fail" in auth ? [403, auth.fail]
-        : !h("apns-topic") ? [400, "MissingTopic"]
-        : h("apns-topic") !== topic ? [400, "BadTopic"]
-        : !["alert", "background"].includes(h("apns-push-type") ?? "") ? [400, "InvalidPushType"]
-        : !["5", "10"].includes(h("apns-priority") ?? "") ? [400, "BadPriority"]
-        : !/^\d+$/.test(h("apns-expiration") ?? "") ? [400, "BadExpirationDate"]
-        : !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(h("apns-id") ?? "") ? [400, "BadMessageId"]
-        : Buffer.byteLength(h("apns-collapse-id") ?? "") > 64 ? [400, "BadCollapseId"]
-        : body.length === 0 ? [400, "PayloadEmpty"]
-        : body.length > 4096 ? [413, "PayloadTooLarge"]
-        : null;
+        h(":method") !== "POST"
+          ? [405, "MethodNotAllowed"]
+          : !m
+            ? [404, "BadPath"]
+            : "fail" in auth
+              ? [403, auth.fail]
+              : !h("apns-topic")
+                ? [400, "MissingTopic"]
+                : h("apns-topic") !== topic
+                  ? [400, "BadTopic"]
+                  : !["alert", "background"].includes(h("apns-push-type") ?? "")
+                    ? [400, "InvalidPushType"]
+                    : !["5", "10"].includes(h("apns-priority") ?? "")
+                      ? [400, "BadPriority"]
+                      : !/^\d+$/.test(h("apns-expiration") ?? "")
+                        ? [400, "BadExpirationDate"]
+                        : !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(h("apns-id") ?? "")
+                          ? [400, "BadMessageId"]
+                          : Buffer.byteLength(h("apns-collapse-id") ?? "") > 64
+                            ? [400, "BadCollapseId"]
+                            : body.length === 0
+                              ? [400, "PayloadEmpty"]
+                              : body.length > 4096
+                                ? [413, "PayloadTooLarge"]
+                                : null;
       if (!fail) {
         try {
           payload = JSON.parse(body.toString("utf8"));
@@ -289,7 +321,8 @@ export async function startApnsFake(pki: ApnsTestPki, opts: ApnsFakeOptions = {}
         }
         reply(200);
         if (goawayIn > 0 && --goawayIn === 0) {
-          if (goawayMode === "graceful") session.close(); // GOAWAY; streams already open still get answers.
+          if (goawayMode === "graceful")
+            session.close(); // GOAWAY; streams already open still get answers.
           else setImmediate(() => session.destroy()); // Let the 200 above go out first.
         }
       };

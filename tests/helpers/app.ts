@@ -54,7 +54,16 @@ export function tempDir(prefix = "burrow-test-"): string {
 }
 
 /** The configuration and opened Burrow (its parts) of a test app in `dir` (STORE=sqld: on the shared libSQL server). */
-async function openTestServices(dir: string, opts: { flags?: Record<string, string | boolean>; env?: Record<string, string>; logLevel?: Level; open?: Omit<Parameters<typeof openBurrow>[1], "log"> }, logs: string[]) {
+async function openTestServices(
+  dir: string,
+  opts: {
+    flags?: Record<string, string | boolean>;
+    env?: Record<string, string>;
+    logLevel?: Level;
+    open?: Omit<Parameters<typeof openBurrow>[1], "log">;
+  },
+  logs: string[],
+) {
   // STORE=sqld: every test app keeps its databases on one libSQL server, under namespaces of its own.
   const store = REMOTE_STORE && !opts.flags?.["--store"] ? await remoteStoreFlags(dir) : {};
   const config = loadConfig(
@@ -72,7 +81,16 @@ async function openTestServices(dir: string, opts: { flags?: Record<string, stri
   return openBurrow(config, { ...opts.open, log: createLogger(opts.logLevel ?? "warn", (l) => logs.push(l)) });
 }
 
-export async function makeTestApp(opts: { flags?: Record<string, string | boolean>; env?: Record<string, string>; dir?: string; peer?: (req: Request) => string | null; logLevel?: Level; open?: Omit<Parameters<typeof openBurrow>[1], "log"> } = {}): Promise<TestApp> {
+export async function makeTestApp(
+  opts: {
+    flags?: Record<string, string | boolean>;
+    env?: Record<string, string>;
+    dir?: string;
+    peer?: (req: Request) => string | null;
+    logLevel?: Level;
+    open?: Omit<Parameters<typeof openBurrow>[1], "log">;
+  } = {},
+): Promise<TestApp> {
   const dir = opts.dir ?? tempDir();
   let burrow: Burrow;
   const logs: string[] = [];
@@ -101,7 +119,7 @@ export async function makeTestApp(opts: { flags?: Record<string, string | boolea
     Object.assign(headers, o.headers);
     const res = await app.handle(new Request(`http://localhost${path}`, { method, headers, body }));
     const text = await res.text();
-    let parsed: unknown = undefined;
+    let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {}
@@ -136,5 +154,13 @@ export async function makeTestApp(opts: { flags?: Record<string, string | boolea
 
 /** A development ApiContext of a test app for calling the datastore directly (the server itself by default). */
 export function devContext(t: TestApp, principal: Principal = { kind: "system" }): ApiContext {
-  return { env: "development", version: 0, db: t.burrow.envDbs.development, schemas: t.burrow.catalog.development(), infer: false, principal, fileBase: () => "http://localhost" };
+  return {
+    env: "development",
+    version: 0,
+    db: t.burrow.envDbs.development,
+    schemas: t.burrow.catalog.development(),
+    infer: false,
+    principal,
+    fileBase: () => "http://localhost",
+  };
 }

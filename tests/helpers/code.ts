@@ -10,5 +10,10 @@ export async function upload(app: TestApp, source: string, query = "", contentTy
     token = (await app.request("POST", "/_admin/api/login", { body: ADMIN, key: null, version: null })).body.token as string;
     tokens.set(app, token);
   }
-  return app.request("PUT", `/_admin/api/code${query}`, { raw: source, key: null, version: null, headers: { authorization: `Bearer ${token}`, "content-type": contentType } });
+  return app.request("PUT", `/_admin/api/code${query}`, {
+    raw: source,
+    key: null,
+    version: null,
+    headers: { authorization: `Bearer ${token}`, "content-type": contentType },
+  });
 }

@@ -17,9 +17,7 @@ export function makeServiceAccount(tokenUri: string, opts: { projectId?: string;
   const projectId = opts.projectId ?? "burrow-test";
   const clientEmail = `burrow-push@${projectId}.iam.gserviceaccount.com`;
   const pair =
-    opts.keyType === "ec"
-      ? generateKeyPairSync("ec", { namedCurve: "P-256" })
-      : generateKeyPairSync("rsa", { modulusLength: 2048 });
+    opts.keyType === "ec" ? generateKeyPairSync("ec", { namedCurve: "P-256" }) : generateKeyPairSync("rsa", { modulusLength: 2048 });
   const privateKey = pair.privateKey.export({ type: "pkcs8", format: "pem" }).toString();
   const json = JSON.stringify({
     type: "service_account",
@@ -91,7 +89,9 @@ const fcmError = (status: number, code: string, errorCode: string | null, messag
  * Start the fake on 127.0.0.1; `clock` (ms) is the fake's notion of now for JWT and token expiry; `onDelivery`
  * replaces recording in `deliveries` (benchmarks).
  */
-export async function startFcmFake(opts: { projectId?: string; clock?: () => number; onDelivery?: (token: string, collapseKey: string) => void } = {}): Promise<FcmFake> {
+export async function startFcmFake(
+  opts: { projectId?: string; clock?: () => number; onDelivery?: (token: string, collapseKey: string) => void } = {},
+): Promise<FcmFake> {
   const clock = opts.clock ?? Date.now;
   const issued = new Map<string, number>(); // access token -> expiry (ms)
   const behaviours = new Map<string, FcmBehaviour>();
@@ -128,14 +128,17 @@ export async function startFcmFake(opts: { projectId?: string; clock?: () => num
     const [h, c, s] = parts as [string, string, string];
     const header = JSON.parse(Buffer.from(h, "base64url").toString());
     if (header.alg !== "RS256") return reject(`alg ${header.alg}`);
-    if (!verify("RSA-SHA256", Buffer.from(`${h}.${c}`), account.publicKey, Buffer.from(s, "base64url"))) return reject("Invalid JWT Signature.");
+    if (!verify("RSA-SHA256", Buffer.from(`${h}.${c}`), account.publicKey, Buffer.from(s, "base64url")))
+      return reject("Invalid JWT Signature.");
     const claims = JSON.parse(Buffer.from(c, "base64url").toString());
     const now = Math.floor(clock() / 1000);
     if (claims.iss !== account.clientEmail) return reject(`iss ${claims.iss}`);
     if (claims.aud !== fake.tokenUri) return reject(`aud ${claims.aud}`);
     if (claims.scope !== "https://www.googleapis.com/auth/firebase.messaging") return reject(`scope ${claims.scope}`);
-    if (typeof claims.iat !== "number" || typeof claims.exp !== "number" || claims.exp - claims.iat > 3600) return reject("exp - iat > 3600");
-    if (claims.exp <= now || claims.iat > now + 60) return reject("Invalid JWT: Token must be a short-lived token and in a reasonable timeframe");
+    if (typeof claims.iat !== "number" || typeof claims.exp !== "number" || claims.exp - claims.iat > 3600)
+      return reject("exp - iat > 3600");
+    if (claims.exp <= now || claims.iat > now + 60)
+      return reject("Invalid JWT: Token must be a short-lived token and in a reasonable timeframe");
     fake.tokenRequests++;
     const accessToken = `ya29.${randomBytes(24).toString("base64url")}`;
     issued.set(accessToken, clock() + fake.expiresIn * 1000);
@@ -156,8 +159,14 @@ export async function startFcmFake(opts: { projectId?: string; clock?: () => num
     const data = m?.data as Record<string, unknown> | undefined;
     const keys = m ? Object.keys(m).sort().join(",") : "";
     if (
-      !m || keys !== "android,data,token" || typeof m.token !== "string" || typeof data !== "object" || data === null ||
-      !Object.values(data).every((v) => typeof v === "string") || typeof android?.collapse_key !== "string" || android.priority !== "high"
+      !m ||
+      keys !== "android,data,token" ||
+      typeof m.token !== "string" ||
+      typeof data !== "object" ||
+      data === null ||
+      !Object.values(data).every((v) => typeof v === "string") ||
+      typeof android?.collapse_key !== "string" ||
+      android.priority !== "high"
     ) {
       return fcmError(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT", "Invalid JSON payload received.", [
         { "@type": "type.googleapis.com/google.rpc.BadRequest", fieldViolations: [{ field: "message", description: "bad shape" }] },
@@ -169,12 +178,18 @@ export async function startFcmFake(opts: { projectId?: string; clock?: () => num
     if (b === "unregistered") return fcmError(404, "NOT_FOUND", "UNREGISTERED", "Requested entity was not found.");
     if (b === "invalid-token") {
       return fcmError(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT", "The registration token is not a valid FCM registration token", [
-        { "@type": "type.googleapis.com/google.rpc.BadRequest", fieldViolations: [{ field: "message.token", description: "The registration token is not a valid FCM registration token" }] },
+        {
+          "@type": "type.googleapis.com/google.rpc.BadRequest",
+          fieldViolations: [{ field: "message.token", description: "The registration token is not a valid FCM registration token" }],
+        },
       ]);
     }
     if (b === "invalid-payload") {
       return fcmError(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT", "Invalid data payload key: from", [
-        { "@type": "type.googleapis.com/google.rpc.BadRequest", fieldViolations: [{ field: "message.data[0].key", description: "Invalid data payload key: from" }] },
+        {
+          "@type": "type.googleapis.com/google.rpc.BadRequest",
+          fieldViolations: [{ field: "message.data[0].key", description: "Invalid data payload key: from" }],
+        },
       ]);
     }
     if (b === "sender-id-mismatch") return fcmError(403, "PERMISSION_DENIED", "SENDER_ID_MISMATCH", "SenderId mismatch");
@@ -190,7 +205,13 @@ export async function startFcmFake(opts: { projectId?: string; clock?: () => num
       return res;
     }
     if (opts.onDelivery) opts.onDelivery(m.token, android.collapse_key);
-    else fake.deliveries.push({ token: m.token, data: data as Record<string, string>, collapseKey: android.collapse_key, priority: android.priority });
+    else
+      fake.deliveries.push({
+        token: m.token,
+        data: data as Record<string, string>,
+        collapseKey: android.collapse_key,
+        priority: android.priority,
+      });
     return Response.json({ name: `projects/${project}/messages/${randomBytes(8).toString("hex")}` });
   }
 

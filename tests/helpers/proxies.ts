@@ -38,7 +38,10 @@ export function selfSigned(name: string): { certPem: string; keyPem: string } {
   const subject = [{ name: "commonName", value: name }];
   cert.setSubject(subject);
   cert.setIssuer(subject);
-  cert.setExtensions([{ name: "basicConstraints", cA: true }, { name: "subjectAltName", altNames: [{ type: 2, value: name }] }]);
+  cert.setExtensions([
+    { name: "basicConstraints", cA: true },
+    { name: "subjectAltName", altNames: [{ type: 2, value: name }] },
+  ]);
   cert.sign(key, forge.md.sha256.create());
   return { certPem: forge.pki.certificateToPem(cert), keyPem };
 }

@@ -17,14 +17,23 @@ const TIMEOUT_MS = 5000;
  * Send `head` (request line and header lines, no blank line; `Connection: close` is added) and `body` to
  * 127.0.0.1:`port`, over TLS when `tls` is given (verified against `ca` for `servername`); read until the close.
  */
-export function rawExchange(port: number, head: string, opts: { tls?: { ca: string; servername: string }; body?: string } = {}): Promise<RawAnswer> {
+export function rawExchange(
+  port: number,
+  head: string,
+  opts: { tls?: { ca: string; servername: string }; body?: string } = {},
+): Promise<RawAnswer> {
   const request = `${head}\r\nConnection: close\r\n\r\n${opts.body ?? ""}`;
   return new Promise((resolve, reject) => {
     const socket = opts.tls
-      ? tlsConnect({ host: "127.0.0.1", port, servername: opts.tls.servername, ca: opts.tls.ca, ALPNProtocols: ["http/1.1"] }, () => socket.write(request))
+      ? tlsConnect({ host: "127.0.0.1", port, servername: opts.tls.servername, ca: opts.tls.ca, ALPNProtocols: ["http/1.1"] }, () =>
+          socket.write(request),
+        )
       : tcpConnect(port, "127.0.0.1", () => socket.write(request));
     const chunks: Buffer[] = [];
-    const timer = setTimeout(() => socket.destroy(new Error(`no complete answer from 127.0.0.1:${port} within ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
+    const timer = setTimeout(
+      () => socket.destroy(new Error(`no complete answer from 127.0.0.1:${port} within ${TIMEOUT_MS} ms`)),
+      TIMEOUT_MS,
+    );
     socket.on("data", (d) => chunks.push(Buffer.from(d)));
     socket.on("error", (e) => {
       clearTimeout(timer);

@@ -16,7 +16,19 @@ export async function startS3(): Promise<{
 }> {
   const server = await startLoopbackProcess({
     name: "s3rver",
-    argv: (port, dir) => ["node", BIN, "-d", join(dir, "data"), "-a", "127.0.0.1", "-p", String(port), "--configure-bucket", BUCKET, "--silent"],
+    argv: (port, dir) => [
+      "node",
+      BIN,
+      "-d",
+      join(dir, "data"),
+      "-a",
+      "127.0.0.1",
+      "-p",
+      String(port),
+      "--configure-bucket",
+      BUCKET,
+      "--silent",
+    ],
     // Any HTTP answer (an unsigned request gets 403) means it is listening; the bucket is configured before listen.
     ready: async (url) => (await fetch(url, { signal: AbortSignal.timeout(1000) }), true),
   });

@@ -11,7 +11,12 @@ export interface MacCredentials {
 }
 
 /** `Authorization: MAC ...` for a request to http://localhost<path> (the harness's URL), or another host/port. */
-export function macAuth(creds: MacCredentials, method: string, path: string, opts: { host?: string; port?: number; ts?: number; nonce?: string } = {}): string {
+export function macAuth(
+  creds: MacCredentials,
+  method: string,
+  path: string,
+  opts: { host?: string; port?: number; ts?: number; nonce?: string } = {},
+): string {
   const ts = String(opts.ts ?? Math.floor(Date.now() / 1000));
   const nonce = opts.nonce ?? `n${++counter}`;
   const normalized = normalizedString({ ts, nonce, method, uri: path, host: opts.host ?? "localhost", port: opts.port ?? 80 });
@@ -19,7 +24,13 @@ export function macAuth(creds: MacCredentials, method: string, path: string, opt
 }
 
 /** `Authorization: OAuth ...` signed with an environment's keys. */
-export function oauthAuth(publicKey: string, privateKey: string, method: string, url: string, opts: { formBody?: string; timestamp?: number; nonce?: string } = {}): string {
+export function oauthAuth(
+  publicKey: string,
+  privateKey: string,
+  method: string,
+  url: string,
+  opts: { formBody?: string; timestamp?: number; nonce?: string } = {},
+): string {
   return signOAuth1({
     method,
     url,

@@ -44,7 +44,14 @@ export async function startSmtp(): Promise<{ port: number; messages: ReceivedMai
         const raw = Buffer.concat(chunks).toString("utf8");
         const { subject, text } = parseMessage(raw);
         const env = session.envelope;
-        messages.push({ from: env.mailFrom ? env.mailFrom.address : "", to: env.rcptTo.map((r) => r.address), user: session.user ?? null, raw, subject, text });
+        messages.push({
+          from: env.mailFrom ? env.mailFrom.address : "",
+          to: env.rcptTo.map((r) => r.address),
+          user: session.user ?? null,
+          raw,
+          subject,
+          text,
+        });
         callback();
       });
     },
@@ -97,7 +104,10 @@ function textBody(headers: Map<string, string>, body: string): string | undefine
     encoding === "base64"
       ? Buffer.from(body, "base64").toString("utf8")
       : encoding === "quoted-printable"
-        ? Buffer.from(body.replace(/=\r\n/g, "").replace(/=([0-9A-F]{2})/gi, (_, h: string) => String.fromCharCode(parseInt(h, 16))), "latin1").toString("utf8")
+        ? Buffer.from(
+            body.replace(/=\r\n/g, "").replace(/=([0-9A-F]{2})/gi, (_, h: string) => String.fromCharCode(parseInt(h, 16))),
+            "latin1",
+          ).toString("utf8")
         : body;
   return decoded.replace(/\r\n$/, "").replaceAll("\r\n", "\n");
 }

@@ -17,7 +17,8 @@ interface Fake {
   stop(): void;
 }
 
-const json = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+const json = (body: unknown, status = 200) =>
+  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 
 /** What a failing fake answers: a 503, or a 200 that is not JSON. */
 function failing(mode: Mode): Response | null {
@@ -76,7 +77,20 @@ export interface GraphFake extends Fake {
  * whether it is still valid; tokens of unknown or expired grants are inspected as invalid.
  */
 export function startGraphFake(appSecret: string | null = null, appId = "1"): GraphFake {
-  const fake: GraphFake = { url: "", calls: 0, mode: "up", tokens: new Map(), posts: [], appId, appSecret, apps: new Map(), queries: [], inspections: [], inspectionDown: false, stop: () => {} };
+  const fake: GraphFake = {
+    url: "",
+    calls: 0,
+    mode: "up",
+    tokens: new Map(),
+    posts: [],
+    appId,
+    appSecret,
+    apps: new Map(),
+    queries: [],
+    inspections: [],
+    inspectionDown: false,
+    stop: () => {},
+  };
   const oauthError = (message: string, code: number) => json({ error: { message, type: "OAuthException", code } }, 400);
   const now = () => Math.floor(Date.now() / 1000);
   const expiresAt = (user: GraphUser) => user.expiresAt ?? now() + 3600;
@@ -86,8 +100,15 @@ export function startGraphFake(appSecret: string | null = null, appId = "1"): Gr
     const user = fake.tokens.get(token);
     if (!user) return oauthError("Invalid OAuth access token.", 190);
     if (expired(user)) return oauthError("Error validating access token: Session has expired.", 190);
-    if ((user.appId ?? fake.appId) === fake.appId && fake.appSecret !== null && p.get("appsecret_proof") !== createHmac("sha256", fake.appSecret).update(token).digest("hex"))
-      return json({ error: { message: "Invalid appsecret_proof provided in the API argument", type: "GraphMethodException", code: 100 } }, 400);
+    if (
+      (user.appId ?? fake.appId) === fake.appId &&
+      fake.appSecret !== null &&
+      p.get("appsecret_proof") !== createHmac("sha256", fake.appSecret).update(token).digest("hex")
+    )
+      return json(
+        { error: { message: "Invalid appsecret_proof provided in the API argument", type: "GraphMethodException", code: 100 } },
+        400,
+      );
     return user;
   };
   /** The app an app access token (<id>|<secret>) authenticates, or null. */
@@ -129,7 +150,13 @@ export function startGraphFake(appSecret: string | null = null, appId = "1"): Gr
       const user = userOf(url.searchParams);
       if (user instanceof Response) return user;
       const fields = (url.searchParams.get("fields") ?? "id,name").split(",");
-      const all: Record<string, unknown> = { id: user.id, name: user.name, email: user.email, first_name: user.name.split(" ")[0], last_name: user.name.split(" ").slice(1).join(" ") };
+      const all: Record<string, unknown> = {
+        id: user.id,
+        name: user.name,
+        email: user.email,
+        first_name: user.name.split(" ")[0],
+        last_name: user.name.split(" ").slice(1).join(" "),
+      };
       return json(Object.fromEntries(fields.filter((f) => all[f] !== undefined).map((f) => [f, all[f]])));
     }
     if (req.method === "POST" && url.pathname === "/me/feed") {
@@ -161,7 +188,16 @@ export interface Social2Fake extends Fake {
 
 /** The OAuth 1.0a network, its API under /1.1 (as the real one). */
 export function startSocial2Fake(): Social2Fake {
-  const fake: Social2Fake = { url: "", calls: 0, mode: "up", consumers: new Map(), tokens: new Map(), statuses: [], lastRefusal: "", stop: () => {} };
+  const fake: Social2Fake = {
+    url: "",
+    calls: 0,
+    mode: "up",
+    consumers: new Map(),
+    tokens: new Map(),
+    statuses: [],
+    lastRefusal: "",
+    stop: () => {},
+  };
   const seen = new Set<string>();
   const refuse = (why: string) => {
     fake.lastRefusal = why;
@@ -177,26 +213,40 @@ export function startSocial2Fake(): Social2Fake {
     const nonce = `${header.oauth_consumer_key}|${header.oauth_nonce}|${header.oauth_timestamp}`;
     if (seen.has(nonce)) return refuse("replayed nonce");
     const url = new URL(req.url);
-    const r = verifyOAuth1({ header, consumerSecret, tokenSecret: token.secret, methods: [req.method], baseUris: [baseStringUri(url)], query: url.search.slice(1), formBody, now: Date.now(), windowSeconds: 300 });
+    const r = verifyOAuth1({
+      header,
+      consumerSecret,
+      tokenSecret: token.secret,
+      methods: [req.method],
+      baseUris: [baseStringUri(url)],
+      query: url.search.slice(1),
+      formBody,
+      now: Date.now(),
+      windowSeconds: 300,
+    });
     if (!r.ok) return refuse(r.reason === "signature" ? "bad signature" : `bad ${r.reason}`);
     seen.add(nonce);
     return token.user;
   };
-  serve(fake, async (req, url) => {
-    if (req.method === "GET" && url.pathname === "/1.1/account/verify_credentials.json") {
-      const user = authenticate(req);
-      return user instanceof Response ? user : json({ ...user, id: Number(user.id_str) });
-    }
-    if (req.method === "POST" && url.pathname === "/1.1/statuses/update.json") {
-      const body = await req.text();
-      const user = authenticate(req, body);
-      if (user instanceof Response) return user;
-      const status = new URLSearchParams(body).get("status") ?? "";
-      fake.statuses.push({ user: user.id_str, status });
-      return json({ id_str: String(1000 + fake.statuses.length), text: status, user: { id_str: user.id_str } });
-    }
-    return json({ errors: [{ code: 34, message: "Sorry, that page does not exist." }] }, 404);
-  }, "/1.1");
+  serve(
+    fake,
+    async (req, url) => {
+      if (req.method === "GET" && url.pathname === "/1.1/account/verify_credentials.json") {
+        const user = authenticate(req);
+        return user instanceof Response ? user : json({ ...user, id: Number(user.id_str) });
+      }
+      if (req.method === "POST" && url.pathname === "/1.1/statuses/update.json") {
+        const body = await req.text();
+        const user = authenticate(req, body);
+        if (user instanceof Response) return user;
+        const status = new URLSearchParams(body).get("status") ?? "";
+        fake.statuses.push({ user: user.id_str, status });
+        return json({ id_str: String(1000 + fake.statuses.length), text: status, user: { id_str: user.id_str } });
+      }
+      return json({ errors: [{ code: 34, message: "Sorry, that page does not exist." }] }, 404);
+    },
+    "/1.1",
+  );
   return fake;
 }
 
@@ -206,7 +256,10 @@ export interface OidcIssuer extends Fake {
   /** Serve the discovery document but fail the key set (503). */
   jwksDown: boolean;
   /** A signed ID token: iss, sub, aud, iat and exp (an hour) by default; claims override them. */
-  idToken(claims: Record<string, unknown>, opts?: { expiresIn?: number | string; key?: "current" | "foreign"; alg?: string }): Promise<string>;
+  idToken(
+    claims: Record<string, unknown>,
+    opts?: { expiresIn?: number | string; key?: "current" | "foreign"; alg?: string },
+  ): Promise<string>;
   /** A new signing key with a new kid; the old one is no longer published. */
   rotate(): Promise<void>;
 }
@@ -229,7 +282,9 @@ export async function startOidcIssuer(): Promise<OidcIssuer> {
       const key: KeyObject | CryptoKey = opts.key === "foreign" ? foreign.privateKey : privateKey;
       const now = Math.floor(Date.now() / 1000);
       const { exp, iat, ...rest } = claims;
-      let jwt = new SignJWT({ iss: fake.issuer, ...rest }).setProtectedHeader({ alg: opts.alg ?? "RS256", kid }).setIssuedAt((iat as number | undefined) ?? now);
+      let jwt = new SignJWT({ iss: fake.issuer, ...rest })
+        .setProtectedHeader({ alg: opts.alg ?? "RS256", kid })
+        .setIssuedAt((iat as number | undefined) ?? now);
       jwt = exp !== undefined ? jwt.setExpirationTime(exp as number) : jwt.setExpirationTime(opts.expiresIn ?? "1h");
       return jwt.sign(key);
     },
@@ -241,7 +296,8 @@ export async function startOidcIssuer(): Promise<OidcIssuer> {
   };
   serve(fake, (_req, url) => {
     const path = url.pathname;
-    if (path === "/.well-known/openid-configuration") return json({ issuer: fake.issuer, jwks_uri: `${fake.issuer}/jwks`, id_token_signing_alg_values_supported: ["RS256"] });
+    if (path === "/.well-known/openid-configuration")
+      return json({ issuer: fake.issuer, jwks_uri: `${fake.issuer}/jwks`, id_token_signing_alg_values_supported: ["RS256"] });
     if (path === "/jwks") {
       fake.jwksCalls++;
       return fake.jwksDown ? new Response("unavailable", { status: 503 }) : json({ keys: [jwk] });

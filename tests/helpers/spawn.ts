@@ -14,7 +14,11 @@ export interface RunResult {
 /** `bun src/main.ts <args>` with the given environment (a fresh env: nothing leaks from the test runner). */
 export async function runCli(args: string[], env: Record<string, string> = {}, exe?: string): Promise<RunResult> {
   const cmd = exe ? [exe, ...args] : [process.execPath, join(ROOT, "src/main.ts"), ...args];
-  const proc = Bun.spawn(cmd, { env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env }, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn(cmd, {
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const timer = setTimeout(() => proc.kill(), 30_000);
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   clearTimeout(timer);
@@ -47,7 +51,11 @@ function drain(stream: ReadableStream<Uint8Array>, initial = ""): () => string {
 }
 
 /** Start `serve` on 127.0.0.1 with a free port; resolves once /_health answers 200 (bounded to 20 s). */
-export async function startServerProcess(cmd: string[], env: Record<string, string>, opts: { stderrFile?: string } = {}): Promise<ServerProcess> {
+export async function startServerProcess(
+  cmd: string[],
+  env: Record<string, string>,
+  opts: { stderrFile?: string } = {},
+): Promise<ServerProcess> {
   const started = performance.now();
   const proc = Bun.spawn([...cmd, "serve", "--http", "127.0.0.1:0"], {
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },

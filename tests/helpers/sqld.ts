@@ -24,7 +24,13 @@ export async function startSqld(opts: { namespaces?: boolean } = {}): Promise<Sq
   const server = await startLoopbackProcess({
     name: "sqld",
     argv: (port, dir) => [
-      BIN, "--db-path", join(dir, "data.sqld"), "--http-listen-addr", `127.0.0.1:${port}`, "--no-welcome", "--disable-metrics",
+      BIN,
+      "--db-path",
+      join(dir, "data.sqld"),
+      "--http-listen-addr",
+      `127.0.0.1:${port}`,
+      "--no-welcome",
+      "--disable-metrics",
       // A STORE=sqld run opens some 300 namespaces; sqld keeps 100 loaded by default and a namespace being unloaded
       // answers 404 for a moment.
       ...(adminPort ? ["--enable-namespaces", "--admin-listen-addr", `127.0.0.1:${adminPort}`, "--max-active-namespaces", "2000"] : []),

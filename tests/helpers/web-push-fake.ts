@@ -57,15 +57,20 @@ interface WebPushFakeOptions {
 /** Start a fake push service on 127.0.0.1 that accepts pushes signed with `vapidPublicKey`. */
 export function startWebPushFake(vapidPublicKey: string, opts: WebPushFakeOptions = {}): WebPushFake {
   const subs = new Map<string, { ecdh: ECDH; auth: string }>();
-  const shared = opts.sharedKeys ? (() => {
-    const ecdh = createECDH("prime256v1");
-    ecdh.generateKeys();
-    return { ecdh, auth: randomBytes(16).toString("base64url") };
-  })() : null;
+  const shared = opts.sharedKeys
+    ? (() => {
+        const ecdh = createECDH("prime256v1");
+        ecdh.generateKeys();
+        return { ecdh, auth: randomBytes(16).toString("base64url") };
+      })()
+    : null;
   const behaviours = new Map<string, WebPushBehaviour>();
   const vapidKey = (() => {
     const raw = Buffer.from(vapidPublicKey, "base64url");
-    return createPublicKey({ key: { kty: "EC", crv: "P-256", x: raw.subarray(1, 33).toString("base64url"), y: raw.subarray(33).toString("base64url") }, format: "jwk" });
+    return createPublicKey({
+      key: { kty: "EC", crv: "P-256", x: raw.subarray(1, 33).toString("base64url"), y: raw.subarray(33).toString("base64url") },
+      format: "jwk",
+    });
   })();
   let inFlight = 0;
 
@@ -76,16 +81,22 @@ export function startWebPushFake(vapidPublicKey: string, opts: WebPushFakeOption
     peak: 0,
     delayMs: 0,
     subscribe(endpointBase) {
-      const keys = shared ?? (() => {
-        const ecdh = createECDH("prime256v1");
-        ecdh.generateKeys();
-        return { ecdh, auth: randomBytes(16).toString("base64url") };
-      })();
+      const keys =
+        shared ??
+        (() => {
+          const ecdh = createECDH("prime256v1");
+          ecdh.generateKeys();
+          return { ecdh, auth: randomBytes(16).toString("base64url") };
+        })();
       const { ecdh, auth } = keys;
       const id = randomBytes(12).toString("hex");
       if (!shared) subs.set(id, keys);
       const endpoint = `${endpointBase ?? fake.url}/push/${id}`;
-      return { id, endpoint, token: JSON.stringify({ endpoint, expirationTime: null, keys: { p256dh: ecdh.getPublicKey("base64url"), auth } }) };
+      return {
+        id,
+        endpoint,
+        token: JSON.stringify({ endpoint, expirationTime: null, keys: { p256dh: ecdh.getPublicKey("base64url"), auth } }),
+      };
     },
     respond: (id, b) => void (b === undefined ? behaviours.delete(id) : behaviours.set(id, b)),
     stop: () => void server.stop(true),
@@ -105,7 +116,8 @@ export function startWebPushFake(vapidPublicKey: string, opts: WebPushFakeOption
     const [h, c, s] = auth[1]!.split(".") as [string, string, string];
     const header = JSON.parse(Buffer.from(h, "base64url").toString());
     if (header.alg !== "ES256") return refuse(401, `alg ${header.alg}`);
-    if (!verify("sha256", Buffer.from(`${h}.${c}`), { key: vapidKey, dsaEncoding: "ieee-p1363" }, Buffer.from(s ?? "", "base64url"))) return refuse(401, "bad VAPID signature");
+    if (!verify("sha256", Buffer.from(`${h}.${c}`), { key: vapidKey, dsaEncoding: "ieee-p1363" }, Buffer.from(s ?? "", "base64url")))
+      return refuse(401, "bad VAPID signature");
     const claims = JSON.parse(Buffer.from(c, "base64url").toString());
     const now = Math.floor(Date.now() / 1000);
     if (claims.aud !== new URL(req.url).origin) return refuse(401, `aud ${claims.aud}`);
@@ -130,7 +142,15 @@ export function startWebPushFake(vapidPublicKey: string, opts: WebPushFakeOption
       return new Response(`answering ${b.status}`, { status: b.status, headers });
     }
     if (opts.onDelivery) opts.onDelivery(id, req.headers.get("topic"));
-    else fake.deliveries.push({ id, payload, topic: req.headers.get("topic"), ttl: req.headers.get("ttl"), urgency: req.headers.get("urgency"), claims });
+    else
+      fake.deliveries.push({
+        id,
+        payload,
+        topic: req.headers.get("topic"),
+        ttl: req.headers.get("ttl"),
+        urgency: req.headers.get("urgency"),
+        claims,
+      });
     return new Response(null, { status: 201, headers: { location: `${fake.url}/message/${randomBytes(8).toString("hex")}` } });
   }
 

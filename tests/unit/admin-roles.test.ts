@@ -26,5 +26,6 @@ test("names with their article", () => {
 
 test("isRole", () => {
   for (const r of ROLES) expect(isRole(r)).toBe(true);
-  for (const v of ["Owner", "admin", "", " owner", null, undefined, 1, ["owner"], { role: "owner" }, "__proto__", "toString"]) expect(isRole(v)).toBe(false);
+  for (const v of ["Owner", "admin", "", " owner", null, undefined, 1, ["owner"], { role: "owner" }, "__proto__", "toString"])
+    expect(isRole(v)).toBe(false);
 });

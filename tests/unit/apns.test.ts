@@ -88,7 +88,9 @@ describe("delivery", () => {
   test("a payload without alert, sound or badge is a background push with priority 5", async () => {
     const f = await fake();
     const p = provider(f);
-    expect(await p.send({ id: hexId(), token: deviceToken(), payload: { aps: { "content-available": 1 }, sync: "1" } })).toEqual({ kind: "sent" });
+    expect(await p.send({ id: hexId(), token: deviceToken(), payload: { aps: { "content-available": 1 }, sync: "1" } })).toEqual({
+      kind: "sent",
+    });
     expect(f.deliveries[0]!.headers["apns-push-type"]).toBe("background");
     expect(f.deliveries[0]!.headers["apns-priority"]).toBe("5");
   });
@@ -105,7 +107,10 @@ describe("delivery", () => {
   test("a client certificate from another CA is refused (so the auth check above means something)", async () => {
     const f = await fake();
     const p = provider(f, { auth: { kind: "certificate", p12Base64: otherPki().p12Base64, password: TEST_P12_PASSWORD } });
-    expect(await p.send({ id: hexId(), token: deviceToken(), payload: alert })).toEqual({ kind: "failed", reason: "APNs 403 BadCertificate" });
+    expect(await p.send({ id: hexId(), token: deviceToken(), payload: alert })).toEqual({
+      kind: "failed",
+      reason: "APNs 403 BadCertificate",
+    });
     expect(f.deliveries).toHaveLength(0);
   });
 
@@ -132,11 +137,18 @@ describe("answers", () => {
   test("410 Unregistered, 400 BadDeviceToken and DeviceTokenNotForTopic make the token invalid", async () => {
     expect(await answered({ status: 410, reason: "Unregistered" })).toEqual({ kind: "invalid-token", reason: "Unregistered" });
     expect(await answered({ status: 400, reason: "BadDeviceToken" })).toEqual({ kind: "invalid-token", reason: "BadDeviceToken" });
-    expect(await answered({ status: 400, reason: "DeviceTokenNotForTopic" })).toEqual({ kind: "invalid-token", reason: "DeviceTokenNotForTopic" });
+    expect(await answered({ status: 400, reason: "DeviceTokenNotForTopic" })).toEqual({
+      kind: "invalid-token",
+      reason: "DeviceTokenNotForTopic",
+    });
   });
 
   test("429 is retried, honouring Retry-After in seconds or as a date", async () => {
-    expect(await answered({ status: 429, reason: "TooManyRequests", retryAfter: "7" })).toEqual({ kind: "retry", reason: "TooManyRequests", afterMs: 7000 });
+    expect(await answered({ status: 429, reason: "TooManyRequests", retryAfter: "7" })).toEqual({
+      kind: "retry",
+      reason: "TooManyRequests",
+      afterMs: 7000,
+    });
     expect(await answered({ status: 429, reason: "TooManyRequests" })).toEqual({ kind: "retry", reason: "TooManyRequests" });
     const r = await answered({ status: 429, reason: "TooManyRequests", retryAfter: new Date(Date.now() + 60_000).toUTCString() });
     expect(r.kind).toBe("retry");
@@ -146,12 +158,19 @@ describe("answers", () => {
 
   test("500 and 503 are retried", async () => {
     expect(await answered({ status: 500, reason: "InternalServerError" })).toEqual({ kind: "retry", reason: "InternalServerError" });
-    expect(await answered({ status: 503, reason: "ServiceUnavailable", retryAfter: "2" })).toEqual({ kind: "retry", reason: "ServiceUnavailable", afterMs: 2000 });
+    expect(await answered({ status: 503, reason: "ServiceUnavailable", retryAfter: "2" })).toEqual({
+      kind: "retry",
+      reason: "ServiceUnavailable",
+      afterMs: 2000,
+    });
   });
 
   test("other 4xx are permanent failures", async () => {
     expect(await answered({ status: 400, reason: "BadTopic" })).toEqual({ kind: "failed", reason: "APNs 400 BadTopic" });
-    expect(await answered({ status: 403, reason: "BadCertificateEnvironment" })).toEqual({ kind: "failed", reason: "APNs 403 BadCertificateEnvironment" });
+    expect(await answered({ status: 403, reason: "BadCertificateEnvironment" })).toEqual({
+      kind: "failed",
+      reason: "APNs 403 BadCertificateEnvironment",
+    });
     // Judged by the fake itself, not canned: a body over 4096 bytes.
     expect(await answered(undefined, { aps: { alert: "x".repeat(5000) } })).toEqual({ kind: "failed", reason: "APNs 413 PayloadTooLarge" });
   });
@@ -319,7 +338,11 @@ describe("provider token", () => {
 
     await ok(); // JWT 1 at t=0.
     now += 5 * MIN;
-    expect(await p.send({ id: hexId(), token: refused, payload: alert })).toEqual({ kind: "retry", reason: "ExpiredProviderToken", afterMs: 15 * MIN });
+    expect(await p.send({ id: hexId(), token: refused, payload: alert })).toEqual({
+      kind: "retry",
+      reason: "ExpiredProviderToken",
+      afterMs: 15 * MIN,
+    });
     await ok();
     now += 14 * MIN; // 19 minutes: still too early.
     await ok();
@@ -345,7 +368,10 @@ describe("provider token", () => {
   test("a JWT from a key APNs does not know is refused, and retried later", async () => {
     const f = await fake();
     const now = Date.now();
-    const p = provider(f, { auth: { kind: "token", keyP8: otherPki().p8.pem, keyId: TEST_KEY_ID, teamId: TEST_TEAM_ID }, clock: () => now });
+    const p = provider(f, {
+      auth: { kind: "token", keyP8: otherPki().p8.pem, keyId: TEST_KEY_ID, teamId: TEST_TEAM_ID },
+      clock: () => now,
+    });
     const r = await p.send({ id: hexId(), token: deviceToken(), payload: alert });
     expect(r).toEqual({ kind: "retry", reason: "InvalidProviderToken", afterMs: JWT_MIN_AGE_MS });
     expect(f.deliveries).toHaveLength(0);
@@ -353,7 +379,13 @@ describe("provider token", () => {
 });
 
 describe("validateApnsCredentials", () => {
-  const token = (over: Partial<{ keyP8: string; keyId: string; teamId: string }>) => ({ kind: "token" as const, keyP8: pki.p8.pem, keyId: TEST_KEY_ID, teamId: TEST_TEAM_ID, ...over });
+  const token = (over: Partial<{ keyP8: string; keyId: string; teamId: string }>) => ({
+    kind: "token" as const,
+    keyP8: pki.p8.pem,
+    keyId: TEST_KEY_ID,
+    teamId: TEST_TEAM_ID,
+    ...over,
+  });
   const cert = (p12Base64: string, password = TEST_P12_PASSWORD) => ({ kind: "certificate" as const, p12Base64, password });
 
   test("good credentials pass; a .p12 tells its bundle id", () => {
@@ -377,17 +409,28 @@ describe("validateApnsCredentials", () => {
     expect(() => validateApnsCredentials(cert(pki.p12Base64, "wrong"))).toThrow("the .p12 password is wrong");
     expect(() => validateApnsCredentials(cert(pki.p12NoKeyBase64))).toThrow("the .p12 holds no private key");
     expect(() => validateApnsCredentials(cert(pki.p12WrongCertBase64))).toThrow("the .p12 holds no certificate matching its key");
-    expect(() => validateApnsCredentials(cert(Buffer.from("hello world").toString("base64")))).toThrow("the .p12 is not a readable PKCS#12 file");
+    expect(() => validateApnsCredentials(cert(Buffer.from("hello world").toString("base64")))).toThrow(
+      "the .p12 is not a readable PKCS#12 file",
+    );
     expect(() => validateApnsCredentials(cert(""))).toThrow("the .p12 is empty or not base64");
   });
 
   test("an expired certificate is refused", () => {
-    expect(() => validateApnsCredentials(cert(pki.p12Base64), new Date(Date.now() + 400 * 24 * 3600_000))).toThrow("the .p12 certificate expired on");
+    expect(() => validateApnsCredentials(cert(pki.p12Base64), new Date(Date.now() + 400 * 24 * 3600_000))).toThrow(
+      "the .p12 certificate expired on",
+    );
   });
 
   test("a provider with bad credentials fails its sends instead of throwing", async () => {
-    const p = createApnsProvider({ url: "https://127.0.0.1:1", topic: TEST_TOPIC, auth: { kind: "certificate", p12Base64: pki.p12Base64, password: "wrong" } });
-    expect(await p.send({ id: hexId(), token: deviceToken(), payload: alert })).toEqual({ kind: "failed", reason: "APNs credentials: the .p12 password is wrong" });
+    const p = createApnsProvider({
+      url: "https://127.0.0.1:1",
+      topic: TEST_TOPIC,
+      auth: { kind: "certificate", p12Base64: pki.p12Base64, password: "wrong" },
+    });
+    expect(await p.send({ id: hexId(), token: deviceToken(), payload: alert })).toEqual({
+      kind: "failed",
+      reason: "APNs credentials: the .p12 password is wrong",
+    });
     p.close();
   });
 });

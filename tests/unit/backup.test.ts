@@ -6,7 +6,16 @@ import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from "node:f
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { TarError, TarWriter, paxRecord, readTar } from "../../src/backup/tar.ts";
-import { BACKUP_ID, FORMAT, FORMAT_VERSION, checkMembers, isMemberName, newBackupId, parseManifest, type Manifest } from "../../src/backup/manifest.ts";
+import {
+  BACKUP_ID,
+  FORMAT,
+  FORMAT_VERSION,
+  checkMembers,
+  isMemberName,
+  newBackupId,
+  parseManifest,
+  type Manifest,
+} from "../../src/backup/manifest.ts";
 import { nextBackupAt } from "../../src/backup/schedule.ts";
 import { formatBytes, progressBar, progressLine } from "../../src/cli/progress.ts";
 import { otherEnvSettings, resolveSettings } from "../../src/system/settings.ts";
@@ -88,7 +97,7 @@ describe("tar", () => {
     link[156] = "2".charCodeAt(0);
     let sum = 0;
     for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 32 : link[i]!;
-    link.write(sum.toString(8).padStart(6, "0") + "\0 ", 148, "ascii");
+    link.write(`${sum.toString(8).padStart(6, "0")}\0 `, 148, "ascii");
     writeFileSync(path, Buffer.concat([link, Buffer.alloc(1024)]));
     expect(() => readAll(path)).toThrow(/not a regular file/);
   });
@@ -107,17 +116,33 @@ describe("tar", () => {
 
 describe("manifest", () => {
   const m = (name: string, body = name) => ({ name, size: body.length, sha256: sha(new TextEncoder().encode(body)) });
-  const manifest: Manifest = { format: FORMAT, formatVersion: FORMAT_VERSION, id: "burrow-20261123T211203Z-ab12", created: 1, burrowVersion: "0", members: [m("system.db"), m("development.db"), m("production.db"), m("files/development/abc/a.txt")] };
+  const manifest: Manifest = {
+    format: FORMAT,
+    formatVersion: FORMAT_VERSION,
+    id: "burrow-20261123T211203Z-ab12",
+    created: 1,
+    burrowVersion: "0",
+    members: [m("system.db"), m("development.db"), m("production.db"), m("files/development/abc/a.txt")],
+  };
 
   test("a whole archive has no problems; each kind of damage is named", () => {
     expect(checkMembers(manifest, manifest.members)).toEqual([]);
     expect(checkMembers(manifest, [...manifest.members, m("manifest.json")])).toEqual([]);
     expect(checkMembers(manifest, manifest.members.slice(1))).toEqual(["member system.db is missing"]);
-    expect(checkMembers(manifest, [m("system.db", "other"), ...manifest.members.slice(1)])).toEqual(["member system.db has 5 bytes, the manifest says 9"]);
-    expect(checkMembers(manifest, [{ ...m("system.db"), sha256: "0".repeat(64) }, ...manifest.members.slice(1)])).toEqual(["member system.db does not match its SHA-256 checksum (damaged)"]);
+    expect(checkMembers(manifest, [m("system.db", "other"), ...manifest.members.slice(1)])).toEqual([
+      "member system.db has 5 bytes, the manifest says 9",
+    ]);
+    expect(checkMembers(manifest, [{ ...m("system.db"), sha256: "0".repeat(64) }, ...manifest.members.slice(1)])).toEqual([
+      "member system.db does not match its SHA-256 checksum (damaged)",
+    ]);
     expect(checkMembers(manifest, [...manifest.members, m("files/x")])).toEqual(["member files/x is not in the manifest"]);
-    expect(checkMembers(manifest, [...manifest.members, m("../etc/passwd")])).toEqual(['member "../etc/passwd" is not allowed in a backup', "member ../etc/passwd is not in the manifest"]);
-    expect(checkMembers({ ...manifest, members: manifest.members.slice(1) }, manifest.members.slice(1))).toEqual(["the manifest lists no system.db"]);
+    expect(checkMembers(manifest, [...manifest.members, m("../etc/passwd")])).toEqual([
+      'member "../etc/passwd" is not allowed in a backup',
+      "member ../etc/passwd is not in the manifest",
+    ]);
+    expect(checkMembers({ ...manifest, members: manifest.members.slice(1) }, manifest.members.slice(1))).toEqual([
+      "the manifest lists no system.db",
+    ]);
   });
 
   test("parseManifest refuses what is not a Burrow backup's", () => {
@@ -129,8 +154,29 @@ describe("manifest", () => {
   });
 
   test("member names: the databases and files/ keys only", () => {
-    for (const ok of ["system.db", "development.db", "production.db", "production.db-wal", "manifest.json", "files/development/0123/résumé 2026.pdf"]) expect([ok, isMemberName(ok)]).toEqual([ok, true]);
-    for (const bad of ["burrow.lock", "burrow.lock-wal", "system.db-shm", "files/", "files/../x", "files/a//b", "/etc/passwd", "files/a/./b", "files/a/.~tmp.tmp", "files/a\\b", "other/x"]) expect([bad, isMemberName(bad)]).toEqual([bad, false]);
+    for (const ok of [
+      "system.db",
+      "development.db",
+      "production.db",
+      "production.db-wal",
+      "manifest.json",
+      "files/development/0123/résumé 2026.pdf",
+    ])
+      expect([ok, isMemberName(ok)]).toEqual([ok, true]);
+    for (const bad of [
+      "burrow.lock",
+      "burrow.lock-wal",
+      "system.db-shm",
+      "files/",
+      "files/../x",
+      "files/a//b",
+      "/etc/passwd",
+      "files/a/./b",
+      "files/a/.~tmp.tmp",
+      "files/a\\b",
+      "other/x",
+    ])
+      expect([bad, isMemberName(bad)]).toEqual([bad, false]);
   });
 
   test("backup ids carry the UTC time and four hex digits", () => {
@@ -177,7 +223,9 @@ describe("schedule, progress, settings", () => {
   });
 
   test("backups settings are server-wide: production's document only", () => {
-    expect(otherEnvSettings("development", { backups: { every: 1 }, app: { name: "x" } })).toEqual([{ path: "backups.every", only: "production" }]);
+    expect(otherEnvSettings("development", { backups: { every: 1 }, app: { name: "x" } })).toEqual([
+      { path: "backups.every", only: "production" },
+    ]);
     expect(otherEnvSettings("production", { backups: { every: 1, keep: 2, s3: true } })).toEqual([]);
     expect(resolveSettings("production", {}).backups).toEqual({ every: 0, keep: 7, s3: false });
   });

@@ -9,7 +9,11 @@ import { keepCodePagesReleased, parseSmaps, releasable } from "../../src/os/code
 const EXE = "/usr/local/bin/burrow";
 /** One mapping as smaps shows it: its first line, then the resident and the privately copied kB. */
 const mapping = (range: string, perms: string, offset: string, path: string, rssKb: number, anonymousKb: number) =>
-  [`${range} ${perms} ${offset} 08:01 131 ${path}`, `Rss: ${String(rssKb).padStart(18)} kB`, `Anonymous: ${String(anonymousKb).padStart(12)} kB`].join("\n");
+  [
+    `${range} ${perms} ${offset} 08:01 131 ${path}`,
+    `Rss: ${String(rssKb).padStart(18)} kB`,
+    `Anonymous: ${String(anonymousKb).padStart(12)} kB`,
+  ].join("\n");
 const SAMPLE = [
   mapping("55d0c0000000-55d0c2000000", "r--p", "00000000", EXE, 9000, 0),
   mapping("55d0c2000000-55d0c6000000", "r-xp", "02000000", EXE, 33000, 0),
@@ -23,7 +27,9 @@ const SAMPLE = [
 ].join("\n");
 
 /** /proc/<pid>/maps of the same process: the header lines of the sample. */
-const MAPS = SAMPLE.split("\n").filter((l) => /^[0-9a-f]+-/.test(l)).join("\n");
+const MAPS = SAMPLE.split("\n")
+  .filter((l) => /^[0-9a-f]+-/.test(l))
+  .join("\n");
 
 describe("which mappings are released", () => {
   test("smaps parsed: ranges, permissions, paths, resident and private kB", () => {
@@ -112,7 +118,14 @@ test.skipIf(process.platform !== "linux")("a real release: the resident file pag
   `;
   const proc = Bun.spawnSync([process.execPath, "-e", script], { stdout: "pipe", stderr: "pipe" });
   expect(proc.stderr.toString()).toBe("");
-  const out = JSON.parse(proc.stdout.toString()) as { before: number; released: number; after: number; sum: number; loop: number; json: unknown };
+  const out = JSON.parse(proc.stdout.toString()) as {
+    before: number;
+    released: number;
+    after: number;
+    sum: number;
+    loop: number;
+    json: unknown;
+  };
   expect(out.released).toBeGreaterThan(4096);
   expect(out.after).toBeLessThan(out.before - 4096);
   expect([out.sum, out.loop, out.json]).toEqual([499500, 499999500000, { a: [1, 2] }]);

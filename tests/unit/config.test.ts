@@ -61,9 +61,23 @@ describe("loadConfig", () => {
   });
 
   test("--store: a libSQL server URL, its namespace prefix, admin API and token; files in --dir by default", () => {
-    expect(loadConfig({ "--dir": "/tmp/x" }, {}).store).toEqual({ dir: "/tmp/x", url: null, authToken: null, namespace: "burrow", adminUrl: null });
-    const c = loadConfig({ "--store": "http://127.0.0.1:8081", "--store-namespace": "shop_1" }, { BURROW_STORE_ADMIN_URL: "http://127.0.0.1:8082", BURROW_STORE_AUTH_TOKEN: "jwt" });
-    expect(c.store).toMatchObject({ url: "http://127.0.0.1:8081", namespace: "shop_1", adminUrl: "http://127.0.0.1:8082", authToken: "jwt" });
+    expect(loadConfig({ "--dir": "/tmp/x" }, {}).store).toEqual({
+      dir: "/tmp/x",
+      url: null,
+      authToken: null,
+      namespace: "burrow",
+      adminUrl: null,
+    });
+    const c = loadConfig(
+      { "--store": "http://127.0.0.1:8081", "--store-namespace": "shop_1" },
+      { BURROW_STORE_ADMIN_URL: "http://127.0.0.1:8082", BURROW_STORE_AUTH_TOKEN: "jwt" },
+    );
+    expect(c.store).toMatchObject({
+      url: "http://127.0.0.1:8081",
+      namespace: "shop_1",
+      adminUrl: "http://127.0.0.1:8082",
+      authToken: "jwt",
+    });
     expect(loadConfig({}, { BURROW_STORE: "libsql://db.example.com" }).store.url).toBe("libsql://db.example.com");
     for (const [flags, message] of [
       [{ "--store": "ftp://x" }, "--store"],

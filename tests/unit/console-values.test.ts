@@ -25,7 +25,8 @@ describe("parseInput", () => {
     [{ type: "relationship", schema: "user", many: true }, "alice, bob,", ["alice", "bob"]],
   ];
   for (const [field, text, value] of cases)
-    test(`${field.type}${field.items ? `<${field.items}>` : ""} ${JSON.stringify(text)}`, () => expect(parseInput(field, text)).toEqual({ ok: true, value }));
+    test(`${field.type}${field.items ? `<${field.items}>` : ""} ${JSON.stringify(text)}`, () =>
+      expect(parseInput(field, text)).toEqual({ ok: true, value }));
 
   const refused: [Parameters<typeof parseInput>[0], string, string][] = [
     [{ type: "integer" }, "1.5", "not an integer"],
@@ -60,7 +61,14 @@ test("showValue", () => {
 });
 
 test("filtersToQuery", () => {
-  expect(filtersToQuery([{ field: "done", op: "eq", value: "false" }, { field: "n", op: "gte", value: "2" }, { field: "x", op: "null", value: "" }, { field: "y", op: "lt", value: "" }])).toBe("done=false&n%5Bgte%5D=2&x%5Bnull%5D=true");
+  expect(
+    filtersToQuery([
+      { field: "done", op: "eq", value: "false" },
+      { field: "n", op: "gte", value: "2" },
+      { field: "x", op: "null", value: "" },
+      { field: "y", op: "lt", value: "" },
+    ]),
+  ).toBe("done=false&n%5Bgte%5D=2&x%5Bnull%5D=true");
   expect(filtersToQuery([{ field: "t", op: "eq", value: "a&b=c" }])).toBe("t=a%26b%3Dc");
 });
 
@@ -75,5 +83,7 @@ test("primaryKeyOf and uploadValue", () => {
   expect(primaryKeyOf({ name: "todo" })).toBe("todo_id");
   expect(primaryKeyOf({ name: "user", user: { key: "username", password: "password" } })).toBe("username");
   const v = uploadValue("image/png", 'a"b\n.png', new Uint8Array([137, 80, 78, 71]));
-  expect(v).toBe("Content-Type: image/png\nContent-Disposition: attachment; filename=a_b_.png\nContent-Transfer-Encoding: base64\n\niVBORw==");
+  expect(v).toBe(
+    "Content-Type: image/png\nContent-Disposition: attachment; filename=a_b_.png\nContent-Transfer-Encoding: base64\n\niVBORw==",
+  );
 });

@@ -121,7 +121,8 @@ describe("FCM provider", () => {
     const rejectionsBefore = fake.rejections.length;
     const results = await Promise.all([p.send(msg("x1")), p.send(msg("x2")), p.send(msg("x3"))]);
     // (one assertion per field: Bun 1.4.5's toMatchObject fails a second match of the same object with stringContaining)
-    for (const r of results) expect(r.kind === "failed" && r.reason).toContain("refused the service account (400 invalid_grant: Invalid JWT Signature.)");
+    for (const r of results)
+      expect(r.kind === "failed" && r.reason).toContain("refused the service account (400 invalid_grant: Invalid JWT Signature.)");
     expect(await p.send(msg("x4"))).toMatchObject({ kind: "failed" });
     expect(fake.rejections.slice(rejectionsBefore)).toEqual(["Invalid JWT Signature."]);
     p.close();
@@ -194,7 +195,10 @@ describe("validateFcmServiceAccount", () => {
       [with_({ type: "authorized_user" }), 'FCM service account has type "authorized_user", expected "service_account"'],
       [with_({ token_uri: "/token" }), "FCM service account token_uri is not an absolute URL"],
       [with_({ client_email: "nobody" }), "FCM service account client_email is not an email address"],
-      [with_({ private_key: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n" }), "FCM service account private_key is not a parseable PEM private key"],
+      [
+        with_({ private_key: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n" }),
+        "FCM service account private_key is not a parseable PEM private key",
+      ],
       [ec.json, "FCM service account private_key is not an RSA key (it is ec)"],
       [with_({ private_key: ed }), "FCM service account private_key is not an RSA key (it is ed25519)"],
     ];

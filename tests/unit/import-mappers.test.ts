@@ -3,7 +3,17 @@
 
 import { describe, expect, test } from "bun:test";
 import { CsvParser, csvDate, csvValue, inferCsvColumn, parseCsv } from "../../src/cli/transfer/csv.ts";
-import { burrowName, classOfFile, dateMs, documentRows, joinOf, mapParseObject, mapValue, type ParseLookups, schemaNameOf } from "../../src/cli/transfer/parse-format.ts";
+import {
+  burrowName,
+  classOfFile,
+  dateMs,
+  documentRows,
+  joinOf,
+  mapParseObject,
+  mapValue,
+  type ParseLookups,
+  schemaNameOf,
+} from "../../src/cli/transfer/parse-format.ts";
 import { csvColumns, csvRecord, jsonlRecord } from "../../src/cli/transfer/sources.ts";
 import { detectFormat } from "../../src/cli/transfer/import-data.ts";
 import { compileSchema } from "../../src/schema/compiled.ts";
@@ -80,7 +90,9 @@ describe("CSV records against a schema", () => {
   const todo = compileSchema(validateDefinition({ name: "todo", fields: { title: { type: "string" }, n: { type: "integer" } } }));
 
   test("header columns: key, dates, owner, known fields, new fields typed from the sample", () => {
-    const { columns, additions } = csvColumns(["todo_id", "title", "n", "createddate", "sm_owner", "extra"], "todo", todo, [{ line: 2, cells: ["k", "t", "1", "", "", "2.5"] }]);
+    const { columns, additions } = csvColumns(["todo_id", "title", "n", "createddate", "sm_owner", "extra"], "todo", todo, [
+      { line: 2, cells: ["k", "t", "1", "", "", "2.5"] },
+    ]);
     expect(columns.defs).toEqual(["key", { type: "string" }, { type: "integer" }, "date", "owner", { type: "float" }]);
     expect(additions).toEqual({ extra: { type: "float" } });
     expect(() => csvColumns(["Title"], "todo", todo, [])).toThrow('column "Title" is not a valid field name');
@@ -89,7 +101,10 @@ describe("CSV records against a schema", () => {
 
   test("a record becomes a body, or the reason it cannot", () => {
     const { columns } = csvColumns(["todo_id", "title", "n", "createddate"], "todo", todo, []);
-    expect(csvRecord({ line: 2, cells: ["k1", "hello", "3", "2024-01-01T00:00:00Z"] }, columns)).toEqual({ line: 2, body: { todo_id: "k1", title: "hello", n: 3, createddate: Date.UTC(2024, 0, 1) } });
+    expect(csvRecord({ line: 2, cells: ["k1", "hello", "3", "2024-01-01T00:00:00Z"] }, columns)).toEqual({
+      line: 2,
+      body: { todo_id: "k1", title: "hello", n: 3, createddate: Date.UTC(2024, 0, 1) },
+    });
     expect(csvRecord({ line: 3, cells: ["", "", "", ""] }, columns)).toEqual({ line: 3, body: {} });
     expect(csvRecord({ line: 4, cells: ["k", "x", "three", ""] }, columns)).toEqual({ line: 4, error: 'n: "three" is not an integer' });
     expect(csvRecord({ line: 5, cells: ["k"] }, columns)).toEqual({ line: 5, error: "1 cells where the header has 4" });
@@ -140,15 +155,30 @@ describe("Parse names", () => {
 });
 
 describe("Parse values", () => {
-  const lookups: ParseLookups = { keyOf: (c, id) => (c === "_User" ? ({ u1: "ann" } as Record<string, string>)[id] ?? id : id) };
+  const lookups: ParseLookups = { keyOf: (c, id) => (c === "_User" ? (({ u1: "ann" } as Record<string, string>)[id] ?? id) : id) };
   const cases: [string, unknown, unknown][] = [
     ["Date", { __type: "Date", iso: "2024-01-02T00:00:00.000Z" }, { value: Date.UTC(2024, 0, 2), def: { type: "integer" } }],
     ["mongo $date", { $date: "2024-01-02T00:00:00.000Z" }, { value: Date.UTC(2024, 0, 2), def: { type: "integer" } }],
     ["mongo $date $numberLong", { $date: { $numberLong: "1700000000000" } }, { value: 1700000000000, def: { type: "integer" } }],
-    ["Pointer to a user: its username", { __type: "Pointer", className: "_User", objectId: "u1" }, { value: "ann", def: { type: "relationship", schema: "user", many: false } }],
+    [
+      "Pointer to a user: its username",
+      { __type: "Pointer", className: "_User", objectId: "u1" },
+      { value: "ann", def: { type: "relationship", schema: "user", many: false } },
+    ],
     ["GeoPoint", { __type: "GeoPoint", latitude: 40.5, longitude: -3.7 }, { value: { lat: 40.5, lon: -3.7 }, def: { type: "geopoint" } }],
-    ["File", { __type: "File", name: "f.png", url: "https://files.example/f.png" }, { value: "https://files.example/f.png", def: { type: "binary" } }],
-    ["array of pointers", [{ __type: "Pointer", className: "Post", objectId: "p1" }, { __type: "Pointer", className: "Post", objectId: "p2" }], { value: ["p1", "p2"], def: { type: "relationship", schema: "post", many: true } }],
+    [
+      "File",
+      { __type: "File", name: "f.png", url: "https://files.example/f.png" },
+      { value: "https://files.example/f.png", def: { type: "binary" } },
+    ],
+    [
+      "array of pointers",
+      [
+        { __type: "Pointer", className: "Post", objectId: "p1" },
+        { __type: "Pointer", className: "Post", objectId: "p2" },
+      ],
+      { value: ["p1", "p2"], def: { type: "relationship", schema: "post", many: true } },
+    ],
     ["array of numbers", [1, 2.5], { value: [1, 2.5] }],
     ["mixed array: JSON text", [1, "a"], { value: '[1,"a"]', def: { type: "string" } }],
     ["object: JSON text", { a: { b: 1 } }, { value: '{"a":{"b":1}}', def: { type: "string" } }],
@@ -188,7 +218,14 @@ describe("Parse objects", () => {
       lookups({ joins: new Map([["likes", new Map([["p1", ["u1", "u2", "u1"]]])]]) }),
       "post_id",
     );
-    expect(m.body).toEqual({ post_id: "p1", createddate: Date.UTC(2024, 0, 1), lastmoddate: Date.UTC(2024, 0, 2), title: "Hello", author: "ann", likes: ["ann", "bob"] });
+    expect(m.body).toEqual({
+      post_id: "p1",
+      createddate: Date.UTC(2024, 0, 1),
+      lastmoddate: Date.UTC(2024, 0, 2),
+      title: "Hello",
+      author: "ann",
+      likes: ["ann", "bob"],
+    });
     expect(m.declared.get("author")).toEqual({ type: "relationship", schema: "user", many: false });
     expect(m.declared.get("likes")).toEqual({ type: "relationship", schema: "user", many: true });
     expect(m.dropped).toEqual(["ACL"]);
@@ -198,21 +235,63 @@ describe("Parse objects", () => {
   test("mongoexport shape: _id, $date, _p_ pointers, _rperm/_wperm/_acl, relations from _SCHEMA", () => {
     const m = mapParseObject(
       "Post",
-      { _id: "p1", _created_at: { $date: "2024-01-01T00:00:00.000Z" }, _updated_at: { $date: "2024-01-02T00:00:00.000Z" }, _p_author: "_User$u2", where: [2.35, 48.85], _rperm: ["*"], _wperm: [], _acl: {}, score: { $numberDouble: "1.5" } },
-      lookups({ types: new Map([["where", "geo_point"], ["likes", "relation<_User>"], ["author", "*_User"]]), joins: new Map([["likes", new Map([["p1", ["u1"]]])]]) }),
+      {
+        _id: "p1",
+        _created_at: { $date: "2024-01-01T00:00:00.000Z" },
+        _updated_at: { $date: "2024-01-02T00:00:00.000Z" },
+        _p_author: "_User$u2",
+        where: [2.35, 48.85],
+        _rperm: ["*"],
+        _wperm: [],
+        _acl: {},
+        score: { $numberDouble: "1.5" },
+      },
+      lookups({
+        types: new Map([
+          ["where", "geo_point"],
+          ["likes", "relation<_User>"],
+          ["author", "*_User"],
+        ]),
+        joins: new Map([["likes", new Map([["p1", ["u1"]]])]]),
+      }),
       "post_id",
     );
-    expect(m.body).toEqual({ post_id: "p1", createddate: Date.UTC(2024, 0, 1), lastmoddate: Date.UTC(2024, 0, 2), author: "bob", where: { lat: 48.85, lon: 2.35 }, score: 1.5, likes: ["ann"] });
+    expect(m.body).toEqual({
+      post_id: "p1",
+      createddate: Date.UTC(2024, 0, 1),
+      lastmoddate: Date.UTC(2024, 0, 2),
+      author: "bob",
+      where: { lat: 48.85, lon: 2.35 },
+      score: 1.5,
+      likes: ["ann"],
+    });
     expect(m.dropped.sort()).toEqual(["_acl", "_rperm", "_wperm"]);
   });
 
   test("_User: keyed by username, bcrypt hash kept as the password, auth data dropped, camelCase fields lowercased", () => {
-    const rest = mapParseObject("_User", { objectId: "u1", username: "ann", email: "ann@example.com", emailVerified: true, authData: { x: 1 }, createdAt: "2024-01-01T00:00:00.000Z" }, lookups(), "username");
+    const rest = mapParseObject(
+      "_User",
+      {
+        objectId: "u1",
+        username: "ann",
+        email: "ann@example.com",
+        emailVerified: true,
+        authData: { x: 1 },
+        createdAt: "2024-01-01T00:00:00.000Z",
+      },
+      lookups(),
+      "username",
+    );
     expect(rest.body).toEqual({ username: "ann", email: "ann@example.com", emailverified: true, createddate: Date.UTC(2024, 0, 1) });
     expect(rest.dropped).toEqual(["authData"]);
     expect(rest.password).toBe("none");
-    const hash = "$2a$10$" + "a".repeat(53);
-    const mongo = mapParseObject("_User", { _id: "u2", username: "bob", _hashed_password: hash, _auth_data_facebook: {}, _email_verify_token: "t" }, lookups(), "username");
+    const hash = `$2a$10$${"a".repeat(53)}`;
+    const mongo = mapParseObject(
+      "_User",
+      { _id: "u2", username: "bob", _hashed_password: hash, _auth_data_facebook: {}, _email_verify_token: "t" },
+      lookups(),
+      "username",
+    );
     expect(mongo.body).toEqual({ username: "bob", password: { $hash: hash } });
     expect(mongo.password).toBe("kept");
     expect(mongo.dropped.sort()).toEqual(["_auth_data_facebook", "_email_verify_token"]);
@@ -221,7 +300,11 @@ describe("Parse objects", () => {
   });
 
   test("fields that would take Burrow's automatic names are renamed; no objectId is an error", () => {
-    expect(mapParseObject("Post", { objectId: "p", createddate: 5, post_id: "x" }, lookups(), "post_id").body).toEqual({ post_id: "p", createddate_2: 5, post_id_2: "x" });
+    expect(mapParseObject("Post", { objectId: "p", createddate: 5, post_id: "x" }, lookups(), "post_id").body).toEqual({
+      post_id: "p",
+      createddate_2: 5,
+      post_id_2: "x",
+    });
     expect(() => mapParseObject("Post", { title: "x" }, lookups(), "post_id")).toThrow("no objectId");
   });
 });

@@ -24,7 +24,12 @@ const SAMPLES: unknown[] = ['a "q" \\ ✓ 😀\n', Number.MAX_SAFE_INTEGER, 1 / 
 function setup(n: number, isNull: (i: number) => boolean) {
   const fields: Record<string, FieldDef> = { at: { type: "geopoint" } };
   for (let i = 0; i < n; i++) fields[`f${i}`] = TYPES[i % TYPES.length]!;
-  const def = { name: "wide", fields, permissions: { create: "open", read: "open", update: "open", delete: "open" }, indexes: [] } as unknown as SchemaDef;
+  const def = {
+    name: "wide",
+    fields,
+    permissions: { create: "open", read: "open", update: "open", delete: "open" },
+    indexes: [],
+  } as unknown as SchemaDef;
   const db = new Database(":memory:");
   db.run(createTableSql(def));
   const cols: string[] = ["wide_id"];
@@ -44,7 +49,8 @@ function setup(n: number, isNull: (i: number) => boolean) {
   args.push(1, 2, null);
   Object.assign(expected, { createddate: 1, lastmoddate: 2 });
   db.query(`INSERT INTO o_wide (${cols.map((c) => `"${c}"`).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`).run(...args);
-  const render = (opts?: Parameters<typeof objectJsonSql>[3]) => (db.query(`SELECT ${objectJsonSql("wide_id", Object.entries(fields), "t", opts).sql} AS j FROM o_wide AS t`).get() as { j: string }).j;
+  const render = (opts?: Parameters<typeof objectJsonSql>[3]) =>
+    (db.query(`SELECT ${objectJsonSql("wide_id", Object.entries(fields), "t", opts).sql} AS j FROM o_wide AS t`).get() as { j: string }).j;
   return { render, expected };
 }
 
@@ -76,6 +82,9 @@ describe("objectJsonSql", () => {
   test("select narrows (NULL selected fields left out too); a near distance joins the geopoint", () => {
     const { render } = setup(8, (i) => i === 1);
     expect(JSON.parse(render({ only: new Set(["f0", "f1"]) }))).toEqual({ wide_id: "w1", f0: SAMPLES[0] });
-    expect(JSON.parse(render({ only: new Set(["at"]), distance: { field: "at", sql: "0.5" } }))).toEqual({ wide_id: "w1", at: { lat: 1.5, lon: -2.25, distance: 0.5 } });
+    expect(JSON.parse(render({ only: new Set(["at"]), distance: { field: "at", sql: "0.5" } }))).toEqual({
+      wide_id: "w1",
+      at: { lat: 1.5, lon: -2.25, distance: 0.5 },
+    });
   });
 });

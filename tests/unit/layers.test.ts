@@ -56,8 +56,12 @@ function relativeImports(file: string, code: string): Import[] {
     const to = relative(SRC, /\.[cm]?[jt]sx?$|\.json$/.test(target) ? target : `${target}.ts`);
     if (to.startsWith("..")) continue; // outside src/ (package.json)
     const braces = /\{([^}]*)\}/.exec(m[0])?.[1];
-    const allTypes = braces !== undefined && braces.split(",").map((s) => s.trim()).filter(Boolean).every((s) => s.startsWith("type "));
-    out.push({ from: file, to, typeOnly: m[2] !== undefined || (allTypes && !/[\w$]+\s*,\s*\{/.test(m[0])) });
+    const allTypes = braces
+      ?.split(",")
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .every((s) => s.startsWith("type "));
+    out.push({ from: file, to, typeOnly: m[2] !== undefined || (allTypes === true && !/[\w$]+\s*,\s*\{/.test(m[0])) });
   }
   return out;
 }

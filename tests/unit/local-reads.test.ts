@@ -17,7 +17,14 @@ let writer: Database;
 const generation = new SharedArrayBuffer(4);
 const gen = new Int32Array(generation);
 const SQL = "SELECT json_object('note_id', k, 'title', title) AS j FROM notes WHERE k = ?";
-const plan = (over: Partial<ReadPlan> = {}): ReadPlan => ({ scope: "development:0", env: "development", schema: "note", sql: SQL, generation: 1, ...over });
+const plan = (over: Partial<ReadPlan> = {}): ReadPlan => ({
+  scope: "development:0",
+  env: "development",
+  schema: "note",
+  sql: SQL,
+  generation: 1,
+  ...over,
+});
 
 beforeAll(() => {
   writer = new Database(file, { create: true });
@@ -31,7 +38,8 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const text = (r: ReturnType<LocalReads["read"]>) => (r === null ? "main thread" : r.value instanceof RawJson ? JSON.parse(r.value.text) : r.value);
+const text = (r: ReturnType<LocalReads["read"]>) =>
+  r === null ? "main thread" : r.value instanceof RawJson ? JSON.parse(r.value.text) : r.value;
 
 test("a learned plan answers reads by key; a missing object is null; unknown schemas and scopes are the main thread's", () => {
   const local = new LocalReads({ files: { development: file }, generation });
@@ -48,7 +56,17 @@ test("a learned plan answers reads by key; a missing object is null; unknown sch
 test("arguments the main thread must judge are never answered here", () => {
   const local = new LocalReads({ files: { development: file }, generation });
   local.learn(plan());
-  for (const args of [["note"], ["note", 5], ["note", ""], ["note", "a\u0000"], ["note", "x".repeat(257)], ["\u212Aote", "a"], ["__proto__", "a"], ["note", "a", { select: ["title"] }], ["note", "a", null, 1]])
+  for (const args of [
+    ["note"],
+    ["note", 5],
+    ["note", ""],
+    ["note", "a\u0000"],
+    ["note", "x".repeat(257)],
+    ["\u212Aote", "a"],
+    ["__proto__", "a"],
+    ["note", "a", { select: ["title"] }],
+    ["note", "a", null, 1],
+  ])
     expect(local.read("development:0", args)).toBeNull();
   local.close();
 });

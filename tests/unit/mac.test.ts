@@ -1,7 +1,17 @@
 // OAuth 2.0 MAC signing and verification against vectors computed independently with openssl.
 
 import { describe, expect, test } from "bun:test";
-import { MAC_WINDOW_SECONDS, MAX_DECODED_TARGET, type MacHeader, macSignature, normalizedString, parseMacHeader, timestampFault, uriForms, verifyMac } from "../../src/auth/mac.ts";
+import {
+  MAC_WINDOW_SECONDS,
+  MAX_DECODED_TARGET,
+  type MacHeader,
+  macSignature,
+  normalizedString,
+  parseMacHeader,
+  timestampFault,
+  uriForms,
+  verifyMac,
+} from "../../src/auth/mac.ts";
 
 interface Vector {
   name: string;
@@ -20,25 +30,100 @@ interface Vector {
 
 const VECTORS: Vector[] = [
   // printf '1336363200\ndj83hs9s\nGET\n/resource/1?b=1&a=2\nexample.com\n80\n\n' | openssl dgst -sha1 -hmac 'hmac-key' -binary | base64
-  { name: "GET with a query on port 80", key: "hmac-key", ts: "1336363200", nonce: "dj83hs9s", method: "GET", uri: "/resource/1?b=1&a=2", rawTarget: "/resource/1?b=1&a=2", host: "example.com", port: 80, mac: "6o8/xzSmDDMXCSHBp5oSAzqXDs4=" },
+  {
+    name: "GET with a query on port 80",
+    key: "hmac-key",
+    ts: "1336363200",
+    nonce: "dj83hs9s",
+    method: "GET",
+    uri: "/resource/1?b=1&a=2",
+    rawTarget: "/resource/1?b=1&a=2",
+    host: "example.com",
+    port: 80,
+    mac: "6o8/xzSmDDMXCSHBp5oSAzqXDs4=",
+  },
   // printf '1336363201\nn4821\nPOST\n/user\napi.example.com\n443\n\n' | openssl dgst -sha1 -hmac 'Xk3mZ9qL2pR7vT1wY5bN8cD4fG6hJ0aS' -binary | base64
-  { name: "POST on https port 443", key: "Xk3mZ9qL2pR7vT1wY5bN8cD4fG6hJ0aS", ts: "1336363201", nonce: "n4821", method: "POST", uri: "/user", rawTarget: "/user", host: "api.example.com", port: 443, mac: "RInepMw/BOMpnv/ZnDkqqbkXJcU=" },
+  {
+    name: "POST on https port 443",
+    key: "Xk3mZ9qL2pR7vT1wY5bN8cD4fG6hJ0aS",
+    ts: "1336363201",
+    nonce: "n4821",
+    method: "POST",
+    uri: "/user",
+    rawTarget: "/user",
+    host: "api.example.com",
+    port: 443,
+    mac: "RInepMw/BOMpnv/ZnDkqqbkXJcU=",
+  },
   // printf '1336363202\nn77\nPUT\n/todo/abc123\nlocalhost\n8080\n\n' | openssl dgst -sha1 -hmac 'hmac-key' -binary | base64
-  { name: "PUT on explicit port 8080", key: "hmac-key", ts: "1336363202", nonce: "n77", method: "PUT", uri: "/todo/abc123", rawTarget: "/todo/abc123", host: "localhost", port: 8080, mac: "W3QO0qn9JIhJmqSVWQVpBovkFyA=" },
+  {
+    name: "PUT on explicit port 8080",
+    key: "hmac-key",
+    ts: "1336363202",
+    nonce: "n77",
+    method: "PUT",
+    uri: "/todo/abc123",
+    rawTarget: "/todo/abc123",
+    host: "localhost",
+    port: 8080,
+    mac: "W3QO0qn9JIhJmqSVWQVpBovkFyA=",
+  },
   // iOS form: %20 and %2F stay escaped, %5B%5D are decoded.
   // printf '1336363203\nn9999\nGET\n/search?q=a%%20b%%2Fc[1]\nexample.com\n80\n\n' | openssl dgst -sha1 -hmac 'hmac-key' -binary | base64
-  { name: "iOS partially decoded query", key: "hmac-key", ts: "1336363203", nonce: "n9999", method: "GET", uri: "/search?q=a%20b%2Fc[1]", rawTarget: "/search?q=a%20b%2Fc%5B1%5D", host: "example.com", port: 80, mac: "IxlS/9X40kVFTcFWzsZEthYl7qA=" },
+  {
+    name: "iOS partially decoded query",
+    key: "hmac-key",
+    ts: "1336363203",
+    nonce: "n9999",
+    method: "GET",
+    uri: "/search?q=a%20b%2Fc[1]",
+    rawTarget: "/search?q=a%20b%2Fc%5B1%5D",
+    host: "example.com",
+    port: 80,
+    mac: "IxlS/9X40kVFTcFWzsZEthYl7qA=",
+  },
   // Fully decoded form of the same target.
   // printf '%s\n' 1336363205 n6 GET '/search?q=a b/c[1]' example.com 80 '' | openssl dgst -sha1 -hmac 'hmac-key' -binary | base64
-  { name: "fully decoded query", key: "hmac-key", ts: "1336363205", nonce: "n6", method: "GET", uri: "/search?q=a b/c[1]", rawTarget: "/search?q=a%20b%2Fc%5B1%5D", host: "example.com", port: 80, mac: "Rq6683GrEjn/iL8h92kFF0Z0Ucw=" },
+  {
+    name: "fully decoded query",
+    key: "hmac-key",
+    ts: "1336363205",
+    nonce: "n6",
+    method: "GET",
+    uri: "/search?q=a b/c[1]",
+    rawTarget: "/search?q=a%20b%2Fc%5B1%5D",
+    host: "example.com",
+    port: 80,
+    mac: "Rq6683GrEjn/iL8h92kFF0Z0Ucw=",
+  },
   // Non-ASCII path signed decoded (UTF-8 bytes), received escaped; the key is non-ASCII too ("clé").
   // printf '1336363204\nn5\nGET\n/caf\303\251/\303\274ber?x=1\nexample.com\n80\n\n' | openssl dgst -sha1 -hmac "$(printf 'cl\303\251')" -binary | base64
-  { name: "non-ASCII path and key", key: "clé", ts: "1336363204", nonce: "n5", method: "GET", uri: "/café/über?x=1", rawTarget: "/caf%C3%A9/%C3%BCber?x=1", host: "example.com", port: 80, mac: "ylw35QbALiQL23W5WVJwTg4rUlY=" },
+  {
+    name: "non-ASCII path and key",
+    key: "clé",
+    ts: "1336363204",
+    nonce: "n5",
+    method: "GET",
+    uri: "/café/über?x=1",
+    rawTarget: "/caf%C3%A9/%C3%BCber?x=1",
+    host: "example.com",
+    port: 80,
+    mac: "ylw35QbALiQL23W5WVJwTg4rUlY=",
+  },
 ];
 
 const header = (v: Vector, over: Partial<MacHeader> = {}): MacHeader => ({ id: "token-1", ts: v.ts, nonce: v.nonce, mac: v.mac, ...over });
 const nowFor = (v: Vector) => Number(v.ts) * 1000;
-const verifyArgs = (v: Vector) => ({ header: header(v), key: v.key, methods: [v.method], rawTarget: v.rawTarget, host: v.host, ports: [v.port], now: nowFor(v), windowSeconds: MAC_WINDOW_SECONDS });
+const verifyArgs = (v: Vector) => ({
+  header: header(v),
+  key: v.key,
+  methods: [v.method],
+  rawTarget: v.rawTarget,
+  host: v.host,
+  ports: [v.port],
+  now: nowFor(v),
+  windowSeconds: MAC_WINDOW_SECONDS,
+});
 const v0 = VECTORS[0]!;
 
 describe("macSignature / normalizedString", () => {
@@ -51,7 +136,9 @@ describe("macSignature / normalizedString", () => {
 
   test("layout: empty ext gives a trailing blank line; ext is included when present", () => {
     expect(normalizedString({ ts: "1", nonce: "n", method: "get", uri: "/a", host: "h", port: "80" })).toBe("1\nn\nGET\n/a\nh\n80\n\n");
-    expect(normalizedString({ ts: "1", nonce: "n", method: "GET", uri: "/a", host: "h", port: 443, ext: "x" })).toBe("1\nn\nGET\n/a\nh\n443\nx\n");
+    expect(normalizedString({ ts: "1", nonce: "n", method: "GET", uri: "/a", host: "h", port: 443, ext: "x" })).toBe(
+      "1\nn\nGET\n/a\nh\n443\nx\n",
+    );
   });
 });
 
@@ -64,7 +151,10 @@ describe("parseMacHeader", () => {
 
   test("spaces after commas and around =, any order, lower-case scheme, optional ext", () => {
     expect(parseMacHeader('mac  mac = "6o8/xzSmDDMXCSHBp5oSAzqXDs4=", nonce ="n42",  ts= "1336363200" ,id="tok"')).toEqual(good);
-    expect(parseMacHeader('MAC id="tok",ts="1336363200",nonce="n42",ext="a b,c",mac="6o8/xzSmDDMXCSHBp5oSAzqXDs4="')).toEqual({ ...good, ext: "a b,c" });
+    expect(parseMacHeader('MAC id="tok",ts="1336363200",nonce="n42",ext="a b,c",mac="6o8/xzSmDDMXCSHBp5oSAzqXDs4="')).toEqual({
+      ...good,
+      ext: "a b,c",
+    });
   });
 
   test("refuses missing, duplicate, unknown, unquoted or empty attributes", () => {
@@ -194,11 +284,20 @@ describe("verifyMac", () => {
     expect(timestampFault("99999999999")).toBe("window");
     expect(timestampFault(String(Math.floor(ms / 1000) - 700))).toBe("window");
     expect(timestampFault("0")).toBe("window");
-    for (const ts of ["1336363200.0", "-1336363200", "1.3e9", "", "abc", "1".repeat(21)]) expect([ts, timestampFault(ts)]).toEqual([ts, "format"]);
+    for (const ts of ["1336363200.0", "-1336363200", "1.3e9", "", "abc", "1".repeat(21)])
+      expect([ts, timestampFault(ts)]).toEqual([ts, "format"]);
   });
 
   test("a mac of the wrong length or bad base64 fails without throwing", () => {
-    for (const mac of ["", "6o8/xzSmDDMXCSHBp5oSAzqXDs4", "6o8/xzSmDDMXCSHBp5oSAzqXDs4=AAAA", "6o8/xzSm", "!!!!", "6o8/xzSmDDMXCSHBp5oSAzqXDs4=!", "6o8_xzSmDDMXCSHBp5oSAzqXDs4="]) {
+    for (const mac of [
+      "",
+      "6o8/xzSmDDMXCSHBp5oSAzqXDs4",
+      "6o8/xzSmDDMXCSHBp5oSAzqXDs4=AAAA",
+      "6o8/xzSm",
+      "!!!!",
+      "6o8/xzSmDDMXCSHBp5oSAzqXDs4=!",
+      "6o8_xzSmDDMXCSHBp5oSAzqXDs4=",
+    ]) {
       expect(verifyMac({ ...verifyArgs(v0), header: header(v0, { mac }) })).toEqual({ ok: false, reason: "signature" });
     }
   });

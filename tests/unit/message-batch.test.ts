@@ -10,12 +10,14 @@ test("messages with and without payloads come back as they were sent, in order",
     { type: "call", id: 1, payload: '{"a":"line\\nbreak","q":"\\"x\\""}' },
     { type: "drop", key: "k" },
     { type: "call", id: 2, payload: "" },
-    { type: "result", id: 3, payload: "raw\nnew line, tab\t, \"quotes\", back\\slash, emoji 😀, lone \ud800 surrogate" },
+    { type: "result", id: 3, payload: 'raw\nnew line, tab\t, "quotes", back\\slash, emoji 😀, lone \ud800 surrogate' },
     { type: "service-result", sid: 4, ok: true, payload: undefined },
     { type: "call", id: 5, payload: "{}" },
   ];
   const text = frame(messages);
-  expect(text.indexOf("\n")).toBe(JSON.stringify(messages.map((m) => ("payload" in m && m.payload !== undefined ? { ...m, payload: m.payload.length } : m))).length);
+  expect(text.indexOf("\n")).toBe(
+    JSON.stringify(messages.map((m) => ("payload" in m && m.payload !== undefined ? { ...m, payload: m.payload.length } : m))).length,
+  );
   expect(unbatch(text)).toEqual(messages.map((m) => (m.payload === undefined ? (({ payload: _, ...rest }) => rest)(m) : m)) as never);
   expect(unbatch(frame([]))).toEqual([]);
 });

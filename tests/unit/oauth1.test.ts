@@ -24,7 +24,9 @@ describe("RFC 5849 examples", () => {
     expect(normalized).toBe(
       "a2=r%20b&a3=2%20q&a3=a&b5=%3D%253D&c%40=&c2=&oauth_consumer_key=9djdj82h48djs9d2&oauth_nonce=7d8f3e4a&oauth_signature_method=HMAC-SHA1&oauth_timestamp=137131201&oauth_token=kkk9d7dh3k39sjv7",
     );
-    expect(signatureBaseString("POST", baseStringUri(new URL("http://example.com/request?b5=%3D%253D&a3=a&c%40=&a2=r%20b")), normalized)).toBe(
+    expect(
+      signatureBaseString("POST", baseStringUri(new URL("http://example.com/request?b5=%3D%253D&a3=a&c%40=&a2=r%20b")), normalized),
+    ).toBe(
       "POST&http%3A%2F%2Fexample.com%2Frequest&a2%3Dr%2520b%26a3%3D2%2520q%26a3%3Da%26b5%3D%253D%25253D%26c%2540%3D%26c2%3D%26oauth_consumer_key%3D9djdj82h48djs9d2%26oauth_nonce%3D7d8f3e4a%26oauth_signature_method%3DHMAC-SHA1%26oauth_timestamp%3D137131201%26oauth_token%3Dkkk9d7dh3k39sjv7",
     );
   });
@@ -37,7 +39,11 @@ describe("RFC 5849 examples", () => {
     )!;
     expect(header.oauth_signature).toBe("MdpQcU8iPSUjWoN/UDMsK2sui9I=");
     const url = new URL("http://photos.example.net/photos?file=vacation.jpg&size=original");
-    const base = signatureBaseString("GET", baseStringUri(url), normalizeParameters(collectParameters({ query: url.search.slice(1), oauth: header })));
+    const base = signatureBaseString(
+      "GET",
+      baseStringUri(url),
+      normalizeParameters(collectParameters({ query: url.search.slice(1), oauth: header })),
+    );
     expect(base).toBe(
       "GET&http%3A%2F%2Fphotos.example.net%2Fphotos&file%3Dvacation.jpg%26oauth_consumer_key%3Ddpf43f3p2l4k3l03%26oauth_nonce%3DchapoH%26oauth_signature_method%3DHMAC-SHA1%26oauth_timestamp%3D137131202%26oauth_token%3Dnnch734d00sl2jdk%26size%3Doriginal",
     );
@@ -69,14 +75,18 @@ describe("baseStringUri", () => {
   test("from request parts (path kept exactly as received)", () => {
     expect(baseStringUri({ scheme: "HTTP", host: "EXAMPLE.COM", port: 80, path: "/r%20v/X" })).toBe("http://example.com/r%20v/X");
     expect(baseStringUri({ scheme: "https", host: "api.example.com", port: 443, path: "/user" })).toBe("https://api.example.com/user");
-    expect(baseStringUri({ scheme: "https", host: "api.example.com", port: 8443, path: "/push" })).toBe("https://api.example.com:8443/push");
+    expect(baseStringUri({ scheme: "https", host: "api.example.com", port: 8443, path: "/push" })).toBe(
+      "https://api.example.com:8443/push",
+    );
     expect(baseStringUri({ scheme: "http", host: "h", port: null, path: "" })).toBe("http://h/");
   });
 });
 
 describe("parseOAuthHeader", () => {
   test("decodes values, drops realm, tolerates spacing and case of the scheme", () => {
-    expect(parseOAuthHeader('OAuth realm="http://api.example.com/user",oauth_consumer_key="k%20y",oauth_nonce="n",oauth_signature="a%2Fb%3D"')).toEqual({
+    expect(
+      parseOAuthHeader('OAuth realm="http://api.example.com/user",oauth_consumer_key="k%20y",oauth_nonce="n",oauth_signature="a%2Fb%3D"'),
+    ).toEqual({
       oauth_consumer_key: "k y",
       oauth_nonce: "n",
       oauth_signature: "a/b=",
@@ -109,11 +119,26 @@ describe("parseOAuthHeader", () => {
 describe("collectParameters / normalizeParameters", () => {
   test("+ is a space in the query and the form body; valueless names get empty values; the signature is excluded", () => {
     const params = collectParameters({ query: "a=1+2&b&&c=%2B", oauth: { oauth_nonce: "n", oauth_signature: "s" }, formBody: "d=x+y" });
-    expect(params).toEqual([["a", "1 2"], ["b", ""], ["c", "+"], ["d", "x y"], ["oauth_nonce", "n"]]);
+    expect(params).toEqual([
+      ["a", "1 2"],
+      ["b", ""],
+      ["c", "+"],
+      ["d", "x y"],
+      ["oauth_nonce", "n"],
+    ]);
   });
 
   test("sorts by encoded name, then encoded value, byte order", () => {
-    expect(normalizeParameters([["b", "2"], ["a", "z"], ["a", "Z"], ["B", "1"], ["a_", ""], ["a", " "]])).toBe("B=1&a=%20&a=Z&a=z&a_=&b=2");
+    expect(
+      normalizeParameters([
+        ["b", "2"],
+        ["a", "z"],
+        ["a", "Z"],
+        ["B", "1"],
+        ["a_", ""],
+        ["a", " "],
+      ]),
+    ).toBe("B=1&a=%20&a=Z&a=z&a_=&b=2");
   });
 });
 
@@ -131,18 +156,38 @@ const POST_VECTOR = {
   signature: "KBjS9o1aHFQL27xUEiVjI/nAuJM=",
   url: "https://api.example.com:8443/push?x=1",
   formBody: "payload=hi+there&token=a%2Fb",
-  header: 'OAuth oauth_signature_method="HMAC-SHA1",oauth_version="1.0",oauth_consumer_key="pubkey-123",oauth_timestamp="1336363300",oauth_nonce="n2",oauth_signature="KBjS9o1aHFQL27xUEiVjI%2FnAuJM%3D"',
+  header:
+    'OAuth oauth_signature_method="HMAC-SHA1",oauth_version="1.0",oauth_consumer_key="pubkey-123",oauth_timestamp="1336363300",oauth_nonce="n2",oauth_signature="KBjS9o1aHFQL27xUEiVjI%2FnAuJM%3D"',
   now: 1336363300_000,
 };
 
 function getArgs(over: Partial<Parameters<typeof verifyOAuth1>[0]> = {}) {
   const url = new URL(GET_VECTOR.url);
-  return { header: parseOAuthHeader(GET_VECTOR.header)!, consumerSecret: "secret", methods: ["GET"], baseUris: [baseStringUri(url)], query: url.search.slice(1), now: GET_VECTOR.now, windowSeconds: OAUTH1_WINDOW_SECONDS, ...over };
+  return {
+    header: parseOAuthHeader(GET_VECTOR.header)!,
+    consumerSecret: "secret",
+    methods: ["GET"],
+    baseUris: [baseStringUri(url)],
+    query: url.search.slice(1),
+    now: GET_VECTOR.now,
+    windowSeconds: OAUTH1_WINDOW_SECONDS,
+    ...over,
+  };
 }
 
 function postArgs(over: Partial<Parameters<typeof verifyOAuth1>[0]> = {}) {
   const url = new URL(POST_VECTOR.url);
-  return { header: parseOAuthHeader(POST_VECTOR.header)!, consumerSecret: "secret", methods: ["POST"], baseUris: [baseStringUri(url)], query: url.search.slice(1), formBody: POST_VECTOR.formBody, now: POST_VECTOR.now, windowSeconds: OAUTH1_WINDOW_SECONDS, ...over };
+  return {
+    header: parseOAuthHeader(POST_VECTOR.header)!,
+    consumerSecret: "secret",
+    methods: ["POST"],
+    baseUris: [baseStringUri(url)],
+    query: url.search.slice(1),
+    formBody: POST_VECTOR.formBody,
+    now: POST_VECTOR.now,
+    windowSeconds: OAUTH1_WINDOW_SECONDS,
+    ...over,
+  };
 }
 
 describe("verifyOAuth1", () => {
@@ -167,7 +212,9 @@ describe("verifyOAuth1", () => {
   });
 
   test("a second method and base URI are tried; no more than two of each", () => {
-    expect(verifyOAuth1(getArgs({ methods: ["POST", "GET"], baseUris: ["https://api.example.com/user", "http://api.example.com/user"] }))).toEqual({ ok: true });
+    expect(
+      verifyOAuth1(getArgs({ methods: ["POST", "GET"], baseUris: ["https://api.example.com/user", "http://api.example.com/user"] })),
+    ).toEqual({ ok: true });
     expect(verifyOAuth1(getArgs({ methods: ["POST", "PUT", "GET"] }))).toEqual({ ok: false, reason: "signature" });
     expect(verifyOAuth1(getArgs({ baseUris: ["a", "b", "http://api.example.com/user"] }))).toEqual({ ok: false, reason: "signature" });
   });
@@ -180,7 +227,10 @@ describe("verifyOAuth1", () => {
     expect(verifyOAuth1(getArgs({ now: GET_VECTOR.now + 5000_000 }))).toEqual({ ok: false, reason: "timestamp" });
     const { oauth_timestamp: _, ...noTs } = getArgs().header;
     expect(verifyOAuth1(getArgs({ header: noTs }))).toEqual({ ok: false, reason: "timestamp" });
-    expect(verifyOAuth1(getArgs({ header: { ...getArgs().header, oauth_timestamp: "1336363200.5" } }))).toEqual({ ok: false, reason: "timestamp" });
+    expect(verifyOAuth1(getArgs({ header: { ...getArgs().header, oauth_timestamp: "1336363200.5" } }))).toEqual({
+      ok: false,
+      reason: "timestamp",
+    });
   });
 
   test("signature method must be HMAC-SHA1 (any case), version absent or 1.0", () => {
@@ -192,7 +242,11 @@ describe("verifyOAuth1", () => {
     expect(verifyOAuth1(getArgs({ header: { ...h, oauth_version: "2.0" } }))).toEqual({ ok: false, reason: "version" });
     // Lower case passes the method check; the value as sent is what is signed.
     const lower = { ...h, oauth_signature_method: "hmac-sha1" };
-    const base = signatureBaseString("GET", "http://api.example.com/user", normalizeParameters(collectParameters({ query: getArgs().query, oauth: lower })));
+    const base = signatureBaseString(
+      "GET",
+      "http://api.example.com/user",
+      normalizeParameters(collectParameters({ query: getArgs().query, oauth: lower })),
+    );
     expect(verifyOAuth1(getArgs({ header: { ...lower, oauth_signature: hmacSha1Signature(base, "secret") } }))).toEqual({ ok: true });
     expect(verifyOAuth1(getArgs({ header: { ...h, oauth_signature_method: "hmac-sha1" } }))).toEqual({ ok: false, reason: "signature" });
   });
@@ -209,21 +263,51 @@ describe("verifyOAuth1", () => {
 
 describe("signOAuth1", () => {
   test("reproduces the openssl vectors", () => {
-    const get = signOAuth1({ method: "GET", url: GET_VECTOR.url, consumerKey: "pubkey-123", consumerSecret: "secret", timestamp: 1336363200, nonce: "6b1a2c3d-0000-4000-8000-abcdefabcdef" });
+    const get = signOAuth1({
+      method: "GET",
+      url: GET_VECTOR.url,
+      consumerKey: "pubkey-123",
+      consumerSecret: "secret",
+      timestamp: 1336363200,
+      nonce: "6b1a2c3d-0000-4000-8000-abcdefabcdef",
+    });
     expect(parseOAuthHeader(get)!.oauth_signature).toBe(GET_VECTOR.signature);
     expect(get).toBe(
       'OAuth oauth_signature_method="HMAC-SHA1",oauth_version="1.0",oauth_consumer_key="pubkey-123",oauth_timestamp="1336363200",oauth_nonce="6b1a2c3d-0000-4000-8000-abcdefabcdef",oauth_signature="i3Y%2FbqWxynR3F9%2Br3T48x9y1HMU%3D"',
     );
-    const post = signOAuth1({ method: "post", url: new URL(POST_VECTOR.url), consumerKey: "pubkey-123", consumerSecret: "secret", timestamp: "1336363300", nonce: "n2", formBody: POST_VECTOR.formBody });
+    const post = signOAuth1({
+      method: "post",
+      url: new URL(POST_VECTOR.url),
+      consumerKey: "pubkey-123",
+      consumerSecret: "secret",
+      timestamp: "1336363300",
+      nonce: "n2",
+      formBody: POST_VECTOR.formBody,
+    });
     expect(parseOAuthHeader(post)!.oauth_signature).toBe(POST_VECTOR.signature);
   });
 
   test("round trip with verifyOAuth1, including awkward keys, secrets and query values", () => {
     const url = new URL("https://API.example.com/Items/a%20b?sort=name+desc&q=caf%C3%A9&tag=x&tag=a&empty=");
-    const header = signOAuth1({ method: "DELETE", url, consumerKey: "pub key/é", consumerSecret: "s3cr&t=é+", timestamp: 1700000000, nonce: "f47ac10b-58cc-4372-a567-0e02b2c3d479" });
+    const header = signOAuth1({
+      method: "DELETE",
+      url,
+      consumerKey: "pub key/é",
+      consumerSecret: "s3cr&t=é+",
+      timestamp: 1700000000,
+      nonce: "f47ac10b-58cc-4372-a567-0e02b2c3d479",
+    });
     const parsed = parseOAuthHeader(header)!;
     expect(parsed.oauth_consumer_key).toBe("pub key/é");
-    const args = { header: parsed, consumerSecret: "s3cr&t=é+", methods: ["DELETE"], baseUris: ["https://api.example.com/Items/a%20b"], query: url.search.slice(1), now: 1700000100_000, windowSeconds: OAUTH1_WINDOW_SECONDS };
+    const args = {
+      header: parsed,
+      consumerSecret: "s3cr&t=é+",
+      methods: ["DELETE"],
+      baseUris: ["https://api.example.com/Items/a%20b"],
+      query: url.search.slice(1),
+      now: 1700000100_000,
+      windowSeconds: OAUTH1_WINDOW_SECONDS,
+    };
     expect(verifyOAuth1(args)).toEqual({ ok: true });
     expect(verifyOAuth1({ ...args, consumerSecret: "s3cr&t=é" })).toEqual({ ok: false, reason: "signature" });
     expect(verifyOAuth1({ ...args, query: "sort=name+desc&q=caf%C3%A9&tag=x&empty=" })).toEqual({ ok: false, reason: "signature" });

@@ -77,7 +77,8 @@ function resolver(table: Table, asked: string[] = []) {
 }
 
 /** 127.0.0.2 stands for a public address; every other address is judged as in production. */
-const loopback2IsPublic = (bytes: Uint8Array) => !(bytes.length === 4 && bytes[0] === 127 && bytes[1] === 0 && bytes[2] === 0 && bytes[3] === 2) && isPrivateAddress(bytes);
+const loopback2IsPublic = (bytes: Uint8Array) =>
+  !(bytes.length === 4 && bytes[0] === 127 && bytes[1] === 0 && bytes[2] === 0 && bytes[3] === 2) && isPrivateAddress(bytes);
 
 /** A lookup that checks nothing, as an unguarded caller's test resolver. */
 function plainLookup(table: Table, asked: string[] = []): Lookup {
@@ -90,8 +91,18 @@ function plainLookup(table: Table, asked: string[] = []): Lookup {
     });
 }
 
-const base = (extra: Partial<OutboundInit> = {}): OutboundInit => ({ method: "GET", headers: {}, timeoutMs: 5000, maxBody: 1024, ...extra });
-const failure = (p: Promise<unknown>) => p.then(() => ({ code: "answered", message: "" }), (e: Error & { code?: string }) => ({ code: e.code ?? e.name, message: e.message }));
+const base = (extra: Partial<OutboundInit> = {}): OutboundInit => ({
+  method: "GET",
+  headers: {},
+  timeoutMs: 5000,
+  maxBody: 1024,
+  ...extra,
+});
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => ({ code: "answered", message: "" }),
+    (e: Error & { code?: string }) => ({ code: e.code ?? e.name, message: e.message }),
+  );
 
 describe("guarded and unguarded requests never share a connection", () => {
   test("a connection an unguarded caller opened to a name resolving to loopback does not carry a guarded request", async () => {
@@ -105,7 +116,10 @@ describe("guarded and unguarded requests never share a connection", () => {
     // over the pooled one.
     const asked: string[] = [];
     const guarded = publicOnlyLookup(resolver({ "idp.test": "127.0.0.1" }, asked));
-    expect(await failure(outboundRequest(url, base({ lookup: guarded })))).toEqual({ code: "EADDRNOTPUBLIC", message: "idp.test resolves to a private address (127.0.0.1)" });
+    expect(await failure(outboundRequest(url, base({ lookup: guarded })))).toEqual({
+      code: "EADDRNOTPUBLIC",
+      message: "idp.test resolves to a private address (127.0.0.1)",
+    });
     expect(asked).toEqual(["idp.test"]);
     // The production guard (the system resolver, which does not know idp.test) does not reach it either.
     expect((await failure(outboundRequest(url, base({ timeoutMs: 3000 })))).code).not.toBe("answered");
@@ -147,7 +161,10 @@ describe("every new guarded connection is checked", () => {
     expect((await outboundRequest(url("/close"), base({ lookup }))).body).toBe("127.0.0.2");
     expect([asked.length, pub.connections]).toEqual([1, 1]);
     // That connection is closed now: the next one is looked up again, and refused.
-    expect(await failure(outboundRequest(url("/"), base({ lookup })))).toEqual({ code: "EADDRNOTPUBLIC", message: "rebind.test resolves to a private address (127.0.0.1)" });
+    expect(await failure(outboundRequest(url("/"), base({ lookup })))).toEqual({
+      code: "EADDRNOTPUBLIC",
+      message: "rebind.test resolves to a private address (127.0.0.1)",
+    });
     expect(asked).toEqual(["rebind.test", "rebind.test"]);
     expect([pub.connections, pub.requests.length, priv.connections, priv.requests.length]).toEqual([1, 2, 0, 0]);
   });
@@ -178,7 +195,8 @@ describe("every new guarded connection is checked", () => {
     ];
     for (const url of spellings) {
       // With the production guard and with a test lookup that would call every address public alike.
-      for (const lookup of [undefined, permissive]) expect([url, (await failure(outboundRequest(url, base({ lookup })))).code]).toEqual([url, "EADDRNOTPUBLIC"]);
+      for (const lookup of [undefined, permissive])
+        expect([url, (await failure(outboundRequest(url, base({ lookup })))).code]).toEqual([url, "EADDRNOTPUBLIC"]);
     }
     expect([target.connections, target.requests.length]).toEqual([1, 1]);
   });
@@ -187,14 +205,18 @@ describe("every new guarded connection is checked", () => {
     const idp = await listen("127.0.0.1");
     const pub = await listen("127.0.0.2");
     const table = { "idp.test": "127.0.0.1", "pub.test": "127.0.0.2" };
-    expect((await outboundRequest(`http://idp.test:${idp.port}/`, base({ allowPrivate: true, unguardedLookup: plainLookup(table) }))).status).toBe(200);
+    expect(
+      (await outboundRequest(`http://idp.test:${idp.port}/`, base({ allowPrivate: true, unguardedLookup: plainLookup(table) }))).status,
+    ).toBe(200);
     const lookup = publicOnlyLookup(resolver(table), loopback2IsPublic);
     // Naming the private host in the Host header: still connects to the URL's (public) host.
     const r = await outboundRequest(`http://pub.test:${pub.port}/x`, base({ lookup, headers: { host: `idp.test:${idp.port}` } }));
     expect(r.body).toBe("127.0.0.2");
     expect(pub.requests).toEqual([`idp.test:${idp.port} /x`]);
     // Naming the public host in the Host header of a request to the private one: refused.
-    expect((await failure(outboundRequest(`http://idp.test:${idp.port}/y`, base({ lookup, headers: { host: `pub.test:${pub.port}` } })))).code).toBe("EADDRNOTPUBLIC");
+    expect(
+      (await failure(outboundRequest(`http://idp.test:${idp.port}/y`, base({ lookup, headers: { host: `pub.test:${pub.port}` } })))).code,
+    ).toBe("EADDRNOTPUBLIC");
     expect([idp.connections, idp.requests.length]).toEqual([1, 1]);
   });
 });

@@ -7,11 +7,32 @@ import { parseIp } from "../../src/net/ip.ts";
 import { hostNotAllowed, isPrivateAddress, isPublicOnlyLookup, publicOnlyLookup } from "../../src/net/public-address.ts";
 
 const ask = (lookup: ReturnType<typeof publicOnlyLookup>, host: string, all: boolean) =>
-  new Promise<{ err: Error | null; args: unknown[] }>((resolve) => lookup(host, { all }, (err: Error | null, ...args: unknown[]) => resolve({ err, args })));
+  new Promise<{ err: Error | null; args: unknown[] }>((resolve) =>
+    lookup(host, { all }, (err: Error | null, ...args: unknown[]) => resolve({ err, args })),
+  );
 
 describe("public addresses", () => {
   test("private, loopback, link-local, CGNAT, documentation, multicast and embedded-IPv4 forms are not public", () => {
-    for (const a of ["127.0.0.1", "10.9.8.7", "172.31.255.255", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "224.0.0.1", "255.255.255.255", "::1", "::", "fd12::1", "fe80::1", "ff02::1", "::ffff:10.0.0.1", "64:ff9b::7f00:1", "2002:7f00:1::1", "2001:db8::1"]) {
+    for (const a of [
+      "127.0.0.1",
+      "10.9.8.7",
+      "172.31.255.255",
+      "192.168.1.1",
+      "169.254.169.254",
+      "100.64.0.1",
+      "0.0.0.0",
+      "224.0.0.1",
+      "255.255.255.255",
+      "::1",
+      "::",
+      "fd12::1",
+      "fe80::1",
+      "ff02::1",
+      "::ffff:10.0.0.1",
+      "64:ff9b::7f00:1",
+      "2002:7f00:1::1",
+      "2001:db8::1",
+    ]) {
       expect([a, isPrivateAddress(parseIp(a)!)]).toEqual([a, true]);
     }
     for (const a of ["8.8.8.8", "172.32.0.1", "100.128.0.1", "2a00:1450:4001::1", "::ffff:8.8.4.4"]) {
@@ -30,8 +51,14 @@ describe("public addresses", () => {
 
   test("the lookup answers like node's for public names and fails with EADDRNOTPUBLIC otherwise", async () => {
     const table: Record<string, LookupAddress[]> = {
-      "ok.test": [{ address: "8.8.8.8", family: 4 }, { address: "2a00:1450:4001::1", family: 6 }],
-      "bad.test": [{ address: "8.8.8.8", family: 4 }, { address: "fd00::5", family: 6 }],
+      "ok.test": [
+        { address: "8.8.8.8", family: 4 },
+        { address: "2a00:1450:4001::1", family: 6 },
+      ],
+      "bad.test": [
+        { address: "8.8.8.8", family: 4 },
+        { address: "fd00::5", family: 6 },
+      ],
       "none.test": [],
     };
     let calls = 0;
@@ -56,7 +83,14 @@ describe("public addresses", () => {
 
   test("only lookups made by publicOnlyLookup count as public-only (what guarded requests accept)", () => {
     expect(isPublicOnlyLookup(publicOnlyLookup())).toBe(true);
-    expect(isPublicOnlyLookup(publicOnlyLookup((_h, cb) => cb(null, []), () => false))).toBe(true);
+    expect(
+      isPublicOnlyLookup(
+        publicOnlyLookup(
+          (_h, cb) => cb(null, []),
+          () => false,
+        ),
+      ),
+    ).toBe(true);
     const plain = (_h: string, _o: unknown, cb: (...args: unknown[]) => void) => cb(null, "127.0.0.1", 4);
     expect(isPublicOnlyLookup(plain)).toBe(false);
     expect(isPublicOnlyLookup(undefined)).toBe(false);

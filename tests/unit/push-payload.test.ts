@@ -12,7 +12,9 @@ describe("payloads", () => {
     expect(() => checkPayload({ badge: 1.5 })).toThrow("payload.badge must be an integer");
     expect(() => checkPayload({ badge: "1" })).toThrow("payload.badge must be an integer");
     for (const k of ["alert", "message", "sound"]) expect(() => checkPayload({ [k]: { a: 1 } })).toThrow(`payload.${k} must be a string`);
-    expect(checkPayload({ badge: 3, alert: "hi", custom: { a: [1] } }).bytes).toBe(Buffer.byteLength('{"badge":3,"alert":"hi","custom":{"a":[1]}}'));
+    expect(checkPayload({ badge: 3, alert: "hi", custom: { a: [1] } }).bytes).toBe(
+      Buffer.byteLength('{"badge":3,"alert":"hi","custom":{"a":[1]}}'),
+    );
   });
 
   test("size rule: up to 256 bytes every platform, 257-1024 Android and web, 1025+ is 400 (bytes, not characters)", () => {
@@ -27,13 +29,22 @@ describe("payloads", () => {
   });
 
   test("iOS: badge, sound and message (or alert) go into aps; other keys stay top level", () => {
-    expect(shapeFor("ios", { badge: 2, sound: "ping.caf", message: "hello", alert: "ignored", id: 7, extra: { a: 1 } })).toEqual({ aps: { alert: "hello", badge: 2, sound: "ping.caf" }, id: 7, extra: { a: 1 } });
+    expect(shapeFor("ios", { badge: 2, sound: "ping.caf", message: "hello", alert: "ignored", id: 7, extra: { a: 1 } })).toEqual({
+      aps: { alert: "hello", badge: 2, sound: "ping.caf" },
+      id: 7,
+      extra: { a: 1 },
+    });
     expect(shapeFor("ios", { alert: "only alert" })).toEqual({ aps: { alert: "only alert" } });
     expect(shapeFor("ios", { data: "silent" })).toEqual({ aps: {}, data: "silent" });
   });
 
   test("Android gets a flat map of strings; the web gets the payload as sent", () => {
-    expect(shapeFor("android", { message: "hi", badge: 2, nested: { a: [1, "b"] }, flag: true })).toEqual({ message: "hi", badge: "2", nested: '{"a":[1,"b"]}', flag: "true" });
+    expect(shapeFor("android", { message: "hi", badge: 2, nested: { a: [1, "b"] }, flag: true })).toEqual({
+      message: "hi",
+      badge: "2",
+      nested: '{"a":[1,"b"]}',
+      flag: "true",
+    });
     const p = { message: "hi", badge: 2 };
     expect(shapeFor("web", p)).toEqual(p);
   });
@@ -66,7 +77,10 @@ describe("retries", () => {
     expect(retryDelay(3, 30_000)).toBe(30_000);
     const now = 1_000_000;
     expect(outcomeOf({ kind: "retry", reason: "503", afterMs: 5000 }, 1, now)).toEqual({ kind: "retry", reason: "503", due: now + 5000 });
-    expect(outcomeOf({ kind: "retry", reason: "503" }, MAX_ATTEMPTS, now)).toEqual({ kind: "failed", reason: `gave up after ${MAX_ATTEMPTS} attempts: 503` });
+    expect(outcomeOf({ kind: "retry", reason: "503" }, MAX_ATTEMPTS, now)).toEqual({
+      kind: "failed",
+      reason: `gave up after ${MAX_ATTEMPTS} attempts: 503`,
+    });
     expect(outcomeOf({ kind: "invalid-token", reason: "Unregistered" }, 1, now)).toEqual({ kind: "expired", reason: "Unregistered" });
     expect(outcomeOf({ kind: "failed", reason: "PayloadTooLarge" }, 1, now)).toEqual({ kind: "failed", reason: "PayloadTooLarge" });
     expect(outcomeOf({ kind: "sent" }, 3, now)).toEqual({ kind: "sent" });

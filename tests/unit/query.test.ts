@@ -13,15 +13,30 @@ const noHeaders = { get: () => null };
 const schema = compileSchema(
   validateDefinition({
     name: "item",
-    fields: { name: { type: "string" }, n: { type: "integer" }, f: { type: "float" }, ok: { type: "boolean" }, tags: { type: "array", items: "string" }, at: { type: "geopoint" }, owner: { type: "relationship", schema: "item" } },
+    fields: {
+      name: { type: "string" },
+      n: { type: "integer" },
+      f: { type: "float" },
+      ok: { type: "boolean" },
+      tags: { type: "array", items: "string" },
+      at: { type: "geopoint" },
+      owner: { type: "relationship", schema: "item" },
+    },
   }),
 );
 
 describe("parseConditions", () => {
   test("plain clauses, operators and the OR block", () => {
     const c = parseConditions(qs("n[gt]=1&name=a&[or1].ok=true&[or1].[and2].n=3&[or1].[and2].f[lte]=2.5&[or1].name=b"));
-    expect(c.where.map((x) => [x.field, x.op, x.value])).toEqual([["n", "gt", "1"], ["name", "eq", "a"]]);
-    expect(c.or!.map((g) => g.map((x) => `${x.field}:${x.op}:${x.value}`))).toEqual([["ok:eq:true"], ["n:eq:3", "f:lte:2.5"], ["name:eq:b"]]);
+    expect(c.where.map((x) => [x.field, x.op, x.value])).toEqual([
+      ["n", "gt", "1"],
+      ["name", "eq", "a"],
+    ]);
+    expect(c.or!.map((g) => g.map((x) => `${x.field}:${x.op}:${x.value}`))).toEqual([
+      ["ok:eq:true"],
+      ["n:eq:3", "f:lte:2.5"],
+      ["name:eq:b"],
+    ]);
   });
 
   test("operators are case-insensitive; repeated keys are all kept", () => {
@@ -31,7 +46,8 @@ describe("parseConditions", () => {
   test("limits and malformed keys", () => {
     const many = Array.from({ length: MAX_CLAUSES + 1 }, (_, i) => `n=${i}`).join("&");
     expect(() => parseConditions(qs(many))).toThrow(`at most ${MAX_CLAUSES}`);
-    for (const key of ["a[b][c]", "[or]a", "[or1]a", "a.b", "[or1].[and1].[and2].a", "a[", "a b", "é"]) expect(() => parseConditions(qs(`${encodeURIComponent(key)}=1`))).toThrow();
+    for (const key of ["a[b][c]", "[or]a", "[or1]a", "a.b", "[or1].[and1].[and2].a", "a[", "a b", "é"])
+      expect(() => parseConditions(qs(`${encodeURIComponent(key)}=1`))).toThrow();
     expect(() => parseConditions(qs(`name=${"x".repeat(2000)}`))).toThrow("too long");
   });
 });
@@ -45,14 +61,20 @@ describe("headers", () => {
     expect(parseExpand(null, "3")).toBe(3);
     expect(parseExpand("1", "3")).toBe(1);
     expect(() => parseExpand("4", null)).toThrow();
-    expect(parseOrderBy("a:desc, b , c:ASC")).toEqual([{ field: "a", desc: true }, { field: "b", desc: false }, { field: "c", desc: false }]);
+    expect(parseOrderBy("a:desc, b , c:ASC")).toEqual([
+      { field: "a", desc: true },
+      { field: "b", desc: false },
+      { field: "c", desc: false },
+    ]);
     expect(parseRange("objects=0-9")).toEqual({ start: 0, end: 9 });
     expect(parseRange("objects=5-")).toEqual({ start: 5, end: null });
     expect(parseRange(null)).toBeNull();
   });
 
   test("OR with ordering or geo is refused", () => {
-    expect(() => parseQuery(qs("[or1].a=1"), { get: (h: string) => (h === "x-service-orderby" ? "a" : null) })).toThrow("X-Service-OrderBy");
+    expect(() => parseQuery(qs("[or1].a=1"), { get: (h: string) => (h === "x-service-orderby" ? "a" : null) })).toThrow(
+      "X-Service-OrderBy",
+    );
     expect(() => parseQuery(qs("[or1].a=1&at[within]=1,2,3"), noHeaders)).toThrow("geo");
   });
 });
@@ -71,7 +93,11 @@ describe("compile", () => {
   });
 
   test("near orders by distance and ignores the requested order", () => {
-    const c = compileQuery(schema, parseQuery(qs("at[near]=10,20,0.1"), { get: (h: string) => (h === "x-service-orderby" ? "name:desc" : null) }), null);
+    const c = compileQuery(
+      schema,
+      parseQuery(qs("at[near]=10,20,0.1"), { get: (h: string) => (h === "x-service-orderby" ? "name:desc" : null) }),
+      null,
+    );
     expect(c.near?.field).toBe("at");
     expect(c.order.sql).toStartWith("ORDER BY (2 * asin(");
     expect(c.order.sql).not.toContain("name");

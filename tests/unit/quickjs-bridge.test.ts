@@ -7,7 +7,13 @@ import type { QuickJSContext, QuickJSRuntime, QuickJSWASMModule } from "quickjs-
 import { QuickJSBridge } from "../../src/code/quickjs-bridge.ts";
 import { newEngine } from "../../src/code/quickjs-engine.ts";
 
-async function setup(): Promise<{ engine: QuickJSWASMModule; rt: QuickJSRuntime; ctx: QuickJSContext; bridge: QuickJSBridge; memory: WebAssembly.Memory }> {
+async function setup(): Promise<{
+  engine: QuickJSWASMModule;
+  rt: QuickJSRuntime;
+  ctx: QuickJSContext;
+  bridge: QuickJSBridge;
+  memory: WebAssembly.Memory;
+}> {
   const { engine, memory } = await newEngine(64 * 1024 * 1024);
   const rt = engine.newRuntime();
   const ctx = rt.newContext();
@@ -25,7 +31,15 @@ function evalPtr(ctx: QuickJSContext, bridge: QuickJSBridge, code: string): numb
 describe("strings", () => {
   test("round trips: empty, ASCII, multi-byte, the scratch buffer's edge, past it", async () => {
     const { bridge, ctx } = await setup();
-    const cases = ["", "plain ascii", "é ü ß 中文 😀 \u2028", "中".repeat(21845), "中".repeat(21846), "x".repeat(300_000), JSON.stringify({ a: "😀".repeat(5000) })];
+    const cases = [
+      "",
+      "plain ascii",
+      "é ü ß 中文 😀 \u2028",
+      "中".repeat(21845),
+      "中".repeat(21846),
+      "x".repeat(300_000),
+      JSON.stringify({ a: "😀".repeat(5000) }),
+    ];
     const length = evalPtr(ctx, bridge, "(s) => s.length");
     for (const s of cases) {
       const p = bridge.newString(s);
@@ -105,13 +119,10 @@ describe("host functions", () => {
   test("answered on the FFI with their arguments (undefined past those given), next to a library function", async () => {
     const { bridge, ctx } = await setup();
     const seen: unknown[][] = [];
-    const raw = bridge.newFunction(
-      "raw",
-      (b, argc, argv) => {
-        seen.push([argc, b.getNumber(b.arg(argc, argv, 0)), b.getString(b.arg(argc, argv, 1)), b.getString(b.arg(argc, argv, 2))]);
-        return argc === 0 ? 0 : b.newString(`got ${argc}`);
-      },
-    );
+    const raw = bridge.newFunction("raw", (b, argc, argv) => {
+      seen.push([argc, b.getNumber(b.arg(argc, argv, 0)), b.getString(b.arg(argc, argv, 1)), b.getString(b.arg(argc, argv, 2))]);
+      return argc === 0 ? 0 : b.newString(`got ${argc}`);
+    });
     const lib = ctx.newFunction("lib", (x) => ctx.newString(`lib ${ctx.getString(x)}`));
     ctx.setProp(ctx.global, "raw", raw);
     ctx.setProp(ctx.global, "lib", lib);
@@ -129,12 +140,9 @@ describe("host functions", () => {
 
   test("a host function that throws raises the error in the guest, which catches it and goes on", async () => {
     const { bridge, ctx } = await setup();
-    const raw = bridge.newFunction(
-      "raw",
-      () => {
-        throw new RangeError("host side failed");
-      },
-    );
+    const raw = bridge.newFunction("raw", () => {
+      throw new RangeError("host side failed");
+    });
     ctx.setProp(ctx.global, "raw", raw);
     raw.dispose();
     const out = evalPtr(ctx, bridge, "let m; try { raw(); } catch (e) { m = e.message; } m + ' / still running'");

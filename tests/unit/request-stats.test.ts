@@ -32,7 +32,11 @@ describe("RequestStats", () => {
     const s = new RequestStats(clock().now);
     for (let i = 1; i <= 1000; i++) s.record("data", 200, i / 10); // 0.1 .. 100 ms
     const f = s.summary(60).data;
-    for (const [q, v] of [[f.p50, 50], [f.p95, 95], [f.p99, 99]] as const) {
+    for (const [q, v] of [
+      [f.p50, 50],
+      [f.p95, 95],
+      [f.p99, 99],
+    ] as const) {
       expect(q!).toBeGreaterThanOrEqual(v);
       expect(q!).toBeLessThanOrEqual(v * 1.25 + 0.01);
     }
@@ -108,7 +112,7 @@ describe("Prometheus text", () => {
     expect(text).toContain('burrow_http_request_duration_seconds_bucket{area="data",le="+Inf"} 3');
     expect(text).toContain('burrow_http_request_duration_seconds_count{area="data"} 3');
     expect(text).toContain('burrow_push_queue_depth{env="development"} 3');
-    expect(text).toContain("burrow_push_queue_oldest_seconds{env=\"development\"} 1.500");
+    expect(text).toContain('burrow_push_queue_oldest_seconds{env="development"} 1.500');
     expect(text).toContain("burrow_code_calls_total 9");
     expect(text).toContain('burrow_build_info{version="1.2.3"} 1');
     // Every sample line is "<name>{labels} <number>" and every metric has HELP and TYPE.
@@ -116,7 +120,10 @@ describe("Prometheus text", () => {
       if (line.startsWith("#")) expect(line).toMatch(/^# (HELP|TYPE) [a-z_]+ .+$/);
       else expect(line).toMatch(/^[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? -?[\d.e+]+$/);
     }
-    const buckets = text.split("\n").filter((l) => l.startsWith('burrow_http_request_duration_seconds_bucket{area="data"')).map((l) => Number(l.split(" ")[1]));
+    const buckets = text
+      .split("\n")
+      .filter((l) => l.startsWith('burrow_http_request_duration_seconds_bucket{area="data"'))
+      .map((l) => Number(l.split(" ")[1]));
     expect(buckets.length).toBe(PROM_BOUNDS.length + 1);
     expect([...buckets].sort((a, b) => a - b)).toEqual(buckets);
   });
@@ -129,7 +136,8 @@ describe("Prometheus text", () => {
 describe("RequestLogRing", () => {
   test("newest first, filtered, paged, bounded", () => {
     const ring = new RequestLogRing(5);
-    const add = (status: number, area: "data" | "admin", env = "development") => ring.add({ time: 1, method: "GET", area, path: "/x", status, ms: 1, env });
+    const add = (status: number, area: "data" | "admin", env = "development") =>
+      ring.add({ time: 1, method: "GET", area, path: "/x", status, ms: 1, env });
     add(200, "data");
     add(404, "data");
     add(500, "admin", "-");

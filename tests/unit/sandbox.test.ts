@@ -34,10 +34,27 @@ describe("bundles", () => {
       OPS,
       LIMITS,
     );
-    expect(sb.methods).toEqual([{ name: "hello", params: ["name"] }, { name: "text", params: [] }, { name: "bytes", params: [] }, { name: "nothing", params: [] }]);
-    expect(await sb.call("hello", JSON.stringify({ verb: "GET", params: { name: "Ann" } }), noServices)).toEqual({ status: 201, headers: { "x-a": "1" }, body: { kind: "json", text: JSON.stringify({ msg: "Hello, Ann", verb: "GET" }) } });
-    expect(await sb.call("text", JSON.stringify({}), noServices)).toEqual({ status: 200, headers: {}, body: { kind: "text", value: "plain" } });
-    expect(await sb.call("bytes", JSON.stringify({}), noServices)).toEqual({ status: 200, headers: {}, body: { kind: "bytes", base64: Buffer.from([0, 1, 2, 255]).toString("base64") } });
+    expect(sb.methods).toEqual([
+      { name: "hello", params: ["name"] },
+      { name: "text", params: [] },
+      { name: "bytes", params: [] },
+      { name: "nothing", params: [] },
+    ]);
+    expect(await sb.call("hello", JSON.stringify({ verb: "GET", params: { name: "Ann" } }), noServices)).toEqual({
+      status: 201,
+      headers: { "x-a": "1" },
+      body: { kind: "json", text: JSON.stringify({ msg: "Hello, Ann", verb: "GET" }) },
+    });
+    expect(await sb.call("text", JSON.stringify({}), noServices)).toEqual({
+      status: 200,
+      headers: {},
+      body: { kind: "text", value: "plain" },
+    });
+    expect(await sb.call("bytes", JSON.stringify({}), noServices)).toEqual({
+      status: 200,
+      headers: {},
+      body: { kind: "bytes", base64: Buffer.from([0, 1, 2, 255]).toString("base64") },
+    });
     expect((await sb.call("nothing", JSON.stringify({}), noServices)).body).toEqual({ kind: "json", text: JSON.stringify({}) });
     sb.dispose();
   });
@@ -52,7 +69,11 @@ describe("bundles", () => {
       LIMITS,
     );
     expect((await sb.call("nul", "{}", noServices)).body).toEqual({ kind: "text", value: "a\u0000b\u0000 é 😀" });
-    expect(await sb.call("uni", "{}", noServices)).toEqual({ status: 200, headers: { "x-a": "ü" }, body: { kind: "text", value: "é ü 中文 😀" } });
+    expect(await sb.call("uni", "{}", noServices)).toEqual({
+      status: 200,
+      headers: { "x-a": "ü" },
+      body: { kind: "text", value: "é ü 中文 😀" },
+    });
     sb.dispose();
   });
 
@@ -61,8 +82,13 @@ describe("bundles", () => {
     expect(syntax.kind).toBe("compile");
     expect(syntax.line).toBe(2);
     expect((await failure(Sandbox.load("export const x = 1;", OPS, LIMITS))).message).toContain("must export `methods`");
-    expect((await failure(Sandbox.load("export const methods = [{ name: 'Bad-Name', execute() {} }];", OPS, LIMITS))).message).toContain("must match");
-    expect((await failure(Sandbox.load("export const methods = [{ name: 'a', execute() {} }, { name: 'a', execute() {} }];", OPS, LIMITS))).message).toContain("defined twice");
+    expect((await failure(Sandbox.load("export const methods = [{ name: 'Bad-Name', execute() {} }];", OPS, LIMITS))).message).toContain(
+      "must match",
+    );
+    expect(
+      (await failure(Sandbox.load("export const methods = [{ name: 'a', execute() {} }, { name: 'a', execute() {} }];", OPS, LIMITS)))
+        .message,
+    ).toContain("defined twice");
     expect((await failure(Sandbox.load("throw new Error('boom at load');", OPS, LIMITS))).message).toContain("boom at load");
   });
 });
@@ -88,8 +114,16 @@ describe("services", () => {
       return { id: args[1] };
     };
     const r = await sb.call("m", JSON.stringify({}), dispatch);
-    expect(r.body).toEqual({ kind: "json", text: JSON.stringify({ a: { id: "k1" }, b: { id: "k2" }, caught: "schema things has no field bad" }) });
-    expect(calls).toEqual([["data", "read", ["things", "k1"]], ["data", "read", ["things", "k2"]], ["data", "create", ["things", { bad: true }]], ["log", "info", ["done", { n: 2 }]]]);
+    expect(r.body).toEqual({
+      kind: "json",
+      text: JSON.stringify({ a: { id: "k1" }, b: { id: "k2" }, caught: "schema things has no field bad" }),
+    });
+    expect(calls).toEqual([
+      ["data", "read", ["things", "k1"]],
+      ["data", "read", ["things", "k2"]],
+      ["data", "create", ["things", { bad: true }]],
+      ["log", "info", ["done", { n: 2 }]],
+    ]);
     sb.dispose();
   });
 
@@ -111,15 +145,25 @@ describe("services", () => {
     };
     const answer = sb.callNow("m", JSON.stringify({}), dispatch);
     expect(answer instanceof Promise).toBe(false);
-    expect((answer as MethodResponse).body).toEqual({ kind: "json", text: JSON.stringify({ a: { id: "k1" }, caught: "refused on the spot", raw: { as: "text" } }) });
+    expect((answer as MethodResponse).body).toEqual({
+      kind: "json",
+      text: JSON.stringify({ a: { id: "k1" }, caught: "refused on the spot", raw: { as: "text" } }),
+    });
     // Mixed: an on-the-spot answer after one that waited.
     const mixed: Dispatch = (_s, _o, args) => (args[1] === "k1" ? Promise.resolve({ id: "late" }) : new Answered({ id: args[1] }));
-    expect((await sb.call("m", JSON.stringify({}), mixed)).body).toEqual({ kind: "json", text: JSON.stringify({ a: { id: "late" }, caught: null, raw: { id: "raw" } }) });
+    expect((await sb.call("m", JSON.stringify({}), mixed)).body).toEqual({
+      kind: "json",
+      text: JSON.stringify({ a: { id: "late" }, caught: null, raw: { id: "raw" } }),
+    });
     sb.dispose();
   });
 
   test("a method that throws is a 'thrown' error and the sandbox stays usable", async () => {
-    const sb = await Sandbox.load(`export const methods = [{ name: "m", execute(req) { if (req.fail) throw new TypeError("nope"); return { body: "ok" }; } }];`, OPS, LIMITS);
+    const sb = await Sandbox.load(
+      `export const methods = [{ name: "m", execute(req) { if (req.fail) throw new TypeError("nope"); return { body: "ok" }; } }];`,
+      OPS,
+      LIMITS,
+    );
     const e = await failure(sb.call("m", JSON.stringify({ fail: true }), noServices));
     expect([e.kind, e.message]).toEqual(["thrown", "TypeError: nope"]);
     expect(sb.usable).toBe(true);
@@ -130,20 +174,31 @@ describe("services", () => {
 
 describe("limits", () => {
   test("while(true) stops within the limit + 50 ms, also after an await; the sandbox is dropped", async () => {
-    const sb = await Sandbox.load(`export const methods = [{ name: "spin", execute() { for (;;) {} } }, { name: "later", async execute(r, s) { await s.data.read("x", "y"); for (;;) {} } }];`, OPS, LIMITS);
+    const sb = await Sandbox.load(
+      `export const methods = [{ name: "spin", execute() { for (;;) {} } }, { name: "later", async execute(r, s) { await s.data.read("x", "y"); for (;;) {} } }];`,
+      OPS,
+      LIMITS,
+    );
     let started = performance.now();
     const e = await failure(sb.call("spin", JSON.stringify({}), noServices));
     expect(e.kind).toBe("timeout");
     expect(performance.now() - started).toBeLessThan(LIMITS.timeoutMs + 50);
     expect(sb.usable).toBe(false);
-    const sb2 = await Sandbox.load(`export const methods = [{ name: "later", async execute(r, s) { await s.data.read("x", "y"); for (;;) {} } }];`, OPS, LIMITS);
+    const sb2 = await Sandbox.load(
+      `export const methods = [{ name: "later", async execute(r, s) { await s.data.read("x", "y"); for (;;) {} } }];`,
+      OPS,
+      LIMITS,
+    );
     started = performance.now();
     expect((await failure(sb2.call("later", JSON.stringify({}), async () => 1))).kind).toBe("timeout");
     expect(performance.now() - started).toBeLessThan(LIMITS.timeoutMs + 50);
   });
 
   test("awaiting something that never settles times out", async () => {
-    const sb = await Sandbox.load(`export const methods = [{ name: "m", async execute() { await new Promise(() => {}); } }];`, OPS, { ...LIMITS, timeoutMs: 300 });
+    const sb = await Sandbox.load(`export const methods = [{ name: "m", async execute() { await new Promise(() => {}); } }];`, OPS, {
+      ...LIMITS,
+      timeoutMs: 300,
+    });
     const started = performance.now();
     expect((await failure(sb.call("m", JSON.stringify({}), noServices))).kind).toBe("timeout");
     expect(performance.now() - started).toBeLessThan(350);
@@ -156,7 +211,10 @@ describe("limits", () => {
       `const a = []; for (let i = 0; i < 1e7; i++) a.push("x".repeat(20) + i);`,
       `const a = []; for (let i = 0; i < 200; i++) a.push(new Uint8Array(1024 * 1024));`,
     ]) {
-      const sb = await Sandbox.load(`export const methods = [{ name: "m", execute() { ${bomb} return { body: "survived" }; } }];`, OPS, { ...LIMITS, timeoutMs: 10_000 });
+      const sb = await Sandbox.load(`export const methods = [{ name: "m", execute() { ${bomb} return { body: "survived" }; } }];`, OPS, {
+        ...LIMITS,
+        timeoutMs: 10_000,
+      });
       const e = await failure(sb.call("m", JSON.stringify({}), noServices));
       expect(e.kind).toBe("memory");
       expect(sb.usable).toBe(false);
@@ -167,7 +225,11 @@ describe("limits", () => {
   });
 
   test("deep recursion is a stack error", async () => {
-    const sb = await Sandbox.load(`export const methods = [{ name: "m", execute() { const f = (n) => f(n + 1) + 1; return { body: f(0) }; } }];`, OPS, LIMITS);
+    const sb = await Sandbox.load(
+      `export const methods = [{ name: "m", execute() { const f = (n) => f(n + 1) + 1; return { body: f(0) }; } }];`,
+      OPS,
+      LIMITS,
+    );
     expect((await failure(sb.call("m", JSON.stringify({}), noServices))).kind).toBe("stack");
   });
 });
@@ -192,7 +254,8 @@ describe("what the guest can reach", () => {
     );
     const r = (await sb.call("m", JSON.stringify({}), noServices)).body as { kind: "json"; text: string };
     const { probe, names } = JSON.parse(r.text) as { names: string[]; probe: Record<string, unknown> };
-    for (const n of ["process", "require", "Bun", "fetch", "__host", "__done", "__serviceOps", "std", "os", "setTimeout"]) expect([n, probe[n]]).toEqual([n, "undefined"]);
+    for (const n of ["process", "require", "Bun", "fetch", "__host", "__done", "__serviceOps", "std", "os", "setTimeout"])
+      expect([n, probe[n]]).toEqual([n, "undefined"]);
     expect(probe.fnGlobal).toBe("undefined");
     expect(probe.evalGlobal).toBe("undefined");
     expect(probe.ctorProcess).toBe("undefined");
@@ -207,8 +270,14 @@ describe("what the guest can reach", () => {
     const src = `export const methods = [{ name: "m", execute(req) { const before = globalThis.leak; globalThis.leak = req.v; return { body: { before: before ?? null } }; } }];`;
     const a = await Sandbox.load(src, OPS, LIMITS);
     const b = await Sandbox.load(src, OPS, LIMITS);
-    expect((await a.call("m", JSON.stringify({ v: "secret" }), noServices)).body).toEqual({ kind: "json", text: JSON.stringify({ before: null }) });
-    expect((await b.call("m", JSON.stringify({ v: "other" }), noServices)).body).toEqual({ kind: "json", text: JSON.stringify({ before: null }) });
+    expect((await a.call("m", JSON.stringify({ v: "secret" }), noServices)).body).toEqual({
+      kind: "json",
+      text: JSON.stringify({ before: null }),
+    });
+    expect((await b.call("m", JSON.stringify({ v: "other" }), noServices)).body).toEqual({
+      kind: "json",
+      text: JSON.stringify({ before: null }),
+    });
     a.dispose();
     b.dispose();
   });

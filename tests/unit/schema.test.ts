@@ -7,8 +7,7 @@ import { convertValue, decodeValue, encodeValue } from "../../src/schema/values.
 import { inferField, parseRelationsHeader } from "../../src/schema/infer.ts";
 import { createTableSql } from "../../src/schema/layout.ts";
 
-const def = (fields: SchemaDef["fields"], extra: Partial<SchemaDef> = {}): SchemaDef =>
-  validateDefinition({ name: "t", fields, ...extra });
+const def = (fields: SchemaDef["fields"], extra: Partial<SchemaDef> = {}): SchemaDef => validateDefinition({ name: "t", fields, ...extra });
 
 describe("validateDefinition", () => {
   test("normalizes: default permissions open, empty indexes, many false", () => {
@@ -21,15 +20,27 @@ describe("validateDefinition", () => {
   });
 
   test("user schemas", () => {
-    const u = validateDefinition({ name: "member", fields: { pw: { type: "password" }, mail: { type: "string" } }, user: { key: "login", password: "pw", email: "mail", forgotPassword: true } });
+    const u = validateDefinition({
+      name: "member",
+      fields: { pw: { type: "password" }, mail: { type: "string" } },
+      user: { key: "login", password: "pw", email: "mail", forgotPassword: true },
+    });
     expect(u.user).toEqual({ key: "login", password: "pw", email: "mail", forgotPassword: true });
-    expect(() => validateDefinition({ name: "m", fields: {}, user: { key: "login" } })).toThrow('user.password must name a field of type password');
-    expect(() => validateDefinition({ name: "m", fields: { password: { type: "password" } }, user: { forgotPassword: true } })).toThrow("needs user.email");
-    expect(validateDefinition({ name: "m", fields: { username: { type: "string" }, password: { type: "password" } }, user: {} }).fields).toEqual({ password: { type: "password" } });
+    expect(() => validateDefinition({ name: "m", fields: {}, user: { key: "login" } })).toThrow(
+      "user.password must name a field of type password",
+    );
+    expect(() => validateDefinition({ name: "m", fields: { password: { type: "password" } }, user: { forgotPassword: true } })).toThrow(
+      "needs user.email",
+    );
+    expect(
+      validateDefinition({ name: "m", fields: { username: { type: "string" }, password: { type: "password" } }, user: {} }).fields,
+    ).toEqual({ password: { type: "password" } });
   });
 
   test("permissions", () => {
-    const d = def({ team: { type: "relationship", schema: "user", many: true } }, { permissions: { create: "logged_in", read: { role: "staff" }, update: { relationship: "team" }, delete: "none" } } as never);
+    const d = def({ team: { type: "relationship", schema: "user", many: true } }, {
+      permissions: { create: "logged_in", read: { role: "staff" }, update: { relationship: "team" }, delete: "none" },
+    } as never);
     expect(d.permissions.read).toEqual({ role: "staff" });
     const users = new Map([["user", validateDefinition({ name: "user", fields: { password: { type: "password" } }, user: {} })]]);
     expect(() => checkReferences(d, users)).not.toThrow();
@@ -46,7 +57,10 @@ describe("plans", () => {
   });
 
   test("additive development changes are not destructive", () => {
-    const p = planDevelopment(v1, def({ a: { type: "string" }, b: { type: "integer" }, c: { type: "float" } }, { indexes: [["a"], ["c", "b"]] }));
+    const p = planDevelopment(
+      v1,
+      def({ a: { type: "string" }, b: { type: "integer" }, c: { type: "float" } }, { indexes: [["a"], ["c", "b"]] }),
+    );
     expect(p.destructive).toEqual([]);
     expect(describePlan(p)).toEqual(["+ t.c (float)", "+ t index (c, b)"]);
   });
@@ -98,7 +112,9 @@ describe("values", () => {
     expect(() => encodeValue({ type: "integer" }, 2 ** 53)).toThrow();
     expect(() => encodeValue({ type: "geopoint" }, { lat: 0, lon: 180 })).toThrow("longitude");
     expect(() => encodeValue({ type: "geopoint" }, { lat: 0, lon: 0, x: 1 })).toThrow("without other members");
-    expect(() => encodeValue({ type: "integer" }, 2 ** 64)).toThrow("value: expected an integer within ±9007199254740991, got 18446744073709552000 (beyond the integer range)");
+    expect(() => encodeValue({ type: "integer" }, 2 ** 64)).toThrow(
+      "value: expected an integer within ±9007199254740991, got 18446744073709552000 (beyond the integer range)",
+    );
     expect(() => encodeValue({ type: "array", items: "boolean" }, [true, "no"])).toThrow('value[1]: expected boolean, got string "no"');
     expect(() => encodeValue({ type: "relationship", schema: "u" }, "")).toThrow();
   });
@@ -130,7 +146,10 @@ describe("inference", () => {
   });
 
   test("X-Service-Relations", () => {
-    expect([...parseRelationsHeader("author=user&author.friends=User")]).toEqual([["author", "user"], ["author.friends", "user"]]);
+    expect([...parseRelationsHeader("author=user&author.friends=User")]).toEqual([
+      ["author", "user"],
+      ["author.friends", "user"],
+    ]);
     expect(parseRelationsHeader(null).size).toBe(0);
     expect(() => parseRelationsHeader("a=b=c")).toThrow();
   });

@@ -15,7 +15,8 @@ beforeEach(async () => {
 afterEach(() => db.close());
 
 const family = (token: string) => token.slice(0, 16);
-const set = (token: string, columns: string) => db.execute({ sql: `UPDATE _burrow_sessions SET ${columns} WHERE family = ?`, args: [family(token)] });
+const set = (token: string, columns: string) =>
+  db.execute({ sql: `UPDATE _burrow_sessions SET ${columns} WHERE family = ?`, args: [family(token)] });
 
 describe("whyRefused", () => {
   test("an access token past its hour whose refresh token works: expired (refreshing helps)", async () => {

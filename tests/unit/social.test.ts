@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { baseStringUri, parseOAuthHeader, signOAuth1, verifyOAuth1 } from "../../src/auth/oauth1.ts";
 import { aggregatorSignature, checkAggregatorSignature } from "../../src/social/aggregator-signature.ts";
 import { PARAM_NAMES, SOCIAL_ENDPOINTS, param } from "../../src/social/endpoints.ts";
-import { ApiError } from "../../src/errors.ts";
+import type { ApiError } from "../../src/errors.ts";
 import { REFUSED } from "../../src/social/profile.ts";
 import { type GraphSettings, appSecretProof, graphVerify } from "../../src/social/social1-graph.ts";
 import { type GraphFake, type GraphUser, startGraphFake } from "../helpers/social-fakes.ts";
@@ -21,23 +21,35 @@ describe("aggregator signature", () => {
 
   test("Base64(HMAC-SHA1(decoded secret, <timestamp>_<uid>)) agrees with openssl", () => {
     expect(aggregatorSignature(SECRET, "1700000000", "uid-1")).toBe(VECTOR);
-    expect(checkAggregatorSignature({ uid: "uid-1", timestamp: "1700000000", signature: VECTOR, secretBase64: SECRET, nowMs: 1700000000_000 })).toEqual({ ok: true, timestamp: 1700000000 });
+    expect(
+      checkAggregatorSignature({ uid: "uid-1", timestamp: "1700000000", signature: VECTOR, secretBase64: SECRET, nowMs: 1700000000_000 }),
+    ).toEqual({ ok: true, timestamp: 1700000000 });
   });
 
   test("the timestamp may be 180 s away either way, not more", () => {
-    const at = (nowS: number) => checkAggregatorSignature({ uid: "uid-1", timestamp: "1700000000", signature: VECTOR, secretBase64: SECRET, nowMs: nowS * 1000 }).ok;
+    const at = (nowS: number) =>
+      checkAggregatorSignature({ uid: "uid-1", timestamp: "1700000000", signature: VECTOR, secretBase64: SECRET, nowMs: nowS * 1000 }).ok;
     expect([at(1700000180), at(1699999820), at(1700000181), at(1699999819)]).toEqual([true, true, false, false]);
-    expect(checkAggregatorSignature({ uid: "uid-1", timestamp: "1700000000", signature: VECTOR, secretBase64: SECRET, nowMs: 1700000181_000 })).toEqual({ ok: false, reason: "stale" });
+    expect(
+      checkAggregatorSignature({ uid: "uid-1", timestamp: "1700000000", signature: VECTOR, secretBase64: SECRET, nowMs: 1700000181_000 }),
+    ).toEqual({ ok: false, reason: "stale" });
   });
 
   test("any change to uid, timestamp, signature or secret fails", () => {
-    const check = (uid: string, timestamp: string, signature: string, secretBase64 = SECRET) => checkAggregatorSignature({ uid, timestamp, signature, secretBase64, nowMs: 1700000000_000 });
+    const check = (uid: string, timestamp: string, signature: string, secretBase64 = SECRET) =>
+      checkAggregatorSignature({ uid, timestamp, signature, secretBase64, nowMs: 1700000000_000 });
     expect(check("uid-2", "1700000000", VECTOR)).toEqual({ ok: false, reason: "signature" });
     expect(check("uid-1", "1700000001", VECTOR)).toEqual({ ok: false, reason: "signature" });
     expect(check("uid-1", "1700000000", VECTOR, Buffer.from("other").toString("base64"))).toEqual({ ok: false, reason: "signature" });
     expect(check("uid-1", "1700000000", VECTOR.replace("g", "h"))).toEqual({ ok: false, reason: "signature" });
     expect(check("uid-1", "1700000000", VECTOR.slice(0, -4))).toEqual({ ok: false, reason: "signature" });
-    for (const [uid, ts, sig] of [["", "1700000000", VECTOR], ["uid-1", "17e8", VECTOR], ["uid-1", "-1", VECTOR], ["uid-1", "1700000000", ""], ["u".repeat(256), "1700000000", VECTOR]])
+    for (const [uid, ts, sig] of [
+      ["", "1700000000", VECTOR],
+      ["uid-1", "17e8", VECTOR],
+      ["uid-1", "-1", VECTOR],
+      ["uid-1", "1700000000", ""],
+      ["u".repeat(256), "1700000000", VECTOR],
+    ])
       expect(check(uid!, ts!, sig!)).toEqual({ ok: false, reason: "malformed" });
   });
 });
@@ -67,7 +79,17 @@ describe("OAuth 1.0a with a user token", () => {
   test("a provider verifies it, and refuses a wrong token secret or a changed body", () => {
     const header = parseOAuthHeader(signOAuth1(example))!;
     const url = new URL(example.url);
-    const args = { header, consumerSecret: example.consumerSecret, tokenSecret: example.tokenSecret, methods: ["POST"], baseUris: [baseStringUri(url)], query: url.search.slice(1), formBody: example.formBody, now: example.timestamp * 1000, windowSeconds: 300 };
+    const args = {
+      header,
+      consumerSecret: example.consumerSecret,
+      tokenSecret: example.tokenSecret,
+      methods: ["POST"],
+      baseUris: [baseStringUri(url)],
+      query: url.search.slice(1),
+      formBody: example.formBody,
+      now: example.timestamp * 1000,
+      windowSeconds: 300,
+    };
     const bad = { ok: false, reason: "signature" } as const;
     expect(verifyOAuth1(args)).toEqual({ ok: true });
     expect(verifyOAuth1({ ...args, tokenSecret: "wrong" })).toEqual(bad);
@@ -101,7 +123,11 @@ describe("Graph token verification (debug_token for this app, then /me)", () => 
     return token;
   };
   /** The ApiError a call throws (status and message), or what it answered. */
-  const outcome = (p: Promise<unknown>) => p.then((v) => ({ answered: v }), (e: ApiError) => ({ status: e.status, message: e.message }));
+  const outcome = (p: Promise<unknown>) =>
+    p.then(
+      (v) => ({ answered: v }),
+      (e: ApiError) => ({ status: e.status, message: e.message }),
+    );
 
   test("a token issued to this app answers the /me profile; both calls carry what the provider checks", async () => {
     const token = issue();
@@ -133,7 +159,10 @@ describe("Graph token verification (debug_token for this app, then /me)", () => 
 
   test("without the app secret nothing is asked; a failed inspection is a 502 without the app access token", async () => {
     const calls = graph.calls;
-    expect(await outcome(graphVerify({ ...cfg, appSecret: "" }, issue()))).toEqual({ status: 400, message: "Social network 1 needs social.social1.appId and appSecret to check tokens" });
+    expect(await outcome(graphVerify({ ...cfg, appSecret: "" }, issue()))).toEqual({
+      status: 400,
+      message: "Social network 1 needs social.social1.appId and appSecret to check tokens",
+    });
     expect(graph.calls).toBe(calls);
     graph.inspectionDown = true;
     try {
@@ -144,7 +173,10 @@ describe("Graph token verification (debug_token for this app, then /me)", () => 
     }
     graph.mode = "garbage";
     try {
-      expect(await outcome(graphVerify(cfg, issue()))).toEqual({ status: 502, message: "Social network 1 answered something other than JSON; try again later" });
+      expect(await outcome(graphVerify(cfg, issue()))).toEqual({
+        status: 502,
+        message: "Social network 1 answered something other than JSON; try again later",
+      });
     } finally {
       graph.mode = "up";
     }
@@ -161,12 +193,49 @@ describe("endpoint table", () => {
 
   test("every social path in both spellings of docs/api/social.md#endpoints is served", () => {
     // The neutral names of Social network 1, Social network 2 and the aggregator:
-    const seed = ["createUserWithSocial1", "social1AccessTokenWithCreate", "social1AccessToken", "linkUserWithSocial1", "getSocial1UserInfo", "postSocial1Message", "unlinkUserFromSocial1",
-      "createUserWithSocial2", "social2AccessTokenWithCreate", "social2Login", "linkUserWithSocial2", "getSocial2UserInfo", "social2StatusUpdate", "unlinkUserFromSocial2",
-      "aggregatorAccessToken", "linkUserWithAggregator", "unlinkUserFromAggregator"];
+    const seed = [
+      "createUserWithSocial1",
+      "social1AccessTokenWithCreate",
+      "social1AccessToken",
+      "linkUserWithSocial1",
+      "getSocial1UserInfo",
+      "postSocial1Message",
+      "unlinkUserFromSocial1",
+      "createUserWithSocial2",
+      "social2AccessTokenWithCreate",
+      "social2Login",
+      "linkUserWithSocial2",
+      "getSocial2UserInfo",
+      "social2StatusUpdate",
+      "unlinkUserFromSocial2",
+      "aggregatorAccessToken",
+      "linkUserWithAggregator",
+      "unlinkUserFromAggregator",
+    ];
     for (const n of seed) expect(names).toContain(n);
     // The original service's provider names, user-schema sub-paths of their own:
-    for (const n of ["createUserWithFacebook", "facebookAccessToken", "facebookAccessTokenWithCreate", "facebookLogin", "linkUserWithFacebook", "unlinkUserFromFacebook", "getFacebookUserInfo", "postFacebookMessage", "twitterAccessToken", "twitterAccessTokenWithCreate", "twitterLogin", "twitterlogin", "createUserWithTwitter", "linkUserWithTwitter", "unlinkUserFromTwitter", "getTwitterUserInfo", "twitterStatusUpdate", "gigyaAccessToken", "linkUserWithGigya", "unlinkUserFromGigya"])
+    for (const n of [
+      "createUserWithFacebook",
+      "facebookAccessToken",
+      "facebookAccessTokenWithCreate",
+      "facebookLogin",
+      "linkUserWithFacebook",
+      "unlinkUserFromFacebook",
+      "getFacebookUserInfo",
+      "postFacebookMessage",
+      "twitterAccessToken",
+      "twitterAccessTokenWithCreate",
+      "twitterLogin",
+      "twitterlogin",
+      "createUserWithTwitter",
+      "linkUserWithTwitter",
+      "unlinkUserFromTwitter",
+      "getTwitterUserInfo",
+      "twitterStatusUpdate",
+      "gigyaAccessToken",
+      "linkUserWithGigya",
+      "unlinkUserFromGigya",
+    ])
       expect(names).toContain(n);
   });
 

@@ -63,7 +63,11 @@ if (!analyze) console.log("systemd-analyze is not installed: the unit file is ch
   };
   const ok = Bun.spawnSync([analyze!, "verify", copy(text)], { stdout: "pipe", stderr: "pipe", cwd: dir });
   expect([ok.exitCode, ok.stderr.toString()]).toEqual([0, ""]);
-  const broken = Bun.spawnSync([analyze!, "verify", copy(text.replace("ProtectSystem=strict", "ProtectSystem=stricter"))], { stdout: "pipe", stderr: "pipe", cwd: dir });
+  const broken = Bun.spawnSync([analyze!, "verify", copy(text.replace("ProtectSystem=strict", "ProtectSystem=stricter"))], {
+    stdout: "pipe",
+    stderr: "pipe",
+    cwd: dir,
+  });
   expect(broken.stderr.toString()).toContain("Failed to parse protect system value");
   const security = Bun.spawnSync([analyze!, "security", "--offline=yes", copy(text)], { stdout: "pipe", stderr: "pipe", cwd: dir });
   const score = Number(/Overall exposure level for burrow\.service: ([\d.]+)/.exec(security.stdout.toString())?.[1]);

@@ -43,7 +43,9 @@ function assertingHelpers(src: string): Set<string> {
   const lines = src.split("\n");
   const indent = (l: string) => l.length - l.trimStart().length;
   lines.forEach((line, i) => {
-    const m = /^\s*(?:export\s+)?(?:async\s+)?(?:function\s+(\w+)\s*[(<]|(?:const|let)\s+(\w+)\s*=\s*(?:async\s*)?(?:\(|\w+\s*=>))/.exec(line);
+    const m = /^\s*(?:export\s+)?(?:async\s+)?(?:function\s+(\w+)\s*[(<]|(?:const|let)\s+(\w+)\s*=\s*(?:async\s*)?(?:\(|\w+\s*=>))/.exec(
+      line,
+    );
     if (!m) return;
     let end = i;
     if (!/[;,]\s*$/.test(line) || /[{(]\s*$/.test(line))
@@ -61,7 +63,15 @@ function importedAssertingHelpers(file: string, src: string): Set<string> {
     const path = resolve(dirname(file), /\.tsx?$/.test(spec) ? spec : `${spec}.ts`);
     if (!path.startsWith(TESTS) || !existsSync(path)) continue;
     const helpers = assertingHelpers(readFileSync(path, "utf8"));
-    for (const name of m[1]!.split(",").map((s) => s.trim().replace(/^type\s+/, "").split(/\s+as\s+/).pop()!)) if (helpers.has(name)) out.add(name);
+    for (const name of m[1]!.split(",").map(
+      (s) =>
+        s
+          .trim()
+          .replace(/^type\s+/, "")
+          .split(/\s+as\s+/)
+          .pop()!,
+    ))
+      if (helpers.has(name)) out.add(name);
   }
   return out;
 }
@@ -87,7 +97,9 @@ test("every test body expects something (directly or through an asserting helper
 
 test("no assertion only checks that a module constant is defined", () => {
   const trivial = testFiles(TESTS).flatMap((f) =>
-    [...readFileSync(f, "utf8").matchAll(/expect\(([A-Z][A-Z0-9_]*(?:\.\w+)*)\)\.(?:toBeDefined|toBeTruthy|not\.toBeUndefined)\(\)/g)].map((m) => `${f.slice(TESTS.length + 1)}: ${m[0]}`),
+    [...readFileSync(f, "utf8").matchAll(/expect\(([A-Z][A-Z0-9_]*(?:\.\w+)*)\)\.(?:toBeDefined|toBeTruthy|not\.toBeUndefined)\(\)/g)].map(
+      (m) => `${f.slice(TESTS.length + 1)}: ${m[0]}`,
+    ),
   );
   expect(trivial).toEqual([]);
 });
@@ -101,5 +113,8 @@ ${T}("asserts", () => { expect(1).toBe(1); });
 ${T}("through a helper", () => { ok(1); });
 ${T}("asserts nothing", async () => { const s = "{"; await Promise.resolve(s); });`;
   expect(testsWithoutExpect(join(TESTS, "unit", "sample.test.ts"), src)).toEqual(["asserts nothing"]);
-  expect(testsWithoutExpect(join(TESTS, "unit", "sample.test.ts"), src.replace("expect(1).toBe(1)", "void 1"))).toEqual(["asserts", "asserts nothing"]);
+  expect(testsWithoutExpect(join(TESTS, "unit", "sample.test.ts"), src.replace("expect(1).toBe(1)", "void 1"))).toEqual([
+    "asserts",
+    "asserts nothing",
+  ]);
 });

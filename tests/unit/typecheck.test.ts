@@ -16,7 +16,12 @@ for (const [what, cwd] of PROJECTS) {
   test(`${what}: bun check reports no type errors`, () => {
     const p = Bun.spawnSync([process.execPath, "check"], { cwd, stdout: "pipe", stderr: "pipe" });
     const out = p.stdout.toString() + p.stderr.toString();
-    expect(out.split("\n").filter((l) => l.includes("error TS")).slice(0, 20)).toEqual([]);
+    expect(
+      out
+        .split("\n")
+        .filter((l) => l.includes("error TS"))
+        .slice(0, 20),
+    ).toEqual([]);
     expect(p.exitCode).toBe(0);
   }, 60_000);
 }

@@ -27,7 +27,16 @@ const msg = (token: string, payload: Record<string, unknown> = { title: "Hi", bo
   payload,
 });
 
-function provider(extra: { concurrency?: number; timeoutMs?: number; allowPrivateEndpoints?: boolean; vapidPublicKey?: string; vapidPrivateKey?: string; lookup?: ReturnType<typeof publicOnlyLookup> } = {}): PushProvider {
+function provider(
+  extra: {
+    concurrency?: number;
+    timeoutMs?: number;
+    allowPrivateEndpoints?: boolean;
+    vapidPublicKey?: string;
+    vapidPrivateKey?: string;
+    lookup?: ReturnType<typeof publicOnlyLookup>;
+  } = {},
+): PushProvider {
   return createWebPushProvider({
     vapidPublicKey: vapid.publicKey,
     vapidPrivateKey: vapid.privateKey,
@@ -97,7 +106,10 @@ describe("Web Push provider", () => {
   test("VAPID keys the push service does not know are refused (403, failed)", async () => {
     const other = generateVapidKeys();
     const p = provider({ vapidPublicKey: other.publicKey, vapidPrivateKey: other.privateKey });
-    expect(await p.send(msg(fake.subscribe().token))).toEqual({ kind: "failed", reason: "web push 403: VAPID key does not match the subscription's" });
+    expect(await p.send(msg(fake.subscribe().token))).toEqual({
+      kind: "failed",
+      reason: "web push 403: VAPID key does not match the subscription's",
+    });
     expect(fake.rejections.pop()).toBe("VAPID key does not match the subscription's");
     p.close();
   });
@@ -106,7 +118,10 @@ describe("Web Push provider", () => {
     const p = provider();
     const requests = fake.deliveries.length + fake.rejections.length;
     expect(await p.send(msg("not json"))).toEqual({ kind: "invalid-token", reason: "subscription is not valid JSON" });
-    expect(await p.send(msg(fake.subscribe().token, { body: "x".repeat(5000) }))).toMatchObject({ kind: "failed", reason: expect.stringContaining("payload too large") });
+    expect(await p.send(msg(fake.subscribe().token, { body: "x".repeat(5000) }))).toMatchObject({
+      kind: "failed",
+      reason: expect.stringContaining("payload too large"),
+    });
     expect(fake.deliveries.length + fake.rejections.length).toBe(requests);
     p.close();
   });
@@ -141,10 +156,19 @@ describe("Web Push provider", () => {
       ["https://api.localhost/push", "localhost"],
     ];
     for (const [endpoint, why] of endpoints) {
-      expect(await p.send(msg(JSON.stringify({ endpoint, keys })))).toEqual({ kind: "invalid-token", reason: `endpoint not allowed (${why})` });
+      expect(await p.send(msg(JSON.stringify({ endpoint, keys })))).toEqual({
+        kind: "invalid-token",
+        reason: `endpoint not allowed (${why})`,
+      });
     }
     expect(fake.deliveries.filter((d) => d.id === s.id)).toEqual([]);
-    for (const ok of ["https://fcm.googleapis.com/fcm/send/abc", "https://updates.push.services.mozilla.com/wpush/v2/x", "https://8.8.8.8/x", "https://[2a00:1450:4001::1]/x", "https://172.32.0.1/x"]) {
+    for (const ok of [
+      "https://fcm.googleapis.com/fcm/send/abc",
+      "https://updates.push.services.mozilla.com/wpush/v2/x",
+      "https://8.8.8.8/x",
+      "https://[2a00:1450:4001::1]/x",
+      "https://172.32.0.1/x",
+    ]) {
       expect(endpointNotAllowed(ok)).toBeNull();
     }
     p.close();
@@ -155,15 +179,31 @@ describe("Web Push provider", () => {
     const keys = JSON.parse(s.token).keys;
     const port = new URL(s.endpoint).port;
     const asked: string[] = [];
-    const answers: Record<string, string[]> = { "push.rebind.test": ["127.0.0.1"], "mixed.push.test": ["8.8.8.8", "10.1.2.3"], "v6.push.test": ["::ffff:192.168.0.9"] };
+    const answers: Record<string, string[]> = {
+      "push.rebind.test": ["127.0.0.1"],
+      "mixed.push.test": ["8.8.8.8", "10.1.2.3"],
+      "v6.push.test": ["::ffff:192.168.0.9"],
+    };
     const lookup = publicOnlyLookup((host, cb) => {
       asked.push(host);
-      cb(null, (answers[host] ?? []).map((address) => ({ address, family: address.includes(":") ? 6 : 4 })));
+      cb(
+        null,
+        (answers[host] ?? []).map((address) => ({ address, family: address.includes(":") ? 6 : 4 })),
+      );
     });
     const p = provider({ allowPrivateEndpoints: false, lookup });
-    expect(await p.send(msg(JSON.stringify({ endpoint: `https://push.rebind.test:${port}/${s.id}`, keys })))).toEqual({ kind: "invalid-token", reason: "endpoint not allowed (push.rebind.test resolves to a private address (127.0.0.1))" });
-    expect(await p.send(msg(JSON.stringify({ endpoint: `https://mixed.push.test:${port}/${s.id}`, keys })))).toEqual({ kind: "invalid-token", reason: "endpoint not allowed (mixed.push.test resolves to a private address (10.1.2.3))" });
-    expect(await p.send(msg(JSON.stringify({ endpoint: `https://v6.push.test:${port}/${s.id}`, keys })))).toEqual({ kind: "invalid-token", reason: "endpoint not allowed (v6.push.test resolves to a private address (::ffff:192.168.0.9))" });
+    expect(await p.send(msg(JSON.stringify({ endpoint: `https://push.rebind.test:${port}/${s.id}`, keys })))).toEqual({
+      kind: "invalid-token",
+      reason: "endpoint not allowed (push.rebind.test resolves to a private address (127.0.0.1))",
+    });
+    expect(await p.send(msg(JSON.stringify({ endpoint: `https://mixed.push.test:${port}/${s.id}`, keys })))).toEqual({
+      kind: "invalid-token",
+      reason: "endpoint not allowed (mixed.push.test resolves to a private address (10.1.2.3))",
+    });
+    expect(await p.send(msg(JSON.stringify({ endpoint: `https://v6.push.test:${port}/${s.id}`, keys })))).toEqual({
+      kind: "invalid-token",
+      reason: "endpoint not allowed (v6.push.test resolves to a private address (::ffff:192.168.0.9))",
+    });
     // A name without addresses is a network failure (retried), not a refusal.
     expect((await p.send(msg(JSON.stringify({ endpoint: `https://gone.push.test:${port}/${s.id}`, keys })))).kind).toBe("retry");
     expect(asked).toEqual(["push.rebind.test", "mixed.push.test", "v6.push.test", "gone.push.test"]);
@@ -194,7 +234,10 @@ describe("Web Push provider", () => {
       expect(await p.send(msg(s.token))).toEqual({ kind: "sent" });
       expect([asked.length, pub.connections, pub.requests]).toEqual([1, 1, 2]);
       // A new connection is needed: looked up again, the name now resolves to loopback and is refused.
-      expect(await p.send(msg(s.token))).toEqual({ kind: "invalid-token", reason: "endpoint not allowed (push.rebind.test resolves to a private address (127.0.0.1))" });
+      expect(await p.send(msg(s.token))).toEqual({
+        kind: "invalid-token",
+        reason: "endpoint not allowed (push.rebind.test resolves to a private address (127.0.0.1))",
+      });
       expect(asked).toEqual(["push.rebind.test", "push.rebind.test"]);
       expect([pub.connections, pub.requests, priv.connections, priv.requests]).toEqual([1, 2, 0, 0]);
     } finally {
@@ -241,7 +284,9 @@ describe("Web Push provider", () => {
     const ms = performance.now() - started;
     expect(results.filter((r) => r.kind === "sent").length).toBe(1000);
     expect(fake.deliveries.length - before).toBe(1000);
-    console.log(`Web Push: 1000 sends in ${ms.toFixed(0)} ms (${Math.round(1000 / (ms / 1000))} deliveries/s, concurrency 100, fake decrypting)`);
+    console.log(
+      `Web Push: 1000 sends in ${ms.toFixed(0)} ms (${Math.round(1000 / (ms / 1000))} deliveries/s, concurrency 100, fake decrypting)`,
+    );
     p.close();
   });
 });
@@ -321,7 +366,10 @@ describe("parseSubscription", () => {
       [with_({ keys: undefined }), "subscription keys are missing"],
       [keys({ p256dh: undefined }), "subscription keys.p256dh is missing"],
       [keys({ auth: 7 }), "subscription keys.auth is missing"],
-      [keys({ p256dh: Buffer.alloc(33, 2).toString("base64url") }), "subscription keys.p256dh must be base64url of a 65-byte uncompressed P-256 public key"],
+      [
+        keys({ p256dh: Buffer.alloc(33, 2).toString("base64url") }),
+        "subscription keys.p256dh must be base64url of a 65-byte uncompressed P-256 public key",
+      ],
       [keys({ p256dh: "not base64!" }), "subscription keys.p256dh must be base64url of a 65-byte uncompressed P-256 public key"],
       [keys({ p256dh: offCurve.toString("base64url") }), "subscription keys.p256dh is not a point on the P-256 curve"],
       [keys({ auth: Buffer.alloc(12).toString("base64url") }), "subscription keys.auth must be base64url of 16 bytes"],
@@ -346,8 +394,8 @@ describe("VAPID keys", () => {
       [k.publicKey, other.privateKey, "VAPID private key does not match the public key"],
     ];
     for (const [pub, priv, message] of cases) expect(() => validateVapidKeys(pub, priv)).toThrow(message);
-    expect(() => createWebPushProvider({ vapidPublicKey: k.publicKey, vapidPrivateKey: k.privateKey, subject: "http://example.com" })).toThrow(
-      "VAPID subject must be a mailto: or https: URL",
-    );
+    expect(() =>
+      createWebPushProvider({ vapidPublicKey: k.publicKey, vapidPrivateKey: k.privateKey, subject: "http://example.com" }),
+    ).toThrow("VAPID subject must be a mailto: or https: URL");
   });
 });

@@ -21,10 +21,20 @@ export interface Checkpoint {
 export const sourceId = (schema: string, path: string) => `${schema} ${path}`;
 
 export async function readCheckpoint(db: Client, source: string): Promise<Checkpoint | null> {
-  const rs = await db.execute({ sql: `SELECT line, imported, rejected, done, size, mtime FROM _burrow_imports WHERE source = ?`, args: [source] });
+  const rs = await db.execute({
+    sql: `SELECT line, imported, rejected, done, size, mtime FROM _burrow_imports WHERE source = ?`,
+    args: [source],
+  });
   const r = rs.rows[0];
   if (!r) return null;
-  return { line: Number(r.line), imported: Number(r.imported), rejected: Number(r.rejected), done: Number(r.done) === 1, size: Number(r.size), mtime: Number(r.mtime) };
+  return {
+    line: Number(r.line),
+    imported: Number(r.imported),
+    rejected: Number(r.rejected),
+    done: Number(r.done) === 1,
+    size: Number(r.size),
+    mtime: Number(r.mtime),
+  };
 }
 
 export function checkpointStatement(source: string, c: Checkpoint): InStatement {

@@ -157,7 +157,11 @@ function listOf(cell: string, item: (s: string) => unknown): unknown[] {
     if (!Array.isArray(v)) throw new Error(`"${clip(cell)}" is not a JSON array`);
     return v;
   }
-  return t.split(",").map((s) => s.trim()).filter((s) => s !== "").map(item);
+  return t
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "")
+    .map(item);
 }
 
 /** `lat,lon`, `lat lon` or `{"lat": .., "lon": ..}`. */

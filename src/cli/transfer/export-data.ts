@@ -40,7 +40,13 @@ export function pickSchemas(all: ReadonlyMap<string, CompiledSchema>, names: rea
 }
 
 /** Write one schema's objects to `file`; the number written. `onPage` reports progress. */
-async function exportSchema(db: Client, s: CompiledSchema, file: string, withHashes: boolean, onPage: (rows: number) => void): Promise<number> {
+async function exportSchema(
+  db: Client,
+  s: CompiledSchema,
+  file: string,
+  withHashes: boolean,
+  onPage: (rows: number) => void,
+): Promise<number> {
   const sink = Bun.file(file).writer({ highWaterMark: 1 << 20 });
   const hash = withHashes && s.passwordField ? s.passwordField : null;
   const sql = `SELECT t.rowid AS r, ${s.json} AS j${hash ? `, t.${q(hash)} AS p` : ""} FROM ${s.table} AS t WHERE t.rowid > ? ORDER BY t.rowid LIMIT ${PAGE}`;
@@ -55,7 +61,8 @@ async function exportSchema(db: Client, s: CompiledSchema, file: string, withHas
       for (const row of rs.rows) {
         const j = row.j as string;
         // The stored hash as {"$hash": ...}, which import keeps as it is (the object's JSON ends with "}").
-        text += hash && typeof row.p === "string" ? `${j.slice(0, -1)},${JSON.stringify(hash)}:{"$hash":${JSON.stringify(row.p)}}}\n` : `${j}\n`;
+        text +=
+          hash && typeof row.p === "string" ? `${j.slice(0, -1)},${JSON.stringify(hash)}:{"$hash":${JSON.stringify(row.p)}}}\n` : `${j}\n`;
       }
       sink.write(text);
       await sink.flush();
@@ -74,7 +81,16 @@ async function exportSchema(db: Client, s: CompiledSchema, file: string, withHas
  * Export `schemas` from `db` into `dir`. Files are written under temporary names and renamed at the end, so
  * a directory with a manifest holds a complete export.
  */
-export async function exportData(db: Client, env: string, apiVersion: number, schemas: CompiledSchema[], defs: SchemaDef[], dir: string, withHashes: boolean, onPage: (rows: number, schema: string) => void): Promise<Manifest> {
+export async function exportData(
+  db: Client,
+  env: string,
+  apiVersion: number,
+  schemas: CompiledSchema[],
+  defs: SchemaDef[],
+  dir: string,
+  withHashes: boolean,
+  onPage: (rows: number, schema: string) => void,
+): Promise<Manifest> {
   mkdirSync(dir, { recursive: true });
   const counts: Record<string, number> = {};
   const exportedAt = new Date().toISOString();
@@ -88,8 +104,17 @@ export async function exportData(db: Client, env: string, apiVersion: number, sc
   } finally {
     tx.close();
   }
-  await Bun.write(join(dir, "schemas.json"), JSON.stringify(defs, null, 2) + "\n");
-  const manifest: Manifest = { format: EXPORT_FORMAT, formatVersion: EXPORT_FORMAT_VERSION, burrowVersion: VERSION, env, apiVersion, exportedAt, passwordHashes: withHashes, schemas: counts };
-  await Bun.write(join(dir, "manifest.json"), JSON.stringify(manifest, null, 2) + "\n");
+  await Bun.write(join(dir, "schemas.json"), `${JSON.stringify(defs, null, 2)}\n`);
+  const manifest: Manifest = {
+    format: EXPORT_FORMAT,
+    formatVersion: EXPORT_FORMAT_VERSION,
+    burrowVersion: VERSION,
+    env,
+    apiVersion,
+    exportedAt,
+    passwordHashes: withHashes,
+    schemas: counts,
+  };
+  await Bun.write(join(dir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
   return manifest;
 }

@@ -40,7 +40,7 @@ export interface ImportSummary {
   seconds: number;
 }
 
-const say = (s: string) => process.stderr.write(s + "\n");
+const say = (s: string) => process.stderr.write(`${s}\n`);
 
 /** The format of an input: --format, or from the path (a directory's files, a file's extension). */
 export function detectFormat(input: string, isDir: boolean, names: readonly string[]): ImportFormat {
@@ -81,7 +81,9 @@ async function jsonlSources(s: Burrow, env: string, input: string, isDir: boolea
     } else {
       const latest = s.catalog.latestVersion();
       const have = latest === null ? undefined : s.catalog.production(latest);
-      for (const d of defs) if (!have?.schemas.has(String(d.name))) throw new ConfigError(`production has no schema "${d.name}" (production imports only into deployed schemas; deploy it first)`);
+      for (const d of defs)
+        if (!have?.schemas.has(String(d.name)))
+          throw new ConfigError(`production has no schema "${d.name}" (production imports only into deployed schemas; deploy it first)`);
     }
   }
   return names
@@ -94,7 +96,12 @@ async function jsonlSources(s: Burrow, env: string, input: string, isDir: boolea
 
 /** CSV sources: each file's header decides its columns; development adds the columns a schema lacks. */
 async function csvSources(s: Burrow, ctx: () => ApiContext, input: string, isDir: boolean, only: string | undefined): Promise<Source[]> {
-  const files = isDir ? readdirSync(input).filter((n) => n.endsWith(".csv")).sort().map((n) => join(input, n)) : [input];
+  const files = isDir
+    ? readdirSync(input)
+        .filter((n) => n.endsWith(".csv"))
+        .sort()
+        .map((n) => join(input, n))
+    : [input];
   const out: Source[] = [];
   for (const path of files) {
     const schema = !isDir && only !== undefined ? only : basename(path, ".csv");
@@ -103,7 +110,10 @@ async function csvSources(s: Burrow, ctx: () => ApiContext, input: string, isDir
     if (head.length === 0) throw new ConfigError(`${basename(path)}: empty (a header row of field names is needed)`);
     const c = ctx();
     const existing = c.schemas.schemas.get(schema) ?? null;
-    if (!existing && !c.infer) throw new ConfigError(`schema "${schema}" does not exist${c.env === "production" ? " in production (deploy it first)" : " (inference is off)"}`);
+    if (!existing && !c.infer)
+      throw new ConfigError(
+        `schema "${schema}" does not exist${c.env === "production" ? " in production (deploy it first)" : " (inference is off)"}`,
+      );
     let columns: CsvColumns;
     let additions;
     try {
@@ -112,9 +122,16 @@ async function csvSources(s: Burrow, ctx: () => ApiContext, input: string, isDir
       throw new ConfigError(`${basename(path)} line 1: ${(e as Error).message}`);
     }
     if (Object.keys(additions).length) {
-      if (!c.infer) throw new ConfigError(`${basename(path)}: ${Object.keys(additions).join(", ")} ${Object.keys(additions).length === 1 ? "is not a field" : "are not fields"} of schema ${schema}`);
+      if (!c.infer)
+        throw new ConfigError(
+          `${basename(path)}: ${Object.keys(additions).join(", ")} ${Object.keys(additions).length === 1 ? "is not a field" : "are not fields"} of schema ${schema}`,
+        );
       const compiled = await s.catalog.infer(schema, additions);
-      say(`schema ${schema}: added ${Object.entries(additions).map(([n, d]) => `${n} (${d.type})`).join(", ")}`);
+      say(
+        `schema ${schema}: added ${Object.entries(additions)
+          .map(([n, d]) => `${n} (${d.type})`)
+          .join(", ")}`,
+      );
       ({ columns } = csvColumns(head[0]!.cells, schema, compiled, []));
     }
     const fixed = columns;
@@ -126,7 +143,16 @@ async function csvSources(s: Burrow, ctx: () => ApiContext, input: string, isDir
 /** The context the import writes in: the server itself on development (inferring unless --no-infer) or production's newest version. */
 function contextFor(s: Burrow, env: "development" | "production"): ApiContext {
   const fileBase = () => s.config.filesUrl ?? s.config.publicUrl ?? "";
-  if (env === "development") return { env, version: 0, db: s.envDbs.development, schemas: s.catalog.development(), infer: s.config.infer, principal: { kind: "system" }, fileBase };
+  if (env === "development")
+    return {
+      env,
+      version: 0,
+      db: s.envDbs.development,
+      schemas: s.catalog.development(),
+      infer: s.config.infer,
+      principal: { kind: "system" },
+      fileBase,
+    };
   const latest = s.catalog.latestVersion();
   const schemas = latest === null ? undefined : s.catalog.production(latest);
   if (!schemas) throw new ConfigError("production has no deployed version yet; deploy first (burrow deploy)");
@@ -162,7 +188,8 @@ export async function importData(s: Burrow, env: "development" | "production", o
   if (format === "jsonl") sources = await jsonlSources(s, env, input, isDir, opts.schema);
   else if (format === "csv") sources = await csvSources(s, ctx, input, isDir, opts.schema);
   else {
-    if (isDir && !looksLikeParse(input) && !readdirSync(input).some((n) => n.endsWith(".json"))) throw new ConfigError(`${opts.input}: no Parse class files (.json)`);
+    if (isDir && !looksLikeParse(input) && !readdirSync(input).some((n) => n.endsWith(".json")))
+      throw new ConfigError(`${opts.input}: no Parse class files (.json)`);
     ({ sources, report: parseReport } = await parseSources(input, opts.schema));
     for (const [cls, schema] of parseReport.classes) say(`class ${cls} -> schema ${schema}`);
     for (const c of parseReport.skipped) say(`class ${c}: skipped (Parse's own state, nothing to import)`);
@@ -173,7 +200,15 @@ export async function importData(s: Burrow, env: "development" | "production", o
   const progress = new Progress(totalBytes);
   const report = reportPath(s, opts);
   let reportOpen = false;
-  const summary: ImportSummary = { imported: 0, rejected: 0, skippedDone: [], stopped: false, interrupted: false, reportFile: null, seconds: 0 };
+  const summary: ImportSummary = {
+    imported: 0,
+    rejected: 0,
+    skippedDone: [],
+    stopped: false,
+    interrupted: false,
+    reportFile: null,
+    seconds: 0,
+  };
   const perSchema = new Map<string, number>();
   // Users imported with a password (hash) and without, per user schema, for the summary.
   const passwords = new Map<string, { with: number; without: number }>();
@@ -199,10 +234,14 @@ export async function importData(s: Burrow, env: "development" | "production", o
       if (opts.restart) await db.execute(clearCheckpoint(id));
       const prior = await readCheckpoint(db, id);
       if (prior && (prior.size !== stamp.size || prior.mtime !== stamp.mtime))
-        throw new ConfigError(`${src.file} changed since its import into ${src.schema} began (checkpoint at ${src.unit} ${prior.line}); rerun with --restart to import it from the start`);
+        throw new ConfigError(
+          `${src.file} changed since its import into ${src.schema} began (checkpoint at ${src.unit} ${prior.line}); rerun with --restart to import it from the start`,
+        );
       if (prior?.done) {
         summary.skippedDone.push(`${src.file} -> ${src.schema}`);
-        say(`${src.file}: already imported into ${src.schema} (${prior.imported} rows, ${prior.rejected} rejected); --restart imports it again`);
+        say(
+          `${src.file}: already imported into ${src.schema} (${prior.imported} rows, ${prior.rejected} rejected); --restart imports it again`,
+        );
         bytesBefore += st.size;
         continue;
       }
@@ -280,15 +319,29 @@ export async function importData(s: Burrow, env: "development" | "production", o
   }
   summary.seconds = progress.seconds();
   const rate = Math.round(summary.imported / Math.max(0.001, summary.seconds));
-  const where = [...perSchema].filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(", ");
-  say(`imported ${summary.imported} row(s)${where ? ` (${where})` : ""} in ${summary.seconds.toFixed(1)} s (${rate} rows/s); ${summary.rejected} rejected${summary.reportFile ? `, listed in ${summary.reportFile}` : ""}`);
+  const where = [...perSchema]
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(", ");
+  say(
+    `imported ${summary.imported} row(s)${where ? ` (${where})` : ""} in ${summary.seconds.toFixed(1)} s (${rate} rows/s); ${summary.rejected} rejected${summary.reportFile ? `, listed in ${summary.reportFile}` : ""}`,
+  );
   for (const [schema, n] of passwords) {
-    if (n.with) say(`${n.with} user(s) of ${schema} imported with their password hash: they sign in with the password they had${parseReport ? " (Parse's bcrypt hashes are checked as argon2id ones are)" : ""}`);
-    if (n.without) say(`${n.without} user(s) of ${schema} imported without a password${parseReport ? " (the dashboard's JSON has no password hashes; mongoexport's has)" : ""}: each sets one through forgotPassword, or an admin sets it (PUT /_admin/api/users/${env}/${schema}/<username>/password)`);
+    if (n.with)
+      say(
+        `${n.with} user(s) of ${schema} imported with their password hash: they sign in with the password they had${parseReport ? " (Parse's bcrypt hashes are checked as argon2id ones are)" : ""}`,
+      );
+    if (n.without)
+      say(
+        `${n.without} user(s) of ${schema} imported without a password${parseReport ? " (the dashboard's JSON has no password hashes; mongoexport's has)" : ""}: each sets one through forgotPassword, or an admin sets it (PUT /_admin/api/users/${env}/${schema}/<username>/password)`,
+      );
   }
   if (parseReport) {
     for (const r of parseReport.renamedFields) say(`field ${r}`);
-    for (const [cls, fields] of parseReport.dropped) say(`class ${cls}: left out ${[...fields].sort().join(", ")} (access lists, auth data and Parse internals; Burrow uses schema permissions)`);
+    for (const [cls, fields] of parseReport.dropped)
+      say(
+        `class ${cls}: left out ${[...fields].sort().join(", ")} (access lists, auth data and Parse internals; Burrow uses schema permissions)`,
+      );
     for (const n of parseReport.notes) say(n);
   }
   summary.interrupted = interrupted;

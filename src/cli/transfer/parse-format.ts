@@ -9,7 +9,21 @@ import type { FieldDef } from "../../schema/definition.ts";
 import { isValidName } from "../../schema/definition.ts";
 
 /** Parse's own classes that have no Burrow counterpart (sessions, installations, config, job and push state). */
-const SKIPPED_CLASSES = new Set(["_Session", "_Installation", "_SCHEMA", "_Idempotency", "_PushStatus", "_JobStatus", "_JobSchedule", "_Audience", "_Hooks", "_GlobalConfig", "_GraphQLConfig", "_Product", "_ExportProgress"]);
+const SKIPPED_CLASSES = new Set([
+  "_Session",
+  "_Installation",
+  "_SCHEMA",
+  "_Idempotency",
+  "_PushStatus",
+  "_JobStatus",
+  "_JobSchedule",
+  "_Audience",
+  "_Hooks",
+  "_GlobalConfig",
+  "_GraphQLConfig",
+  "_Product",
+  "_ExportProgress",
+]);
 
 export function isSkippedClass(className: string): boolean {
   return SKIPPED_CLASSES.has(className);
@@ -80,7 +94,26 @@ export interface MappedObject {
 export const BCRYPT_RE = /^\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}$/;
 
 /** Members Burrow fills itself or that hold Parse's access and auth state; never imported. */
-const DROPPED = new Set(["ACL", "_acl", "_rperm", "_wperm", "authData", "sessionToken", "_session_token", "_email_verify_token", "_perishable_token", "_perishable_token_expires_at", "_email_verify_token_expires_at", "_failed_login_count", "_account_lockout_expires_at", "_password_changed_at", "_password_history", "_tombstone", "__type", "className"]);
+const DROPPED = new Set([
+  "ACL",
+  "_acl",
+  "_rperm",
+  "_wperm",
+  "authData",
+  "sessionToken",
+  "_session_token",
+  "_email_verify_token",
+  "_perishable_token",
+  "_perishable_token_expires_at",
+  "_email_verify_token_expires_at",
+  "_failed_login_count",
+  "_account_lockout_expires_at",
+  "_password_changed_at",
+  "_password_history",
+  "_tombstone",
+  "__type",
+  "className",
+]);
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -133,14 +166,18 @@ export function mapValue(raw: unknown, lookups: ParseLookups, parseType?: string
   const v = unwrapMongo(raw);
   if (v === null || v === undefined) return null;
   if (isRecord(v) && typeof v.__date === "number") return Number.isFinite(v.__date) ? { value: v.__date, def: { type: "integer" } } : null;
-  if (parseType === "geo_point" && Array.isArray(v) && v.length === 2) return { value: { lat: Number(unwrapMongo(v[1])), lon: Number(unwrapMongo(v[0])) }, def: { type: "geopoint" } };
+  if (parseType === "geo_point" && Array.isArray(v) && v.length === 2)
+    return { value: { lat: Number(unwrapMongo(v[1])), lon: Number(unwrapMongo(v[0])) }, def: { type: "geopoint" } };
   if (parseType === "file" && typeof v === "string") return { value: v, def: { type: "binary" } };
   if (Array.isArray(v)) {
     const items = v.map(unwrapMongo);
     if (items.length > 0 && items.every((i) => isRecord(i) && i.__type === "Pointer")) {
       const cls = String((items[0] as Record<string, unknown>).className);
       if (items.every((i) => (i as Record<string, unknown>).className === cls))
-        return { value: items.map((i) => lookups.keyOf(cls, String((i as Record<string, unknown>).objectId))), def: { type: "relationship", schema: schemaNameOf(cls), many: true } };
+        return {
+          value: items.map((i) => lookups.keyOf(cls, String((i as Record<string, unknown>).objectId))),
+          def: { type: "relationship", schema: schemaNameOf(cls), many: true },
+        };
     }
     const kinds = new Set(items.map((i) => (typeof i === "number" ? (Number.isSafeInteger(i) ? "integer" : "float") : typeof i)));
     if (kinds.has("integer") && kinds.has("float")) kinds.delete("integer");
@@ -155,7 +192,10 @@ export function mapValue(raw: unknown, lookups: ParseLookups, parseType?: string
         return ms === undefined ? null : { value: ms, def: { type: "integer" } };
       }
       case "Pointer":
-        return { value: lookups.keyOf(String(v.className), String(v.objectId)), def: { type: "relationship", schema: schemaNameOf(String(v.className)), many: false } };
+        return {
+          value: lookups.keyOf(String(v.className), String(v.objectId)),
+          def: { type: "relationship", schema: schemaNameOf(String(v.className)), many: false },
+        };
       case "GeoPoint":
         return { value: { lat: v.latitude, lon: v.longitude }, def: { type: "geopoint" } };
       case "File":
@@ -220,7 +260,11 @@ export function mapParseObject(className: string, raw: Record<string, unknown>, 
     }
     if (k.startsWith("_p_")) {
       const p = pointerOf(v);
-      if (p) put(k.slice(3), { value: lookups.keyOf(p.className, p.objectId), def: { type: "relationship", schema: schemaNameOf(p.className), many: false } });
+      if (p)
+        put(k.slice(3), {
+          value: lookups.keyOf(p.className, p.objectId),
+          def: { type: "relationship", schema: schemaNameOf(p.className), many: false },
+        });
       continue;
     }
     if (k.startsWith("_")) {

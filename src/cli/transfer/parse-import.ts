@@ -8,7 +8,18 @@ import { basename, join } from "node:path";
 import { ConfigError } from "../../config.ts";
 import type { FieldDef } from "../../schema/definition.ts";
 import { readLines } from "./line-reader.ts";
-import { type ParseLookups, burrowName, classOfFile, documentRows, isSkippedClass, joinOf, mapParseObject, objectIdOf, schemaNameOf, schemaTypesOf } from "./parse-format.ts";
+import {
+  type ParseLookups,
+  burrowName,
+  classOfFile,
+  documentRows,
+  isSkippedClass,
+  joinOf,
+  mapParseObject,
+  objectIdOf,
+  schemaNameOf,
+  schemaTypesOf,
+} from "./parse-format.ts";
 import type { Source, SourceRecord } from "./sources.ts";
 
 /** What the import learnt while mapping, for the terminal report. */
@@ -23,10 +34,12 @@ export interface ParseReport {
 type Raw = Record<string, unknown>;
 
 /** A class file's objects: a JSON document (`{"results": [...]}` or an array) or JSON Lines (mongoexport). */
-async function* objectsOf(path: string): AsyncGenerator<{ items: { n: number; raw: Raw | null; error?: string }[]; bytes: number; unit: "line" | "object" }> {
+async function* objectsOf(
+  path: string,
+): AsyncGenerator<{ items: { n: number; raw: Raw | null; error?: string }[]; bytes: number; unit: "line" | "object" }> {
   const head = await Bun.file(path).slice(0, 4096).text();
   const first = head.trimStart()[0];
-  let doc: unknown = undefined;
+  let doc: unknown;
   if (first === "[") doc = await readJson(path);
   else if (first === "{") {
     const firstLine = head.split("\n")[0]!;
@@ -41,7 +54,17 @@ async function* objectsOf(path: string): AsyncGenerator<{ items: { n: number; ra
     if (!rows) throw new ConfigError(`${basename(path)}: neither {"results": [...]}, a JSON array, nor one JSON object per line`);
     const size = Bun.file(path).size;
     for (let i = 0; i < rows.length; i += 1000)
-      yield { items: rows.slice(i, i + 1000).map((r, j) => (typeof r === "object" && r !== null && !Array.isArray(r) ? { n: i + j + 1, raw: r } : { n: i + j + 1, raw: null, error: "not a JSON object" })), bytes: Math.round((size * Math.min(rows.length, i + 1000)) / rows.length), unit: "object" };
+      yield {
+        items: rows
+          .slice(i, i + 1000)
+          .map((r, j) =>
+            typeof r === "object" && r !== null && !Array.isArray(r)
+              ? { n: i + j + 1, raw: r }
+              : { n: i + j + 1, raw: null, error: "not a JSON object" },
+          ),
+        bytes: Math.round((size * Math.min(rows.length, i + 1000)) / rows.length),
+        unit: "object",
+      };
     return;
   }
   for await (const b of readLines(path)) {
@@ -50,7 +73,11 @@ async function* objectsOf(path: string): AsyncGenerator<{ items: { n: number; ra
       if (text.trim() === "") return;
       try {
         const v = JSON.parse(text);
-        items.push(typeof v === "object" && v !== null && !Array.isArray(v) ? { n: b.first + i, raw: v } : { n: b.first + i, raw: null, error: "not a JSON object" });
+        items.push(
+          typeof v === "object" && v !== null && !Array.isArray(v)
+            ? { n: b.first + i, raw: v }
+            : { n: b.first + i, raw: null, error: "not a JSON object" },
+        );
       } catch (e) {
         items.push({ n: b.first + i, raw: null, error: `not valid JSON (${(e as Error).message})` });
       }
@@ -80,11 +107,19 @@ export function looksLikeParse(dir: string): boolean {
 /** The sources of a Parse export (a directory, or one class file), with what the terminal report needs. */
 export async function parseSources(input: string, only: string | undefined): Promise<{ sources: Source[]; report: ParseReport }> {
   const isDir = statSync(input).isDirectory();
-  const files = isDir ? readdirSync(input).filter((f) => /\.(json|jsonl|ndjson)$/i.test(f)).sort().map((f) => join(input, f)) : [input];
+  const files = isDir
+    ? readdirSync(input)
+        .filter((f) => /\.(json|jsonl|ndjson)$/i.test(f))
+        .sort()
+        .map((f) => join(input, f))
+    : [input];
   const report: ParseReport = { classes: new Map(), renamedFields: new Set(), skipped: [], dropped: new Map(), notes: [] };
   const types = new Map<string, Map<string, string>>();
   const joins = new Map<string, Map<string, Map<string, string[]>>>();
-  const keys = new Map<string, Map<string, string>>([["_User", new Map()], ["_Role", new Map()]]);
+  const keys = new Map<string, Map<string, string>>([
+    ["_User", new Map()],
+    ["_Role", new Map()],
+  ]);
   const classFiles: { cls: string; path: string }[] = [];
   for (const path of files) {
     const cls = classOfFile(basename(path));
@@ -114,11 +149,12 @@ export async function parseSources(input: string, only: string | undefined): Pro
   for (const { cls, path } of classFiles) {
     const map = keys.get(cls);
     const keyField = cls === "_User" ? "username" : cls === "_Role" ? "name" : null;
-    if (map && keyField) await eachObject(path, (raw) => {
-      const id = objectIdOf(raw);
-      const k = raw[keyField];
-      if (id !== undefined && typeof k === "string" && k !== "") map.set(id, k);
-    });
+    if (map && keyField)
+      await eachObject(path, (raw) => {
+        const id = objectIdOf(raw);
+        const k = raw[keyField];
+        if (id !== undefined && typeof k === "string" && k !== "") map.set(id, k);
+      });
   }
   const rank = (c: string) => (c === "_User" ? 0 : c === "_Role" ? 1 : 2);
   classFiles.sort((a, b) => rank(a.cls) - rank(b.cls) || a.cls.localeCompare(b.cls));
@@ -160,7 +196,8 @@ export async function parseSources(input: string, only: string | undefined): Pro
               continue;
             }
             try {
-              if (cls === "_User" && typeof it.raw.username !== "string") throw new Error("a _User without a username (Burrow's users are keyed by username)");
+              if (cls === "_User" && typeof it.raw.username !== "string")
+                throw new Error("a _User without a username (Burrow's users are keyed by username)");
               if (cls === "_Role" && typeof it.raw.name !== "string") throw new Error("a _Role without a name");
               const m = mapParseObject(cls, it.raw, lookups, pk);
               for (const [f, c] of m.relationTargets) relationTargets.set(f, c);
@@ -168,7 +205,8 @@ export async function parseSources(input: string, only: string | undefined): Pro
               for (const k of Object.keys(it.raw))
                 if (!seenFields.has(k)) {
                   seenFields.add(k);
-                  if (!k.startsWith("_") && !["objectId", "createdAt", "updatedAt", "ACL"].includes(k) && burrowName(k) !== k) report.renamedFields.add(`${cls}.${k} -> ${schema}.${burrowName(k)}`);
+                  if (!k.startsWith("_") && !["objectId", "createdAt", "updatedAt", "ACL"].includes(k) && burrowName(k) !== k)
+                    report.renamedFields.add(`${cls}.${k} -> ${schema}.${burrowName(k)}`);
                 }
               if (m.dropped.length) {
                 const set = report.dropped.get(cls) ?? new Set<string>();
@@ -186,6 +224,9 @@ export async function parseSources(input: string, only: string | undefined): Pro
     });
   }
   for (const [owner, byField] of joins)
-    if (!classFiles.some((c) => c.cls === owner)) report.notes.push(`relation members of ${owner} (${[...byField.keys()].join(", ")}) were exported without the ${owner} objects; left out`);
+    if (!classFiles.some((c) => c.cls === owner))
+      report.notes.push(
+        `relation members of ${owner} (${[...byField.keys()].join(", ")}) were exported without the ${owner} objects; left out`,
+      );
   return { sources, report };
 }

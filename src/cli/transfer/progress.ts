@@ -17,7 +17,11 @@ export class Progress {
   /** Redraw with the work done so far (bytes or rows, as the total) and the rows done (rate limited). */
   update(done: number, rows: number, rejected: number, label: string): void {
     const rate = rows / Math.max(0.001, (performance.now() - this.started) / 1000);
-    this.bar.draw(done, this.total, `${rows.toLocaleString("en")} rows ${Math.round(rate).toLocaleString("en")}/s${rejected ? `, ${rejected} rejected` : ""} ${label}`);
+    this.bar.draw(
+      done,
+      this.total,
+      `${rows.toLocaleString("en")} rows ${Math.round(rate).toLocaleString("en")}/s${rejected ? `, ${rejected} rejected` : ""} ${label}`,
+    );
   }
 
   /** Clear the bar (the caller prints the summary). */

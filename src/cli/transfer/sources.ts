@@ -67,7 +67,12 @@ export interface CsvColumns {
  * The header's columns against the schema (null when it does not exist yet); columns the schema lacks get the
  * type their sample values imply. Throws naming a column that is not a valid field name. Pure.
  */
-export function csvColumns(header: readonly string[], schemaName: string, schema: CompiledSchema | null, sample: readonly CsvRecord[]): { columns: CsvColumns; additions: Record<string, FieldDef> } {
+export function csvColumns(
+  header: readonly string[],
+  schemaName: string,
+  schema: CompiledSchema | null,
+  sample: readonly CsvRecord[],
+): { columns: CsvColumns; additions: Record<string, FieldDef> } {
   const pk = schema?.pk ?? `${schemaName}_id`;
   const names = header.map((h) => h.trim());
   const additions: Record<string, FieldDef> = {};
@@ -78,7 +83,8 @@ export function csvColumns(header: readonly string[], schemaName: string, schema
     if (n === "sm_owner") return "owner" as const;
     const known = schema?.fields.get(n);
     if (known) return known;
-    if (!/^[a-z][a-z0-9_]{0,63}$/.test(n)) throw new Error(`column "${clip(n)}" is not a valid field name (lowercase letters, digits and _, starting with a letter)`);
+    if (!/^[a-z][a-z0-9_]{0,63}$/.test(n))
+      throw new Error(`column "${clip(n)}" is not a valid field name (lowercase letters, digits and _, starting with a letter)`);
     const def = inferCsvColumn(sample.map((r) => r.cells[i] ?? ""));
     additions[n] = def;
     return def;
@@ -88,7 +94,8 @@ export function csvColumns(header: readonly string[], schemaName: string, schema
 
 /** One CSV record as a body by the columns' types; the reason when a cell does not convert. Pure. */
 export function csvRecord(rec: CsvRecord, columns: CsvColumns): SourceRecord {
-  if (rec.cells.length !== columns.names.length) return { line: rec.line, error: `${rec.cells.length} cells where the header has ${columns.names.length}` };
+  if (rec.cells.length !== columns.names.length)
+    return { line: rec.line, error: `${rec.cells.length} cells where the header has ${columns.names.length}` };
   const body: Record<string, unknown> = {};
   for (let i = 0; i < rec.cells.length; i++) {
     const name = columns.names[i]!;

@@ -13,7 +13,8 @@ export type Scalar = string | number | boolean;
 /** A problem with an argument: `<path>: <what is wrong>` (the op is prefixed once, where calls are dispatched). */
 export const bad = (path: string, message: string) => badRequest(`${path}: ${message}`);
 
-export const isScalar = (v: unknown): v is Scalar => typeof v === "string" || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v));
+export const isScalar = (v: unknown): v is Scalar =>
+  typeof v === "string" || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v));
 /** Absent: JSON has no undefined, so an omitted optional argument or property may arrive as null. */
 export const absent = (v: unknown) => v === undefined || v === null;
 
@@ -29,7 +30,9 @@ export function got(v: unknown): string {
 
 /** `.name` for plain names, `["odd name"]` (cut) for anything else, so injected text stays visibly quoted. */
 export function member(key: string): string {
-  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) && key.length <= 64 ? `.${key}` : `[${JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key)}]`;
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) && key.length <= 64
+    ? `.${key}`
+    : `[${JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key)}]`;
 }
 
 /** A field name as a key of `where`, `set`, `increment`, or an argument: letters, digits and _, not a reserved name. */
@@ -59,7 +62,8 @@ export function plainObject(path: string, v: unknown): Obj {
 
 /** Properties of an options object outside `allowed` are refused (a typo must not be ignored). */
 export function onlyKeys(path: string, o: Obj, allowed: readonly string[]): void {
-  for (const k of Object.keys(o)) if (!allowed.includes(k)) throw bad(`${path}${member(k)}`, `unknown property; expected ${allowed.join(", ")}`);
+  for (const k of Object.keys(o))
+    if (!allowed.includes(k)) throw bad(`${path}${member(k)}`, `unknown property; expected ${allowed.join(", ")}`);
 }
 
 /** Refuse `__proto__` anywhere inside a value headed for the datastore (walked without recursion). */
@@ -80,7 +84,8 @@ export function noProtoKeys(path: string, v: unknown): void {
 }
 
 export function integerIn(path: string, v: unknown, min: number, max: number): number {
-  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < min || v > max) throw bad(path, `expected an integer from ${min} to ${max}, got ${got(v)}`);
+  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < min || v > max)
+    throw bad(path, `expected an integer from ${min} to ${max}, got ${got(v)}`);
   return v;
 }
 
@@ -92,7 +97,7 @@ export function arrayOf(path: string, v: unknown, min: number, max: number): unk
 
 export function objects(path: string, v: unknown): Obj[] {
   const list = arrayOf(path, v, 0, MAX_BATCH);
-  list.forEach((o, i) => plainObject(`${path}[${i}]`, o));
+  for (const [i, o] of list.entries()) plainObject(`${path}[${i}]`, o);
   noProtoKeys(path, list);
   return list as Obj[];
 }

@@ -6,7 +6,21 @@ import * as L from "../../datastore/query/limits.ts";
 import type { ReadShape } from "../../datastore/query/parse.ts";
 import type { Clause, Conditions, Op, OrderKey, QueryTree, Range } from "../../datastore/query/tree.ts";
 import { isPlainObject as isObj } from "../../plain-object.ts";
-import { type Obj, absent, arrayOf, bad, fieldName, got, integerIn, isScalar, member, noProtoKeys, onlyKeys, plainObject, text } from "./data-args.ts";
+import {
+  type Obj,
+  absent,
+  arrayOf,
+  bad,
+  fieldName,
+  got,
+  integerIn,
+  isScalar,
+  member,
+  noProtoKeys,
+  onlyKeys,
+  plainObject,
+  text,
+} from "./data-args.ts";
 import { NAME_RE, RESERVED } from "./data-names.ts";
 
 const OPERATORS = ["eq", "ne", "lt", "lte", "gt", "gte", "in", "nin", "null", "empty", "near", "within"] as const;
@@ -35,11 +49,13 @@ function listText(path: string, v: unknown): string {
   const list = arrayOf(path, v, 1, L.MAX_IN_VALUES);
   const parts = list.map((x, i) => {
     const s = scalarText(`${path}[${i}]`, x);
-    if (s.includes(",")) throw bad(`${path}[${i}]`, `a value of in/nin cannot contain a comma (the values are joined with commas), got ${got(s)}`);
+    if (s.includes(","))
+      throw bad(`${path}[${i}]`, `a value of in/nin cannot contain a comma (the values are joined with commas), got ${got(s)}`);
     return s;
   });
   const joined = parts.join(",");
-  if (joined.length > L.MAX_VALUE_LENGTH * 16) throw bad(path, `the values are too long together (at most ${L.MAX_VALUE_LENGTH * 16} characters)`);
+  if (joined.length > L.MAX_VALUE_LENGTH * 16)
+    throw bad(path, `the values are too long together (at most ${L.MAX_VALUE_LENGTH * 16} characters)`);
   return joined;
 }
 
@@ -99,7 +115,8 @@ function conditionClauses(path: string, field: string, cond: unknown, label: str
   const ops = Object.keys(cond);
   if (ops.length === 0) throw bad(path, `no operator given; operators: ${OPERATORS.join(", ")}`);
   return ops.map((name) => {
-    if (!(OPERATORS as readonly string[]).includes(name)) throw bad(`${path}${member(name)}`, `unknown operator; operators: ${OPERATORS.join(", ")}`);
+    if (!(OPERATORS as readonly string[]).includes(name))
+      throw bad(`${path}${member(name)}`, `unknown operator; operators: ${OPERATORS.join(", ")}`);
     const op = name as Op;
     return clause(op, operandText(op, `${path}.${op}`, cond[name]));
   });
@@ -133,7 +150,9 @@ function selectPaths(path: string, v: unknown): string[][] {
     const at = `${path}[${i}]`;
     if (typeof p !== "string") throw bad(at, `expected a field path, got ${got(p)}`);
     const parts = p.split(".");
-    const ok = parts.length <= L.MAX_EXPAND + 1 && parts.every((s, j) => (NAME_RE.test(s) && !RESERVED.has(s)) || (s === "*" && j === parts.length - 1));
+    const ok =
+      parts.length <= L.MAX_EXPAND + 1 &&
+      parts.every((s, j) => (NAME_RE.test(s) && !RESERVED.has(s)) || (s === "*" && j === parts.length - 1));
     if (!ok) throw bad(at, `${got(p)} is not a field, a dotted path into an expanded relationship, or <path>.*`);
     return parts;
   });
@@ -231,7 +250,8 @@ export function changesBody(v: unknown): Obj {
     fieldName(at, key);
     if (Object.hasOwn(set, key)) throw bad(at, "a field cannot be set and incremented at once");
     const by = inc[key];
-    if (typeof by !== "number" || !Number.isSafeInteger(by)) throw bad(at, `expected an integer amount (counters are integer fields), got ${got(by)}`);
+    if (typeof by !== "number" || !Number.isSafeInteger(by))
+      throw bad(at, `expected an integer amount (counters are integer fields), got ${got(by)}`);
     entries.push([`${key}[inc]`, by]);
   }
   // fromEntries defines own properties, so no name (even a refused one) could reach a prototype.

@@ -23,6 +23,7 @@ interface Arg {
 interface Operation {
   args: readonly Arg[];
   /** Runs with the checked arguments, in declared order. */
+  // biome-ignore lint/suspicious/noExplicitAny: each operation destructures its own checked argument types
   run(data: Datastore, ctx: ApiContext, args: any[]): Promise<unknown> | unknown;
 }
 
@@ -67,7 +68,10 @@ async function orIfMissing<T, U>(p: Promise<T>, missing: U): Promise<T | U> {
 const raw = (json: string | null) => (json === null ? null : new RawJson(json));
 
 const OPERATIONS: Record<string, Operation> = {
-  create: { args: [schema, object], run: async (data, ctx, [s, o]) => new RawJson(await data.create(ctx, s, o as Record<string, unknown>)) },
+  create: {
+    args: [schema, object],
+    run: async (data, ctx, [s, o]) => new RawJson(await data.create(ctx, s, o as Record<string, unknown>)),
+  },
   createMany: { args: [schema, objectList("objects", 0)], run: (data, ctx, [s, list]) => data.create(ctx, s, list) },
   read: {
     args: [known, id, optional("shape", shapeArg)],
@@ -80,10 +84,18 @@ const OPERATIONS: Record<string, Operation> = {
   count: { args: [known, conditions(false)], run: (data, ctx, [s, c]) => data.count(ctx, s, c) },
   update: {
     args: [known, id, changes, optional("options", optionsArg)],
-    run: async (data, ctx, [s, key, body, where]) => raw(where ? await data.updateIf(ctx, s, key, body, where) : await orIfMissing(data.update(ctx, s, key, body), null)),
+    run: async (data, ctx, [s, key, body, where]) =>
+      raw(where ? await data.updateIf(ctx, s, key, body, where) : await orIfMissing(data.update(ctx, s, key, body), null)),
   },
   updateWhere: { args: [known, conditions(true), changes], run: (data, ctx, [s, c, body]) => data.updateWhere(ctx, s, c, body) },
-  delete: { args: [known, id], run: (data, ctx, [s, key]) => orIfMissing(data.remove(ctx, s, key).then(() => true), false) },
+  delete: {
+    args: [known, id],
+    run: (data, ctx, [s, key]) =>
+      orIfMissing(
+        data.remove(ctx, s, key).then(() => true),
+        false,
+      ),
+  },
   deleteWhere: {
     args: [known, conditions(true)],
     run: (data, ctx, [s, c]: [string, Conditions]) => {
@@ -91,14 +103,27 @@ const OPERATIONS: Record<string, Operation> = {
       return data.removeWhere(ctx, s, c, { missingKeyIs404: false });
     },
   },
-  addRelated: { args: [known, id, field, values], run: async (data, ctx, [s, key, f, list]) => new RawJson(await data.append(ctx, s, key, f, list)) },
-  createRelated: { args: [known, id, field, objectList("objects", 1)], run: (data, ctx, [s, key, f, list]) => data.createRelated(ctx, s, key, f, list) },
+  addRelated: {
+    args: [known, id, field, values],
+    run: async (data, ctx, [s, key, f, list]) => new RawJson(await data.append(ctx, s, key, f, list)),
+  },
+  createRelated: {
+    args: [known, id, field, objectList("objects", 1)],
+    run: (data, ctx, [s, key, f, list]) => data.createRelated(ctx, s, key, f, list),
+  },
   removeRelated: {
     args: [known, id, field, values, optional("options", cascadeArg)],
     run: async (data, ctx, [s, key, f, list, cascade]) => void (await data.pull(ctx, s, key, f, list.map(text), cascade)),
   },
   schemas: { args: [], run: (_data, ctx) => [...ctx.schemas.schemas.keys()].sort() },
-  userSchema: { args: [], run: (_data, ctx) => [...ctx.schemas.schemas.values()].filter((s) => s.def.user).map((s) => s.name).sort()[0] ?? null },
+  userSchema: {
+    args: [],
+    run: (_data, ctx) =>
+      [...ctx.schemas.schemas.values()]
+        .filter((s) => s.def.user)
+        .map((s) => s.name)
+        .sort()[0] ?? null,
+  },
 };
 
 export const DATA_OPS: readonly string[] = Object.keys(OPERATIONS);
@@ -106,7 +131,8 @@ export const DATA_OPS: readonly string[] = Object.keys(OPERATIONS);
 /** The declared arguments checked in order: too many is refused, a required one left out is `<name>: missing`. */
 function checkedArgs(op: Operation, args: unknown[], ctx: ApiContext): unknown[] {
   const names = op.args.map((a) => a.name);
-  if (args.length > names.length) throw badRequest(`takes at most ${names.length} argument${names.length === 1 ? "" : "s"} (${names.join(", ")}), got ${args.length}`);
+  if (args.length > names.length)
+    throw badRequest(`takes at most ${names.length} argument${names.length === 1 ? "" : "s"} (${names.join(", ")}), got ${args.length}`);
   op.args.forEach((a, i) => {
     if (!a.optional && absent(args[i])) throw bad(a.name, "missing");
   });

@@ -27,8 +27,11 @@ export interface HttpCallLimits {
   lookup?: ReturnType<typeof publicOnlyLookup>;
 }
 
-
-function options(op: string, raw: unknown, settings: HttpSettings): { headers: Record<string, string>; timeoutMs: number; maxBytes: number } {
+function options(
+  op: string,
+  raw: unknown,
+  settings: HttpSettings,
+): { headers: Record<string, string>; timeoutMs: number; maxBytes: number } {
   if (raw === undefined || raw === null) return { headers: {}, timeoutMs: settings.timeoutMs, maxBytes: settings.maxResponseBytes };
   if (!isObj(raw)) throw badRequest(`http.${op}: options must be an object { headers, timeoutMs, maxBytes }`);
   const headers: Record<string, string> = {};
@@ -45,7 +48,11 @@ function options(op: string, raw: unknown, settings: HttpSettings): { headers: R
     if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) throw badRequest(`http.${op}: ${name} must be a positive number`);
     return Math.min(v, max);
   };
-  return { headers, timeoutMs: num(raw.timeoutMs, "timeoutMs", settings.timeoutMs), maxBytes: num(raw.maxBytes, "maxBytes", settings.maxResponseBytes) };
+  return {
+    headers,
+    timeoutMs: num(raw.timeoutMs, "timeoutMs", settings.timeoutMs),
+    maxBytes: num(raw.maxBytes, "maxBytes", settings.maxResponseBytes),
+  };
 }
 
 function flatHeaders(h: OutboundResponse["headers"]): Record<string, string> {
@@ -55,7 +62,11 @@ function flatHeaders(h: OutboundResponse["headers"]): Record<string, string> {
 }
 
 /** Run one http operation: args are [url, options] (get, delete) or [url, body, options] (post, put). */
-export async function httpCall(op: string, args: unknown[], limits: HttpCallLimits): Promise<{ status: number; headers: Record<string, string>; body: string; truncated: boolean }> {
+export async function httpCall(
+  op: string,
+  args: unknown[],
+  limits: HttpCallLimits,
+): Promise<{ status: number; headers: Record<string, string>; body: string; truncated: boolean }> {
   if (!(HTTP_OPS as readonly string[]).includes(op)) throw badRequest(`http has no operation "${op}"`);
   const withBody = op === "post" || op === "put";
   const [rawUrl, second, third] = args;
@@ -68,7 +79,8 @@ export async function httpCall(op: string, args: unknown[], limits: HttpCallLimi
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw badRequest(`http.${op}: only http and https URLs`);
   let body = withBody ? second : undefined;
-  if (withBody && body !== undefined && body !== null && typeof body !== "string") throw badRequest(`http.${op}: the body is a string (JSON.stringify objects)`);
+  if (withBody && body !== undefined && body !== null && typeof body !== "string")
+    throw badRequest(`http.${op}: the body is a string (JSON.stringify objects)`);
   if (typeof body === "string" && Buffer.byteLength(body) > MAX_REQUEST_BODY) throw badRequest(`http.${op}: the body is larger than 5 MB`);
   const opts = options(op, withBody ? third : second, limits.settings);
   let method = op.toUpperCase();
@@ -90,7 +102,10 @@ export async function httpCall(op: string, args: unknown[], limits: HttpCallLimi
       });
     } catch (e) {
       const err = e as Error & { code?: string };
-      if (err.code === "EADDRNOTPUBLIC") throw new Error(`http.${op}: ${url.host} is not allowed: ${err.message} (loopback, private, link-local and metadata addresses are refused)`);
+      if (err.code === "EADDRNOTPUBLIC")
+        throw new Error(
+          `http.${op}: ${url.host} is not allowed: ${err.message} (loopback, private, link-local and metadata addresses are refused)`,
+        );
       if (err.name === "TimeoutError") throw new Error(`http.${op}: ${url.host} did not answer within ${ms} ms`);
       throw new Error(`http.${op}: ${url.host}: ${err.message}`);
     }
@@ -103,7 +118,8 @@ export async function httpCall(op: string, args: unknown[], limits: HttpCallLimi
       } catch {
         throw new Error(`http.${op}: the redirect to ${JSON.stringify(location.slice(0, 200))} is not a URL`);
       }
-      if (next.protocol !== "http:" && next.protocol !== "https:") throw new Error(`http.${op}: a redirect to ${next.protocol} is not followed`);
+      if (next.protocol !== "http:" && next.protocol !== "https:")
+        throw new Error(`http.${op}: a redirect to ${next.protocol} is not followed`);
       // As fetch does: 303 (and 301/302 after a POST) continue as a GET without a body.
       if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === "POST")) {
         method = "GET";
@@ -119,6 +135,11 @@ export async function httpCall(op: string, args: unknown[], limits: HttpCallLimi
     }
     const bytes = Buffer.byteLength(res.body);
     const truncated = bytes > opts.maxBytes;
-    return { status: res.status, headers: flatHeaders(res.headers), body: truncated ? Buffer.from(res.body).subarray(0, opts.maxBytes).toString("utf8") : res.body, truncated };
+    return {
+      status: res.status,
+      headers: flatHeaders(res.headers),
+      body: truncated ? Buffer.from(res.body).subarray(0, opts.maxBytes).toString("utf8") : res.body,
+      truncated,
+    };
   }
 }

@@ -6,7 +6,15 @@ import type { PushService } from "../../push/push-service.ts";
 import { sendTarget, stringList, tokenRef, userOf } from "../../push/targets.ts";
 import type { EnvName } from "../../request-context.ts";
 
-export const PUSH_OPS = ["registerToken", "sendToTokens", "sendToUsers", "broadcast", "tokensOfUsers", "removeToken", "expiredTokens"] as const;
+export const PUSH_OPS = [
+  "registerToken",
+  "sendToTokens",
+  "sendToUsers",
+  "broadcast",
+  "tokensOfUsers",
+  "removeToken",
+  "expiredTokens",
+] as const;
 
 export async function pushCall(push: PushService, env: EnvName, op: string, args: unknown[]): Promise<unknown> {
   switch (op) {

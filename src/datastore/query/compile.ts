@@ -90,14 +90,14 @@ function convert(kind: "string" | "integer" | "float" | "boolean", raw: string, 
   throw badRequest(textMismatch(kind, raw).detail(c.key));
 }
 
-function valueOf(f: FieldRef, raw: string, c: Clause): InValue {
+function clauseValue(f: FieldRef, raw: string, c: Clause): InValue {
   return convert(f.kind === "multi" ? f.items : (f.kind as "string" | "integer" | "float" | "boolean"), raw, c);
 }
 
 function list(f: FieldRef, c: Clause): InValue[] {
   const parts = c.value.split(",");
   if (parts.length > MAX_IN_VALUES) throw badRequest(`${JSON.stringify(c.key)}: at most ${MAX_IN_VALUES} values`);
-  return parts.map((p) => valueOf(f, p, c));
+  return parts.map((p) => clauseValue(f, p, c));
 }
 
 function rectsSql(schema: string, field: string, rects: Rect[], args: InValue[]): string {
@@ -131,19 +131,19 @@ function clauseSql(s: CompiledSchema, c: Clause, args: InValue[], geo: GeoState)
   };
   switch (c.op) {
     case "eq":
-      if (multi) return contains("= ?", [valueOf(f, c.value, c)]);
-      args.push(valueOf(f, c.value, c));
+      if (multi) return contains("= ?", [clauseValue(f, c.value, c)]);
+      args.push(clauseValue(f, c.value, c));
       return `${cname} = ?`;
     case "ne":
-      if (multi) return `NOT ${contains("= ?", [valueOf(f, c.value, c)])}`;
-      args.push(valueOf(f, c.value, c));
+      if (multi) return `NOT ${contains("= ?", [clauseValue(f, c.value, c)])}`;
+      args.push(clauseValue(f, c.value, c));
       return `${cname} IS NOT ?`;
     case "lt":
     case "lte":
     case "gt":
     case "gte": {
       if (multi) throw badRequest(`[${c.op}] does not apply to array or relationship field "${f.name}"`);
-      args.push(valueOf(f, c.value, c));
+      args.push(clauseValue(f, c.value, c));
       return `${cname} ${{ lt: "<", lte: "<=", gt: ">", gte: ">=" }[c.op]} ?`;
     }
     case "null": {
@@ -153,7 +153,8 @@ function clauseSql(s: CompiledSchema, c: Clause, args: InValue[], geo: GeoState)
     }
     case "empty": {
       const def = s.fields.get(f.name);
-      if (f.kind !== "string" || (def && def.type !== "string")) throw badRequest(`[empty] works only on string fields, and "${f.name}" is not one`);
+      if (f.kind !== "string" || (def && def.type !== "string"))
+        throw badRequest(`[empty] works only on string fields, and "${f.name}" is not one`);
       const v = c.value.toLowerCase();
       if (v !== "true" && v !== "false") throw badRequest(`${JSON.stringify(c.key)} takes true or false`);
       return v === "true" ? `${cname} = ''` : `${cname} IS NOT ''`;
@@ -180,7 +181,8 @@ function clauseSql(s: CompiledSchema, c: Clause, args: InValue[], geo: GeoState)
       }
       if (g.kind === "near" && g.radius === null) return `${lat} IS NOT NULL AND ${lon} IS NOT NULL`;
       const radius = g.radius!;
-      const filter = radius >= Math.PI ? `${lat} IS NOT NULL AND ${lon} IS NOT NULL` : rectsSql(s.name, f.name, capRects(g.lat, g.lon, radius), args);
+      const filter =
+        radius >= Math.PI ? `${lat} IS NOT NULL AND ${lon} IS NOT NULL` : rectsSql(s.name, f.name, capRects(g.lat, g.lon, radius), args);
       args.push(...distance.args, radius);
       return `${filter} AND ${distance.sql} <= ?`;
     }
@@ -188,7 +190,12 @@ function clauseSql(s: CompiledSchema, c: Clause, args: InValue[], geo: GeoState)
 }
 
 /** The WHERE expression of A AND (B OR C ...), ANDed with `scope` (access control) when given. */
-export function compileConditions(s: CompiledSchema, tree: Pick<QueryTree, "where" | "or">, scope: SqlPart | null, geo: GeoState = { near: null }): SqlPart {
+export function compileConditions(
+  s: CompiledSchema,
+  tree: Pick<QueryTree, "where" | "or">,
+  scope: SqlPart | null,
+  geo: GeoState = { near: null },
+): SqlPart {
   const args: InValue[] = [];
   const parts = tree.where.map((c) => clauseSql(s, c, args, geo));
   if (tree.or) parts.push(`(${tree.or.map((group) => `(${group.map((c) => clauseSql(s, c, args, geo)).join(" AND ")})`).join(" OR ")})`);
@@ -214,7 +221,8 @@ function orderSql(s: CompiledSchema, keys: OrderKey[], near: NearSort | null): S
   if (near) return { sql: `ORDER BY ${near.distance.sql}, t.rowid`, args: [...near.distance.args] };
   const parts = keys.map((k) => {
     const f = resolveField(s, k.field, "X-Service-OrderBy");
-    if (f.kind === "multi" || f.kind === "geopoint" || f.kind === "password") throw badRequest(`cannot order by "${f.name}" (${f.kind === "multi" ? "array or relationship" : f.kind})`);
+    if (f.kind === "multi" || f.kind === "geopoint" || f.kind === "password")
+      throw badRequest(`cannot order by "${f.name}" (${f.kind === "multi" ? "array or relationship" : f.kind})`);
     return `${col(f.cols[0]!)} ${k.desc ? "DESC" : "ASC"}`;
   });
   return { sql: `ORDER BY ${[...parts, "t.rowid"].join(", ")}`, args: [] };

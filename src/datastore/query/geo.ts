@@ -4,7 +4,6 @@
 import { badRequest } from "../../errors.ts";
 
 export const EARTH_RADIUS_KM = 6367.5;
-const EARTH_RADIUS_MILES = 3956.6;
 
 type GeoArg =
   | { kind: "near"; lat: number; lon: number; radius: number | null }
@@ -19,9 +18,9 @@ export interface Rect {
   lon2: number;
 }
 
-
 function num(s: string, what: string): number {
-  if (!/^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(s)) throw badRequest(`${what} must be a number, not ${JSON.stringify(s.slice(0, 40))}`);
+  if (!/^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(s))
+    throw badRequest(`${what} must be a number, not ${JSON.stringify(s.slice(0, 40))}`);
   return Number(s);
 }
 
@@ -46,12 +45,24 @@ export function parseGeo(op: "near" | "within", field: string, value: string): G
   const n = (i: number, what: string) => num(parts[i]!, `${field}[${op}]: ${what}`);
   if (op === "near") {
     if (parts.length !== 2 && parts.length !== 3) throw badRequest(`${field}[near] takes <lat>,<lon> or <lat>,<lon>,<radius in radians>`);
-    return { kind: "near", lat: checkLat(n(0, "latitude")), lon: checkLon(n(1, "longitude")), radius: parts.length === 3 ? checkRadius(n(2, "radius")) : null };
+    return {
+      kind: "near",
+      lat: checkLat(n(0, "latitude")),
+      lon: checkLon(n(1, "longitude")),
+      radius: parts.length === 3 ? checkRadius(n(2, "radius")) : null,
+    };
   }
-  if (parts.length === 3) return { kind: "cap", lat: checkLat(n(0, "latitude")), lon: checkLon(n(1, "longitude")), radius: checkRadius(n(2, "radius")) };
+  if (parts.length === 3)
+    return { kind: "cap", lat: checkLat(n(0, "latitude")), lon: checkLon(n(1, "longitude")), radius: checkRadius(n(2, "radius")) };
   if (parts.length === 4) {
-    const box = { lat1: checkLat(n(0, "latitude")), lon1: checkLon(n(1, "longitude")), lat2: checkLat(n(2, "latitude")), lon2: checkLon(n(3, "longitude")) };
-    if (box.lat1 > box.lat2) throw badRequest(`${field}[within]: the first corner is the lower left, so its latitude cannot be above the second's`);
+    const box = {
+      lat1: checkLat(n(0, "latitude")),
+      lon1: checkLon(n(1, "longitude")),
+      lat2: checkLat(n(2, "latitude")),
+      lon2: checkLon(n(3, "longitude")),
+    };
+    if (box.lat1 > box.lat2)
+      throw badRequest(`${field}[within]: the first corner is the lower left, so its latitude cannot be above the second's`);
     return { kind: "box", ...box };
   }
   throw badRequest(`${field}[within] takes <lat>,<lon>,<radius in radians> or <lat1>,<lon1>,<lat2>,<lon2> (lower left, upper right)`);
@@ -82,7 +93,8 @@ export function capRects(lat: number, lon: number, radius: number): Rect[] {
   const r = radius * DEG;
   const latMin = lat - r;
   const latMax = lat + r;
-  if (latMin <= -90 || latMax >= 90 || radius >= Math.PI / 2) return [{ lat1: Math.max(-90, latMin), lat2: Math.min(90, latMax), lon1: -180, lon2: 180 }];
+  if (latMin <= -90 || latMax >= 90 || radius >= Math.PI / 2)
+    return [{ lat1: Math.max(-90, latMin), lat2: Math.min(90, latMax), lon1: -180, lon2: 180 }];
   const dLon = Math.asin(Math.min(1, Math.sin(radius) / Math.cos(lat * RAD))) * DEG;
   return lonRects(Math.max(-90, latMin), Math.min(90, latMax), lon - dLon, lon + dLon);
 }
@@ -90,12 +102,23 @@ export function capRects(lat: number, lon: number, radius: number): Rect[] {
 /** A box from the lower-left to the upper-right corner; lon1 > lon2 means it crosses the antimeridian. */
 export function boxRects(b: { lat1: number; lon1: number; lat2: number; lon2: number }): Rect[] {
   if (b.lon1 <= b.lon2) return [{ lat1: b.lat1, lat2: b.lat2, lon1: b.lon1, lon2: b.lon2 }];
-  return [{ lat1: b.lat1, lat2: b.lat2, lon1: b.lon1, lon2: 180 }, { lat1: b.lat1, lat2: b.lat2, lon1: -180, lon2: b.lon2 }];
+  return [
+    { lat1: b.lat1, lat2: b.lat2, lon1: b.lon1, lon2: 180 },
+    { lat1: b.lat1, lat2: b.lat2, lon1: -180, lon2: b.lon2 },
+  ];
 }
 
 function lonRects(lat1: number, lat2: number, lonMin: number, lonMax: number): Rect[] {
   if (lonMax - lonMin >= 360) return [{ lat1, lat2, lon1: -180, lon2: 180 }];
-  if (lonMin < -180) return [{ lat1, lat2, lon1: lonMin + 360, lon2: 180 }, { lat1, lat2, lon1: -180, lon2: lonMax }];
-  if (lonMax >= 180) return [{ lat1, lat2, lon1: lonMin, lon2: 180 }, { lat1, lat2, lon1: -180, lon2: lonMax - 360 }];
+  if (lonMin < -180)
+    return [
+      { lat1, lat2, lon1: lonMin + 360, lon2: 180 },
+      { lat1, lat2, lon1: -180, lon2: lonMax },
+    ];
+  if (lonMax >= 180)
+    return [
+      { lat1, lat2, lon1: lonMin, lon2: 180 },
+      { lat1, lat2, lon1: -180, lon2: lonMax - 360 },
+    ];
   return [{ lat1, lat2, lon1: lonMin, lon2: lonMax }];
 }

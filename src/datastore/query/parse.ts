@@ -27,16 +27,20 @@ export function parseConditions(params: URLSearchParams, allowed: readonly strin
     if (!m) {
       if (/^\[or\d+\]\.\[and\d+\]\.\[/.test(key) || /^\[and\d+\]\.\[/.test(key) || /^\[or\d+\]\.\[or\d+\]/.test(key))
         throw badRequest(`${show(key)}: nesting deeper than [or<n>].[and<m>].<clause> is not allowed`);
-      throw badRequest(`invalid query parameter ${show(key)}: expected <field>, <field>[op], [or<n>].<clause> or [or<n>].[and<m>].<clause>`);
+      throw badRequest(
+        `invalid query parameter ${show(key)}: expected <field>, <field>[op], [or<n>].<clause> or [or<n>].[and<m>].<clause>`,
+      );
     }
     const [, or, and, field, opRaw] = m;
     let op: Op = "eq";
     if (opRaw !== undefined) {
       const lower = opRaw.toLowerCase();
-      if (!(OPERATORS as readonly string[]).includes(lower)) throw badRequest(`unknown operator [${opRaw.slice(0, 20)}] in ${show(key)}; operators: ${OPERATORS.join(", ")}`);
+      if (!(OPERATORS as readonly string[]).includes(lower))
+        throw badRequest(`unknown operator [${opRaw.slice(0, 20)}] in ${show(key)}; operators: ${OPERATORS.join(", ")}`);
       op = lower as Op;
     }
-    if (value.length > L.MAX_VALUE_LENGTH * (op === "in" || op === "nin" ? 16 : 1)) throw badRequest(`the value of ${show(key)} is too long`);
+    if (value.length > L.MAX_VALUE_LENGTH * (op === "in" || op === "nin" ? 16 : 1))
+      throw badRequest(`the value of ${show(key)} is too long`);
     if (value === "") {
       if (op === "eq") throw badRequest(`${show(key)} has an empty value; use ${field}[empty]=true to match the empty string`);
       throw badRequest(`${show(key)} needs a value`);
@@ -47,7 +51,8 @@ export function parseConditions(params: URLSearchParams, allowed: readonly strin
       where.push(clause);
       continue;
     }
-    if (orBlock !== null && orBlock !== or) throw badRequest(`only one OR block is allowed per query; ([or${orBlock}] and [or${or}]) would be (A OR B) AND (C OR D)`);
+    if (orBlock !== null && orBlock !== or)
+      throw badRequest(`only one OR block is allowed per query; ([or${orBlock}] and [or${or}]) would be (A OR B) AND (C OR D)`);
     orBlock = or;
     const group = and === undefined ? `single:${groups.size}` : `and:${and}`;
     if (!groups.has(group)) groups.set(group, []);
@@ -59,7 +64,10 @@ export function parseConditions(params: URLSearchParams, allowed: readonly strin
 
 export function parseSelect(header: string | null): string[][] | null {
   if (header === null || header.trim() === "") return null;
-  const paths = header.split(",").map((p) => p.trim()).filter(Boolean);
+  const paths = header
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean);
   if (paths.length > L.MAX_SELECT_PATHS) throw badRequest(`X-Service-Select: at most ${L.MAX_SELECT_PATHS} fields`);
   return paths.map((p) => {
     const parts = p.split(".");
@@ -73,13 +81,17 @@ export function parseExpand(header: string | null, param: string | null): number
   const raw = header ?? param;
   if (raw === null || raw.trim() === "") return 0;
   const v = raw.trim();
-  if (!/^\d{1,2}$/.test(v) || Number(v) > L.MAX_EXPAND) throw badRequest(`expand depth must be an integer from 0 to ${L.MAX_EXPAND}, not ${show(v)}`);
+  if (!/^\d{1,2}$/.test(v) || Number(v) > L.MAX_EXPAND)
+    throw badRequest(`expand depth must be an integer from 0 to ${L.MAX_EXPAND}, not ${show(v)}`);
   return Number(v);
 }
 
 export function parseOrderBy(header: string | null): OrderKey[] {
   if (header === null || header.trim() === "") return [];
-  const keys = header.split(",").map((k) => k.trim()).filter(Boolean);
+  const keys = header
+    .split(",")
+    .map((k) => k.trim())
+    .filter(Boolean);
   if (keys.length > L.MAX_ORDER_KEYS) throw badRequest(`X-Service-OrderBy: at most ${L.MAX_ORDER_KEYS} keys`);
   return keys.map((k) => {
     const m = /^([A-Za-z0-9_]+)(?:\s*:\s*(asc|desc))?$/i.exec(k);
@@ -102,7 +114,10 @@ export function parseRange(header: string | null): Range | null {
 /** One index of a Range; 400 past MAX_RANGE_INDEX (the echo is cut, the header may be huge). */
 function rangeIndex(digits: string): number {
   const n = Number(digits);
-  if (n > L.MAX_RANGE_INDEX) throw badRequest(`Range: indexes must be at most ${L.MAX_RANGE_INDEX}, got ${digits.length > 24 ? `${digits.slice(0, 24)}… (${digits.length} digits)` : digits}`);
+  if (n > L.MAX_RANGE_INDEX)
+    throw badRequest(
+      `Range: indexes must be at most ${L.MAX_RANGE_INDEX}, got ${digits.length > 24 ? `${digits.slice(0, 24)}… (${digits.length} digits)` : digits}`,
+    );
   return n;
 }
 

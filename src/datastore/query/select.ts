@@ -19,12 +19,23 @@ const AUTO = new Set(["createddate", "lastmoddate", "sm_owner"]);
  * Build the projection of `paths` for `schema` expanded to `depth`. A dotted path must go through an expanded
  * relationship; `*` selects every field of its level; passwords are never selected.
  */
-export function buildProjection(paths: string[][] | null, depth: number, schema: CompiledSchema, lookup: (name: string) => CompiledSchema | undefined): Projection {
+export function buildProjection(
+  paths: string[][] | null,
+  depth: number,
+  schema: CompiledSchema,
+  lookup: (name: string) => CompiledSchema | undefined,
+): Projection {
   if (paths === null) return ALL;
   return level(paths, depth, schema, lookup, "");
 }
 
-function level(paths: string[][], depth: number, s: CompiledSchema, lookup: (name: string) => CompiledSchema | undefined, prefix: string): Projection {
+function level(
+  paths: string[][],
+  depth: number,
+  s: CompiledSchema,
+  lookup: (name: string) => CompiledSchema | undefined,
+  prefix: string,
+): Projection {
   const out: Projection = { fields: new Set(), nested: new Map() };
   const below = new Map<string, string[][]>();
   const whole = new Set<string>();
@@ -35,15 +46,24 @@ function level(paths: string[][], depth: number, s: CompiledSchema, lookup: (nam
       continue;
     }
     const def = s.fields.get(head);
-    if (!def && head !== s.pk && !AUTO.has(head)) throw new ApiError(400, `X-Service-Select: unknown field "${prefix}${head}" (schema ${s.name})`);
+    if (!def && head !== s.pk && !AUTO.has(head))
+      throw new ApiError(400, `X-Service-Select: unknown field "${prefix}${head}" (schema ${s.name})`);
     if (def?.type === "password") continue;
     out.fields?.add(head);
     if (rest.length === 0) {
       whole.add(head);
       continue;
     }
-    if (def?.type !== "relationship") throw new ApiError(400, `X-Service-Select: "${prefix}${head}" is not a relationship, so "${prefix}${path.join(".")}" selects nothing`);
-    if (depth < 1) throw new ApiError(400, `X-Service-Select: cannot select "${prefix}${path.join(".")}" because "${prefix}${head}" is not expanded (X-Service-Expand)`);
+    if (def?.type !== "relationship")
+      throw new ApiError(
+        400,
+        `X-Service-Select: "${prefix}${head}" is not a relationship, so "${prefix}${path.join(".")}" selects nothing`,
+      );
+    if (depth < 1)
+      throw new ApiError(
+        400,
+        `X-Service-Select: cannot select "${prefix}${path.join(".")}" because "${prefix}${head}" is not expanded (X-Service-Expand)`,
+      );
     if (!below.has(head)) below.set(head, []);
     below.get(head)!.push(rest);
   }

@@ -22,7 +22,10 @@ const KeyParams = t.Object({ env: t.String({ description: "development or produc
 const OWN_PARAMS = ["_count", "_version"];
 
 function knownSchema(ctx: ApiContext, name: string): string {
-  if (!ctx.schemas.schemas.has(name)) throw notFound(`schema "${name.slice(0, 64)}" does not exist in ${ctx.env}${ctx.env === "production" ? ` version ${ctx.version}` : ""}`);
+  if (!ctx.schemas.schemas.has(name))
+    throw notFound(
+      `schema "${name.slice(0, 64)}" does not exist in ${ctx.env}${ctx.env === "production" ? ` version ${ctx.version}` : ""}`,
+    );
   return name;
 }
 
@@ -35,40 +38,74 @@ export function adminDataRoutes(burrow: Burrow, parsers: BodyParsers) {
   return new Elysia({ name: "admin-data", prefix: "/_admin/api/data" })
     .use(parsers)
     .use(adminGuard(burrow))
-    .get("/:env/:schema", async ({ params, request }) => {
-      const url = new URL(request.url);
-      const ctx = adminDataContext(burrow, params.env, url.searchParams.get("_version"), url.origin);
-      const schema = knownSchema(ctx, params.schema);
-      const count = url.searchParams.get("_count");
-      if (count !== null && count !== "true" && count !== "false") throw badRequest("_count must be true or false");
-      const conditions = new URLSearchParams([...url.searchParams].filter(([k]) => !OWN_PARAMS.includes(k)));
-      const tree = parseQuery(conditions, request.headers);
-      if (tree.range && count !== "true") tree.range.uncounted = true;
-      const found = await data.list(ctx, schema, tree);
-      return found.contentRange === null ? rawJson(found.body) : rawJson(found.body, 206, { "content-range": found.contentRange });
-    }, { role: "viewer",
-      params: Params,
-      detail: doc(
-        "Objects of a schema, as the server sees them",
-        "Conditions as in GET /<schema>; X-Service-OrderBy, X-Service-Select, X-Service-Expand and Range headers. With a Range the answer is 206 with Content-Range `objects a-b/<total>` when `?_count=true`, else `objects a-b/*`. `?_version=N` reads production through version N's schemas (default: the newest).",
-      ),
-    })
-    .get("/:env/:schema/:key", async ({ params, request }) => {
-      const ctx = contextOf(params.env, request);
-      return rawJson(await data.get(ctx, knownSchema(ctx, params.schema), params.key));
-    }, { role: "viewer", params: KeyParams, detail: doc("One object by key") })
-    .post("/:env/:schema", async ({ params, request, body }) => {
-      const ctx = contextOf(params.env, request);
-      if (Array.isArray(body)) throw badRequest("send one object; batches go through the public API");
-      return rawJson(await data.create(ctx, knownSchema(ctx, params.schema), body), 201);
-    }, { role: "editor", parse: "datastore", params: Params, detail: { ...doc("Create an object"), ...S.jsonBody(S.AnyObject, "the object") } })
-    .put("/:env/:schema/:key", async ({ params, request, body }) => {
-      const ctx = contextOf(params.env, request);
-      return rawJson(await data.update(ctx, knownSchema(ctx, params.schema), params.key, body));
-    }, { role: "editor", parse: "datastore", params: KeyParams, detail: { ...doc("Change fields of an object", "Fields not sent are kept; null clears one."), ...S.jsonBody(S.AnyObject, "the fields to change") } })
-    .delete("/:env/:schema/:key", async ({ params, request }) => {
-      const ctx = contextOf(params.env, request);
-      await data.remove(ctx, knownSchema(ctx, params.schema), params.key);
-      return json({});
-    }, { role: "editor", params: KeyParams, detail: doc("Delete an object") });
+    .get(
+      "/:env/:schema",
+      async ({ params, request }) => {
+        const url = new URL(request.url);
+        const ctx = adminDataContext(burrow, params.env, url.searchParams.get("_version"), url.origin);
+        const schema = knownSchema(ctx, params.schema);
+        const count = url.searchParams.get("_count");
+        if (count !== null && count !== "true" && count !== "false") throw badRequest("_count must be true or false");
+        const conditions = new URLSearchParams([...url.searchParams].filter(([k]) => !OWN_PARAMS.includes(k)));
+        const tree = parseQuery(conditions, request.headers);
+        if (tree.range && count !== "true") tree.range.uncounted = true;
+        const found = await data.list(ctx, schema, tree);
+        return found.contentRange === null ? rawJson(found.body) : rawJson(found.body, 206, { "content-range": found.contentRange });
+      },
+      {
+        role: "viewer",
+        params: Params,
+        detail: doc(
+          "Objects of a schema, as the server sees them",
+          "Conditions as in GET /<schema>; X-Service-OrderBy, X-Service-Select, X-Service-Expand and Range headers. With a Range the answer is 206 with Content-Range `objects a-b/<total>` when `?_count=true`, else `objects a-b/*`. `?_version=N` reads production through version N's schemas (default: the newest).",
+        ),
+      },
+    )
+    .get(
+      "/:env/:schema/:key",
+      async ({ params, request }) => {
+        const ctx = contextOf(params.env, request);
+        return rawJson(await data.get(ctx, knownSchema(ctx, params.schema), params.key));
+      },
+      { role: "viewer", params: KeyParams, detail: doc("One object by key") },
+    )
+    .post(
+      "/:env/:schema",
+      async ({ params, request, body }) => {
+        const ctx = contextOf(params.env, request);
+        if (Array.isArray(body)) throw badRequest("send one object; batches go through the public API");
+        return rawJson(await data.create(ctx, knownSchema(ctx, params.schema), body), 201);
+      },
+      {
+        role: "editor",
+        parse: "datastore",
+        params: Params,
+        detail: { ...doc("Create an object"), ...S.jsonBody(S.AnyObject, "the object") },
+      },
+    )
+    .put(
+      "/:env/:schema/:key",
+      async ({ params, request, body }) => {
+        const ctx = contextOf(params.env, request);
+        return rawJson(await data.update(ctx, knownSchema(ctx, params.schema), params.key, body));
+      },
+      {
+        role: "editor",
+        parse: "datastore",
+        params: KeyParams,
+        detail: {
+          ...doc("Change fields of an object", "Fields not sent are kept; null clears one."),
+          ...S.jsonBody(S.AnyObject, "the fields to change"),
+        },
+      },
+    )
+    .delete(
+      "/:env/:schema/:key",
+      async ({ params, request }) => {
+        const ctx = contextOf(params.env, request);
+        await data.remove(ctx, knownSchema(ctx, params.schema), params.key);
+        return json({});
+      },
+      { role: "editor", params: KeyParams, detail: doc("Delete an object") },
+    );
 }

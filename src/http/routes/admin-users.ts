@@ -7,7 +7,14 @@ import { badRequest, notFound } from "../../errors.ts";
 import type { ApiContext } from "../../request-context.ts";
 import { adminDataContext } from "../admin-context.ts";
 import type { CompiledSchema } from "../../schema/compiled.ts";
-import { linkedAccounts, revokeUserSessions, setUserPassword, unlinkAccount, userExists, userPasswordProblem } from "../../social/user-admin.ts";
+import {
+  linkedAccounts,
+  revokeUserSessions,
+  setUserPassword,
+  unlinkAccount,
+  userExists,
+  userPasswordProblem,
+} from "../../social/user-admin.ts";
 import { adminGuard } from "../admin-guard.ts";
 import type { BodyParsers } from "../parsers.ts";
 import { json } from "../respond.ts";
@@ -21,8 +28,14 @@ const UserParams = t.Object({
   schema: t.String({ description: "a user schema" }),
   key: t.String({ description: "the user's key" }),
 });
-const ProviderParams = t.Object({ ...UserParams.properties, provider: t.String({ description: "social1, social2, aggregator or oidc:<name>" }) });
-const NewPassword = t.Object({ password: t.String({ description: "a non-empty string of at most 1024 characters" }) }, { additionalProperties: false });
+const ProviderParams = t.Object({
+  ...UserParams.properties,
+  provider: t.String({ description: "social1, social2, aggregator or oidc:<name>" }),
+});
+const NewPassword = t.Object(
+  { password: t.String({ description: "a non-empty string of at most 1024 characters" }) },
+  { additionalProperties: false },
+);
 const LinkedAccount = t.Object({
   provider: t.String(),
   subject: t.String({ description: "the provider's id of the account" }),
@@ -31,7 +44,11 @@ const LinkedAccount = t.Object({
 });
 
 /** The server's context on an environment and the user schema named; 404 for either unknown. */
-function userSchemaOf(burrow: Burrow, request: Request, params: Record<string, string | null>): { ctx: ApiContext; s: CompiledSchema; key: string } {
+function userSchemaOf(
+  burrow: Burrow,
+  request: Request,
+  params: Record<string, string | null>,
+): { ctx: ApiContext; s: CompiledSchema; key: string } {
   const ctx = adminDataContext(burrow, params.env!, null, new URL(request.url).origin);
   return { ctx, s: burrow.accounts.userSchema(ctx, params.schema!), key: params.key! };
 }
@@ -42,52 +59,85 @@ export function adminUserRoutes(burrow: Burrow, parsers: BodyParsers) {
   return new Elysia({ name: "admin-users", prefix: "/_admin/api/users" })
     .use(parsers)
     .use(adminGuard(burrow))
-    .put("/:env/:schema/:key/password", async ({ request, params, body }) => {
-      const { ctx, s, key } = userSchemaOf(burrow, request, params);
-      const problem = userPasswordProblem(body.password);
-      if (problem) throw badRequest(problem);
-      if (!(await setUserPassword(ctx, burrow.sessions[ctx.env], s, key, body.password))) throw noUser(s, key);
-      return json({});
-    }, { role: "editor",
-      parse: "admin",
-      params: UserParams,
-      body: NewPassword,
-      detail: {
-        ...admin("Set a user's password (editors and owners)", "As a password reset: any temporary password is dropped and every session of the user ends."),
-        ...S.jsonBody(NewPassword),
+    .put(
+      "/:env/:schema/:key/password",
+      async ({ request, params, body }) => {
+        const { ctx, s, key } = userSchemaOf(burrow, request, params);
+        const problem = userPasswordProblem(body.password);
+        if (problem) throw badRequest(problem);
+        if (!(await setUserPassword(ctx, burrow.sessions[ctx.env], s, key, body.password))) throw noUser(s, key);
+        return json({});
       },
-      response: { 200: S.AnyObject, ...S.errors(400, 401, 403, 404) },
-    })
-    .delete("/:env/:schema/:key/sessions", async ({ request, params }) => {
-      const { ctx, s, key } = userSchemaOf(burrow, request, params);
-      const revoked = await revokeUserSessions(ctx, burrow.sessions[ctx.env], s.name, key);
-      if (revoked === 0 && !(await userExists(ctx, s, key))) throw noUser(s, key);
-      return json({ revoked });
-    }, { role: "editor",
-      params: UserParams,
-      detail: admin("Sign a user out everywhere (editors and owners)", "Revokes every token and cookie session of the user; answers how many."),
-      response: { 200: t.Object({ revoked: t.Number({ multipleOf: 1 }) }), ...S.errors(401, 403, 404) },
-    })
-    .get("/:env/:schema/:key/social", async ({ request, params }) => {
-      const { ctx, s, key } = userSchemaOf(burrow, request, params);
-      const accounts = await linkedAccounts(ctx, s.name, key);
-      if (accounts.length === 0 && !(await userExists(ctx, s, key))) throw noUser(s, key);
-      return json(accounts.map((a) => ({ provider: a.provider, subject: a.subject, created: new Date(a.linked).toISOString(), lastUsed: new Date(a.used).toISOString() })));
-    }, { role: "viewer",
-      params: UserParams,
-      detail: admin("A user's linked social accounts", "Provider, the provider's account id and times; never tokens or secrets."),
-      response: { 200: t.Array(LinkedAccount), ...S.errors(401, 404) },
-    })
-    .delete("/:env/:schema/:key/social/:provider", async ({ request, params }) => {
-      const { ctx, s, key } = userSchemaOf(burrow, request, params);
-      if (!(await unlinkAccount(ctx, s.name, key, params.provider))) {
-        if (!(await userExists(ctx, s, key))) throw noUser(s, key);
-        throw notFound(`${s.name} "${key.slice(0, 64)}" has no ${params.provider.slice(0, 64)} account linked`);
-      }
-      return json({});
-    }, { role: "editor",
-      params: ProviderParams,
-      detail: admin("Unlink a user's social account (editors and owners)"),
-      response: { 200: S.AnyObject, ...S.errors(401, 403, 404) },
-    });
+      {
+        role: "editor",
+        parse: "admin",
+        params: UserParams,
+        body: NewPassword,
+        detail: {
+          ...admin(
+            "Set a user's password (editors and owners)",
+            "As a password reset: any temporary password is dropped and every session of the user ends.",
+          ),
+          ...S.jsonBody(NewPassword),
+        },
+        response: { 200: S.AnyObject, ...S.errors(400, 401, 403, 404) },
+      },
+    )
+    .delete(
+      "/:env/:schema/:key/sessions",
+      async ({ request, params }) => {
+        const { ctx, s, key } = userSchemaOf(burrow, request, params);
+        const revoked = await revokeUserSessions(ctx, burrow.sessions[ctx.env], s.name, key);
+        if (revoked === 0 && !(await userExists(ctx, s, key))) throw noUser(s, key);
+        return json({ revoked });
+      },
+      {
+        role: "editor",
+        params: UserParams,
+        detail: admin(
+          "Sign a user out everywhere (editors and owners)",
+          "Revokes every token and cookie session of the user; answers how many.",
+        ),
+        response: { 200: t.Object({ revoked: t.Number({ multipleOf: 1 }) }), ...S.errors(401, 403, 404) },
+      },
+    )
+    .get(
+      "/:env/:schema/:key/social",
+      async ({ request, params }) => {
+        const { ctx, s, key } = userSchemaOf(burrow, request, params);
+        const accounts = await linkedAccounts(ctx, s.name, key);
+        if (accounts.length === 0 && !(await userExists(ctx, s, key))) throw noUser(s, key);
+        return json(
+          accounts.map((a) => ({
+            provider: a.provider,
+            subject: a.subject,
+            created: new Date(a.linked).toISOString(),
+            lastUsed: new Date(a.used).toISOString(),
+          })),
+        );
+      },
+      {
+        role: "viewer",
+        params: UserParams,
+        detail: admin("A user's linked social accounts", "Provider, the provider's account id and times; never tokens or secrets."),
+        response: { 200: t.Array(LinkedAccount), ...S.errors(401, 404) },
+      },
+    )
+    .delete(
+      "/:env/:schema/:key/social/:provider",
+      async ({ request, params }) => {
+        const { ctx, s, key } = userSchemaOf(burrow, request, params);
+        if (!(await unlinkAccount(ctx, s.name, key, params.provider))) {
+          if (!(await userExists(ctx, s, key))) throw noUser(s, key);
+          throw notFound(`${s.name} "${key.slice(0, 64)}" has no ${params.provider.slice(0, 64)} account linked`);
+        }
+        return json({});
+      },
+      {
+        role: "editor",
+        params: ProviderParams,
+        detail: admin("Unlink a user's social account (editors and owners)"),
+        response: { 200: S.AnyObject, ...S.errors(401, 403, 404) },
+      },
+    );
 }

@@ -42,9 +42,9 @@ export function adminRoutes(burrow: Burrow, info: RequestInfo, parsers: BodyPars
 
 function loginRoute(burrow: Burrow, info: RequestInfo, parsers: BodyParsers) {
   const { limiter } = burrow;
-  return new Elysia({ name: "admin-login", prefix: "/_admin/api" })
-    .use(parsers)
-    .post("/login", async ({ request, body }) => {
+  return new Elysia({ name: "admin-login", prefix: "/_admin/api" }).use(parsers).post(
+    "/login",
+    async ({ request, body }) => {
       const ip = clientIp(request, info, burrow.config.trustedProxy);
       const perIp = await limiter.hit(`admin|ip|${ip === null ? "unknown" : rateKeyOfIp(ip)}`, ADMIN_LIMITS.ipPerMinute, 60_000);
       if (!perIp.ok) throw tooManyRequests(perIp.retryAfter);
@@ -57,10 +57,12 @@ function loginRoute(burrow: Burrow, info: RequestInfo, parsers: BodyParsers) {
       if (!session) throw unauthorized("invalid email or password");
       await limiter.reset(account);
       return json(session);
-    }, {
+    },
+    {
       parse: "admin",
       // Not validated by the schema: a malformed login is the same 401 as a wrong password (no field oracle).
       detail: { tags: ["admin"], summary: "Log in as an admin", ...S.jsonBody(S.AdminLogin) },
       response: { 200: S.AdminSession, ...S.errors(401, 429) },
-    });
+    },
+  );
 }

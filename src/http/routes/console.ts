@@ -11,6 +11,14 @@ export function consoleRoutes(burrow: Burrow) {
   // Previews of image fields come from the files origin when there is one (--files-url).
   const images = burrow.config.filesUrl;
   return new Elysia({ name: "console" })
-    .get("/_admin/", ({ request }) => pageIndex("console", "/_admin", request, images), doc("The admin console's page (/_admin redirects here)"))
-    .get("/_admin/:file", ({ params, request }) => pageFile("console", params.file, request), doc("A file of the admin console (hashed, cached for a year)"));
+    .get(
+      "/_admin/",
+      ({ request }) => pageIndex("console", "/_admin", request, images),
+      doc("The admin console's page (/_admin redirects here)"),
+    )
+    .get(
+      "/_admin/:file",
+      ({ params, request }) => pageFile("console", params.file, request),
+      doc("A file of the admin console (hashed, cached for a year)"),
+    );
 }

@@ -10,6 +10,14 @@ const doc = (summary: string) => ({ detail: { tags: ["console"], summary } });
 
 export function docsRoutes() {
   return new Elysia({ name: "docs" })
-    .get("/_admin/docs/", ({ request }) => pageIndex("docs", "/_admin/docs", request), doc("The API reference page (/_admin/docs redirects here)"))
-    .get("/_admin/docs/:file", ({ params, request }) => pageFile("docs", params.file, request), doc("A file of the API reference page (hashed, cached for a year)"));
+    .get(
+      "/_admin/docs/",
+      ({ request }) => pageIndex("docs", "/_admin/docs", request),
+      doc("The API reference page (/_admin/docs redirects here)"),
+    )
+    .get(
+      "/_admin/docs/:file",
+      ({ params, request }) => pageFile("docs", params.file, request),
+      doc("A file of the API reference page (hashed, cached for a year)"),
+    );
 }

@@ -7,8 +7,15 @@ import { json } from "../respond.ts";
 import { Health, errors } from "../schemas.ts";
 
 export function healthRoutes(burrow: Burrow) {
-  return new Elysia({ name: "health" }).get("/_health", async () => {
-    await burrow.system.execute("SELECT 1");
-    return json({ status: "ok", version: burrow.version, uptimeSeconds: Math.floor((Date.now() - burrow.startedAt) / 1000) });
-  }, { detail: { tags: ["health"], summary: "Liveness: the process serves and its system database answers" }, response: { 200: Health, ...errors(500) } });
+  return new Elysia({ name: "health" }).get(
+    "/_health",
+    async () => {
+      await burrow.system.execute("SELECT 1");
+      return json({ status: "ok", version: burrow.version, uptimeSeconds: Math.floor((Date.now() - burrow.startedAt) / 1000) });
+    },
+    {
+      detail: { tags: ["health"], summary: "Liveness: the process serves and its system database answers" },
+      response: { 200: Health, ...errors(500) },
+    },
+  );
 }

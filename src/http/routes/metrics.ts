@@ -18,24 +18,39 @@ function sameToken(given: string, expected: string): boolean {
 
 export function metricsRoutes(burrow: Burrow) {
   const { enabled, token } = burrow.config.metrics;
-  return new Elysia({ name: "metrics" }).get("/_metrics", async ({ request }) => {
-    if (!enabled) throw notFound("metrics are off; start the server with --metrics (or BURROW_METRICS_TOKEN) to serve /_metrics");
-    if (token) {
-      const given = bearerToken(request);
-      if (!given || !sameToken(given, token)) throw new ApiError(401, "metrics need Authorization: Bearer <BURROW_METRICS_TOKEN>", { headers: { "www-authenticate": 'Bearer realm="burrow-metrics"' } });
-    }
-    const push: Record<string, { depth: number; retrying: number; leased: number; oldestAgeMs: number | null; tokens: number }> = {};
-    for (const env of ENVIRONMENTS) push[env] = { ...(await burrow.push.queue(env).stats()), tokens: await burrow.push.tokens(env).count() };
-    const mem = process.memoryUsage();
-    const text = prometheusText(burrow.requestStats, {
-      version: burrow.version,
-      uptimeSeconds: Math.floor((Date.now() - burrow.startedAt) / 1000),
-      rssBytes: mem.rss,
-      heapUsedBytes: mem.heapUsed,
-      stores: await storeSizes(burrow),
-      push,
-      code: burrow.code.stats(),
-    });
-    return new Response(text, { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8", "cache-control": "no-store" } });
-  }, { detail: { tags: ["health"], summary: "Metrics in the Prometheus text format (off unless --metrics)", description: "Requests and latency histograms by area and status class, store and WAL sizes, push queue depths, custom code calls, memory. With BURROW_METRICS_TOKEN set, send Authorization: Bearer <token>." } });
+  return new Elysia({ name: "metrics" }).get(
+    "/_metrics",
+    async ({ request }) => {
+      if (!enabled) throw notFound("metrics are off; start the server with --metrics (or BURROW_METRICS_TOKEN) to serve /_metrics");
+      if (token) {
+        const given = bearerToken(request);
+        if (!given || !sameToken(given, token))
+          throw new ApiError(401, "metrics need Authorization: Bearer <BURROW_METRICS_TOKEN>", {
+            headers: { "www-authenticate": 'Bearer realm="burrow-metrics"' },
+          });
+      }
+      const push: Record<string, { depth: number; retrying: number; leased: number; oldestAgeMs: number | null; tokens: number }> = {};
+      for (const env of ENVIRONMENTS)
+        push[env] = { ...(await burrow.push.queue(env).stats()), tokens: await burrow.push.tokens(env).count() };
+      const mem = process.memoryUsage();
+      const text = prometheusText(burrow.requestStats, {
+        version: burrow.version,
+        uptimeSeconds: Math.floor((Date.now() - burrow.startedAt) / 1000),
+        rssBytes: mem.rss,
+        heapUsedBytes: mem.heapUsed,
+        stores: await storeSizes(burrow),
+        push,
+        code: burrow.code.stats(),
+      });
+      return new Response(text, { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8", "cache-control": "no-store" } });
+    },
+    {
+      detail: {
+        tags: ["health"],
+        summary: "Metrics in the Prometheus text format (off unless --metrics)",
+        description:
+          "Requests and latency histograms by area and status class, store and WAL sizes, push queue depths, custom code calls, memory. With BURROW_METRICS_TOKEN set, send Authorization: Bearer <token>.",
+      },
+    },
+  );
 }

@@ -33,10 +33,19 @@ export function socialRoutes(burrow: Burrow, info: RequestInfo, parsers: BodyPar
       }
     }
     const s = accounts.userSchema(ctx, name);
-    const answer = await social.run(ctx, s, ep, await queryAndBodyParams(request, limit), clientIp(request, info, burrow.config.trustedProxy));
+    const answer = await social.run(
+      ctx,
+      s,
+      ep,
+      await queryAndBodyParams(request, limit),
+      clientIp(request, info, burrow.config.trustedProxy),
+    );
     if (!answer.session) return rawJson(answer.body, answer.status, NO_STORE);
     const secure = requestOrigin(request, info, burrow.config.trustedProxy).scheme === "https";
-    return rawJson(answer.body, answer.status, { ...NO_STORE, ...sessionCookieHeaders(request, sessionCookie(answer.session.token, answer.session.expiresIn, secure)) });
+    return rawJson(answer.body, answer.status, {
+      ...NO_STORE,
+      ...sessionCookieHeaders(request, sessionCookie(answer.session.token, answer.session.expiresIn, secure)),
+    });
   };
 
   const app = new Elysia({ name: "social" }).use(parsers).derive(apiContextStep(burrow, info));
@@ -48,7 +57,8 @@ export function socialRoutes(burrow: Burrow, info: RequestInfo, parsers: BodyPar
     for (const verb of ep.verbs) {
       // The body is read by the handler (query and body merged), so no parser runs first.
       if (verb === "GET") app.get(path, ({ api, params, request }) => run(ep, api, params.schema, request), { detail });
-      else if (verb === "POST") app.post(path, ({ api, params, request }) => run(ep, api, params.schema, request), { parse: "none", detail });
+      else if (verb === "POST")
+        app.post(path, ({ api, params, request }) => run(ep, api, params.schema, request), { parse: "none", detail });
       else app.delete(path, ({ api, params, request }) => run(ep, api, params.schema, request), { parse: "none", detail });
     }
   }

@@ -54,7 +54,8 @@ export function parseP8(pem: string): KeyObject {
   } catch {
     throw new Error("the .p8 key is not a valid EC private key (expected the PEM text of the AuthKey_XXXXXXXXXX.p8 file)");
   }
-  if (key.asymmetricKeyType !== "ec") throw new Error(`the .p8 key is not a valid EC private key (it is ${key.asymmetricKeyType ?? "unknown"})`);
+  if (key.asymmetricKeyType !== "ec")
+    throw new Error(`the .p8 key is not a valid EC private key (it is ${key.asymmetricKeyType ?? "unknown"})`);
   if (key.asymmetricKeyDetails?.namedCurve !== "prime256v1") throw new Error("the .p8 key is not a P-256 (ES256) key");
   return key;
 }

@@ -102,7 +102,8 @@ class ApnsProvider implements PushProvider {
   send(message: PushMessage): Promise<DeliveryResult> {
     if (this.configError) return Promise.resolve({ kind: "failed", reason: this.configError });
     if (this.closed) return Promise.resolve({ kind: "retry", reason: "the APNs provider is closed" });
-    if (!HEX_TOKEN.test(message.token)) return Promise.resolve({ kind: "invalid-token", reason: "BadDeviceToken (not a hex APNs device token)" });
+    if (!HEX_TOKEN.test(message.token))
+      return Promise.resolve({ kind: "invalid-token", reason: "BadDeviceToken (not a hex APNs device token)" });
     const aps = message.payload.aps as Record<string, unknown> | undefined;
     const alert = !!aps && (aps.alert !== undefined || aps.sound !== undefined || aps.badge !== undefined);
     const headers: http2.OutgoingHttpHeaders = {
@@ -253,10 +254,13 @@ class ApnsProvider implements PushProvider {
       conn.active--;
       if (!job.settled) {
         const why =
-          stream.rstCode === nodeHttp2().constants.NGHTTP2_REFUSED_STREAM ? "APNs refused the stream (REFUSED_STREAM)"
-          : error ? `APNs stream failed (${error.message})`
-          : conn.error ? `APNs connection failed (${conn.error.message})`
-          : "the APNs connection closed before the answer";
+          stream.rstCode === nodeHttp2().constants.NGHTTP2_REFUSED_STREAM
+            ? "APNs refused the stream (REFUSED_STREAM)"
+            : error
+              ? `APNs stream failed (${error.message})`
+              : conn.error
+                ? `APNs connection failed (${conn.error.message})`
+                : "the APNs connection closed before the answer";
         this.finish(job, { kind: "retry", reason: why });
       }
       this.pump();

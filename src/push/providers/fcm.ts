@@ -45,7 +45,8 @@ function parseServiceAccount(json: string): ServiceAccount {
   const fields = ["project_id", "client_email", "private_key", "token_uri"];
   const missing = fields.filter((f) => typeof o[f] !== "string" || (o[f] as string).trim() === "");
   if (missing.length > 0) throw new Error(`FCM service account is missing ${missing.join(", ")}`);
-  if (o.type !== undefined && o.type !== "service_account") throw new Error(`FCM service account has type "${String(o.type)}", expected "service_account"`);
+  if (o.type !== undefined && o.type !== "service_account")
+    throw new Error(`FCM service account has type "${String(o.type)}", expected "service_account"`);
   const projectId = o.project_id as string;
   if (!/^[a-z0-9][a-z0-9-]{0,62}$/i.test(projectId)) throw new Error("FCM service account project_id is not a valid project id");
   const clientEmail = o.client_email as string;
@@ -56,7 +57,8 @@ function parseServiceAccount(json: string): ServiceAccount {
   } catch {
     throw new Error("FCM service account token_uri is not an absolute URL");
   }
-  if (tokenUri.protocol !== "https:" && tokenUri.protocol !== "http:") throw new Error("FCM service account token_uri must be an https URL");
+  if (tokenUri.protocol !== "https:" && tokenUri.protocol !== "http:")
+    throw new Error("FCM service account token_uri must be an https URL");
   let privateKey: KeyObject;
   try {
     privateKey = createPrivateKey({ key: o.private_key as string, format: "pem" });
@@ -126,7 +128,8 @@ function classify(status: number, body: FcmErrorBody, retryAfter: number | undef
   if (status === 400 && (body.errorCodes.includes("INVALID_ARGUMENT") || body.status === "INVALID_ARGUMENT") && namesToken) {
     return { kind: "invalid-token", reason };
   }
-  if (status === 429 || status >= 500) return retryAfter === undefined ? { kind: "retry", reason } : { kind: "retry", reason, afterMs: retryAfter };
+  if (status === 429 || status >= 500)
+    return retryAfter === undefined ? { kind: "retry", reason } : { kind: "retry", reason, afterMs: retryAfter };
   return { kind: "failed", reason };
 }
 
@@ -196,7 +199,10 @@ export function createFcmProvider(config: FcmConfig): PushProvider {
     }
     if (res.status !== 200 || typeof data.access_token !== "string" || data.access_token === "") {
       const detail = [data.error, data.error_description].filter((x) => typeof x === "string").join(": ");
-      const result: DeliveryResult = { kind: "failed", reason: `FCM token endpoint refused the service account (${res.status}${detail ? ` ${detail}` : ""})` };
+      const result: DeliveryResult = {
+        kind: "failed",
+        reason: `FCM token endpoint refused the service account (${res.status}${detail ? ` ${detail}` : ""})`,
+      };
       refused = { result, until: clock() + TOKEN_REFUSAL_MS };
       throw new TokenError(result);
     }
@@ -273,4 +279,3 @@ export function createFcmProvider(config: FcmConfig): PushProvider {
     },
   };
 }
-

@@ -30,10 +30,18 @@ export function providerFor(platform: PushPlatform, p: PushSettings): PushProvid
       return auth ? createApnsProvider({ url: p.apns.url, topic: p.apns.topic, ca: p.apns.ca || undefined, auth }) : null;
     }
     case "android":
-      return p.fcm.serviceAccount ? createFcmProvider({ serviceAccount: p.fcm.serviceAccount, url: p.fcm.url, concurrency: p.concurrency }) : null;
+      return p.fcm.serviceAccount
+        ? createFcmProvider({ serviceAccount: p.fcm.serviceAccount, url: p.fcm.url, concurrency: p.concurrency })
+        : null;
     case "web":
       return p.web.vapidPublicKey && p.web.vapidPrivateKey
-        ? createWebPushProvider({ vapidPublicKey: p.web.vapidPublicKey, vapidPrivateKey: p.web.vapidPrivateKey, subject: p.web.subject, allowPrivateEndpoints: p.web.allowPrivateEndpoints, concurrency: p.concurrency })
+        ? createWebPushProvider({
+            vapidPublicKey: p.web.vapidPublicKey,
+            vapidPrivateKey: p.web.vapidPrivateKey,
+            subject: p.web.subject,
+            allowPrivateEndpoints: p.web.allowPrivateEndpoints,
+            concurrency: p.concurrency,
+          })
         : null;
   }
 }
@@ -42,7 +50,8 @@ export function providerFor(platform: PushPlatform, p: PushSettings): PushProvid
 export function checkPushSettings(p: PushSettings): void {
   const auth = apnsAuth(p.apns);
   if (auth) {
-    if (auth.kind === "token" && (!auth.keyId || !auth.teamId)) throw badRequest("push.apns: token authentication needs keyId and teamId with keyP8");
+    if (auth.kind === "token" && (!auth.keyId || !auth.teamId))
+      throw badRequest("push.apns: token authentication needs keyId and teamId with keyP8");
     if (!p.apns.topic) throw badRequest("push.apns.topic (the app's bundle id) is required");
     try {
       validateApnsCredentials(auth);

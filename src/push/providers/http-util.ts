@@ -62,7 +62,12 @@ export async function readCapped(res: Response, max: number): Promise<string> {
  * A provider's `send`: at most the semaphore's limit in flight, a closed provider answers retry, and anything a
  * delivery throws (network, timeout) is a retry named after the provider.
  */
-export function boundedSend(name: string, slots: ReturnType<typeof semaphore>, closed: AbortSignal, deliver: (m: PushMessage) => Promise<DeliveryResult>) {
+export function boundedSend(
+  name: string,
+  slots: ReturnType<typeof semaphore>,
+  closed: AbortSignal,
+  deliver: (m: PushMessage) => Promise<DeliveryResult>,
+) {
   return async (message: PushMessage): Promise<DeliveryResult> => {
     if (closed.aborted) return { kind: "retry", reason: `${name} provider closed` };
     await slots.acquire();

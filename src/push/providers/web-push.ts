@@ -56,9 +56,12 @@ const decode = (s: string) => Buffer.from(s.replace(/=+$/, ""), "base64url");
 /** Throws unless `s` is base64url of a 65-byte uncompressed point on P-256. */
 function checkP256Point(s: string, what: string): void {
   const bytes = B64URL.test(s) ? decode(s) : null;
-  if (!bytes || bytes.length !== 65 || bytes[0] !== 4) throw new Error(`${what} must be base64url of a 65-byte uncompressed P-256 public key`);
+  if (bytes?.length !== 65 || bytes[0] !== 4) throw new Error(`${what} must be base64url of a 65-byte uncompressed P-256 public key`);
   try {
-    createPublicKey({ key: { kty: "EC", crv: "P-256", x: bytes.subarray(1, 33).toString("base64url"), y: bytes.subarray(33).toString("base64url") }, format: "jwk" });
+    createPublicKey({
+      key: { kty: "EC", crv: "P-256", x: bytes.subarray(1, 33).toString("base64url"), y: bytes.subarray(33).toString("base64url") },
+      format: "jwk",
+    });
   } catch {
     throw new Error(`${what} is not a point on the P-256 curve`);
   }
@@ -138,7 +141,6 @@ export function endpointNotAllowed(endpoint: string): string | null {
   return hostNotAllowed(url.hostname);
 }
 
-
 /** The Topic header: the message id cut to at most 32 URL-safe characters (a resent delivery replaces the first). */
 const topicOf = (id: string) => id.replace(/[^A-Za-z0-9_-]/g, "").slice(0, 32) || undefined;
 
@@ -154,7 +156,14 @@ export function createWebPushProvider(config: WebPushConfig): PushProvider {
     const cached = vapidByAudience.get(audience);
     if (cached && cached.renewAt > now) return cached.authorization;
     const expiration = Math.floor(now / 1000) + VAPID_LIFETIME_S;
-    const headers = webpush().getVapidHeaders(audience, config.subject, config.vapidPublicKey, config.vapidPrivateKey, "aes128gcm", expiration);
+    const headers = webpush().getVapidHeaders(
+      audience,
+      config.subject,
+      config.vapidPublicKey,
+      config.vapidPrivateKey,
+      "aes128gcm",
+      expiration,
+    );
     if (vapidByAudience.size >= 1000) vapidByAudience.clear();
     vapidByAudience.set(audience, { authorization: String(headers.Authorization), renewAt: now + (VAPID_LIFETIME_S - 3600) * 1000 });
     return String(headers.Authorization);
@@ -185,7 +194,8 @@ export function createWebPushProvider(config: WebPushConfig): PushProvider {
     } catch (e) {
       return { kind: "failed", reason: `web push request: ${describeFailure(e)}` };
     }
-    if (details.body && details.body.length > MAX_BODY_SENT) return { kind: "failed", reason: `payload too large (${details.body.length} bytes encrypted, at most ${MAX_BODY_SENT})` };
+    if (details.body && details.body.length > MAX_BODY_SENT)
+      return { kind: "failed", reason: `payload too large (${details.body.length} bytes encrypted, at most ${MAX_BODY_SENT})` };
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(details.headers)) if (k.toLowerCase() !== "content-length") headers[k] = String(v);
     let res;
@@ -201,7 +211,8 @@ export function createWebPushProvider(config: WebPushConfig): PushProvider {
         lookup: config.lookup,
       });
     } catch (e) {
-      if ((e as { code?: string }).code === "EADDRNOTPUBLIC") return { kind: "invalid-token", reason: `endpoint not allowed (${(e as Error).message})` };
+      if ((e as { code?: string }).code === "EADDRNOTPUBLIC")
+        return { kind: "invalid-token", reason: `endpoint not allowed (${(e as Error).message})` };
       return { kind: "retry", reason: `web push: ${describeFailure(e)}` };
     }
     const status = res.status;

@@ -21,7 +21,12 @@ interface Listing {
   schedule: { every: number; keep: number; s3: boolean; next: number | null };
 }
 
-const size = (n: number) => (n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KiB` : n < 1024 ** 3 ? `${(n / 1024 ** 2).toFixed(1)} MiB` : `${(n / 1024 ** 3).toFixed(2)} GiB`);
+const size = (n: number) =>
+  n < 1024 ** 2
+    ? `${(n / 1024).toFixed(1)} KiB`
+    : n < 1024 ** 3
+      ? `${(n / 1024 ** 2).toFixed(1)} MiB`
+      : `${(n / 1024 ** 3).toFixed(2)} GiB`;
 
 /** Download with the bearer token (a plain link cannot send it): fetch, then save the blob. */
 async function download(id: string): Promise<void> {
@@ -48,10 +53,14 @@ export function Backups() {
   const now = async () => {
     setBusy(true);
     const poll = setInterval(list.reload, 1000);
-    await attempt(app, async () => {
-      const b = (await call<Backup>("POST", "/backups", { body: { s3 } })).data;
-      if (b.s3?.error) app.toast(`Backup made; the S3 upload failed: ${b.s3.error}`, "error");
-    }, "Backup made");
+    await attempt(
+      app,
+      async () => {
+        const b = (await call<Backup>("POST", "/backups", { body: { s3 } })).data;
+        if (b.s3?.error) app.toast(`Backup made; the S3 upload failed: ${b.s3.error}`, "error");
+      },
+      "Backup made",
+    );
     clearInterval(poll);
     setBusy(false);
     list.reload();
@@ -64,42 +73,71 @@ export function Backups() {
         <span class="grow" />
         {canWrite(app.me) && (
           <>
-            <label class="row small"><input type="checkbox" checked={s3} onChange={(e) => setS3(e.currentTarget.checked)} /> upload to S3</label>
-            <button class="primary" disabled={busy || !!l?.running} onClick={now}>{busy ? "Backing up…" : "Back up now"}</button>
+            <label class="row small">
+              <input type="checkbox" checked={s3} onChange={(e) => setS3(e.currentTarget.checked)} /> upload to S3
+            </label>
+            <button type="button" class="primary" disabled={busy || !!l?.running} onClick={now}>
+              {busy ? "Backing up…" : "Back up now"}
+            </button>
           </>
         )}
       </div>
       <p class="muted">
-        One file holds system.db, both environments' databases and the local files as they were at one instant, taken while the server serves.
-        Restore with <code>burrow restore &lt;file&gt;</code> (server stopped, or into a new directory).
+        One file holds system.db, both environments' databases and the local files as they were at one instant, taken while the server
+        serves. Restore with <code>burrow restore &lt;file&gt;</code> (server stopped, or into a new directory).
       </p>
       <ErrorBox error={list.error} />
       <Loading when={list.loading && !l} />
       {l?.running && (
         <p class="notice">
           Backing up {l.running.id}
-          {l.running.progress ? `: ${l.running.progress.phase} ${Math.round((l.running.progress.done / Math.max(1, l.running.progress.total)) * 100)}%` : "…"}
+          {l.running.progress
+            ? `: ${l.running.progress.phase} ${Math.round((l.running.progress.done / Math.max(1, l.running.progress.total)) * 100)}%`
+            : "…"}
         </p>
       )}
       {l && (
         <p class="muted small" data-testid="backup-schedule">
-          Schedule: {l.schedule.every ? `every ${l.schedule.every} h, keeping ${l.schedule.keep}${l.schedule.s3 ? ", uploaded to S3" : ""}${l.schedule.next ? `; next ${formatTime(l.schedule.next)}` : ""}` : "off"} (production settings: backups.every, backups.keep, backups.s3).
+          Schedule:{" "}
+          {l.schedule.every
+            ? `every ${l.schedule.every} h, keeping ${l.schedule.keep}${l.schedule.s3 ? ", uploaded to S3" : ""}${l.schedule.next ? `; next ${formatTime(l.schedule.next)}` : ""}`
+            : "off"}{" "}
+          (production settings: backups.every, backups.keep, backups.s3).
         </p>
       )}
       {l?.backups.length === 0 && <p class="muted">No backups yet.</p>}
       {l && l.backups.length > 0 && (
         <table data-testid="backups">
-          <thead><tr><th>Made</th><th>Size</th><th>Took</th><th>S3</th><th /></tr></thead>
+          <thead>
+            <tr>
+              <th>Made</th>
+              <th>Size</th>
+              <th>Took</th>
+              <th>S3</th>
+              <th />
+            </tr>
+          </thead>
           <tbody>
             {l.backups.map((b) => (
               <tr>
-                <td>{formatTime(b.created)}<div class="muted small">{b.id}</div></td>
+                <td>
+                  {formatTime(b.created)}
+                  <div class="muted small">{b.id}</div>
+                </td>
                 <td>{size(b.size)}</td>
                 <td>{b.durationMs === null ? "—" : `${(b.durationMs / 1000).toFixed(1)} s`}</td>
-                <td class="small">{b.s3 ? (b.s3.error ? <span class="badge bad">{b.s3.error}</span> : b.s3.key) : ""}</td>
+                <td class="small">{b.s3 ? b.s3.error ? <span class="badge bad">{b.s3.error}</span> : b.s3.key : ""}</td>
                 <td class="row">
-                  {isOwner(app.me) && <button class="small" onClick={() => download(b.id).catch((e) => app.toast(describeError(e), "error"))}>Download</button>}
-                  {canWrite(app.me) && <button class="small danger" onClick={() => setRemoving(b)}>Delete</button>}
+                  {isOwner(app.me) && (
+                    <button type="button" class="small" onClick={() => download(b.id).catch((e) => app.toast(describeError(e), "error"))}>
+                      Download
+                    </button>
+                  )}
+                  {canWrite(app.me) && (
+                    <button type="button" class="small danger" onClick={() => setRemoving(b)}>
+                      Delete
+                    </button>
+                  )}
                 </td>
               </tr>
             ))}
@@ -107,12 +145,17 @@ export function Backups() {
         </table>
       )}
       {removing && (
-        <Confirm title={`Delete the backup of ${formatTime(removing.created)}?`} confirm="Delete" danger onCancel={() => setRemoving(null)}
+        <Confirm
+          title={`Delete the backup of ${formatTime(removing.created)}?`}
+          confirm="Delete"
+          danger
+          onCancel={() => setRemoving(null)}
           onConfirm={async () => {
             await del(`/backups/${enc(removing.id)}`);
             setRemoving(null);
             list.reload();
-          }}>
+          }}
+        >
           <p>The file is removed from the data directory (a copy in S3 stays).</p>
         </Confirm>
       )}

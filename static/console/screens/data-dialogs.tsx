@@ -26,14 +26,27 @@ export function CellEditor({ field, text, error, onText, onSave, onFile, onCance
   const input = useRef<HTMLInputElement & HTMLSelectElement>(null);
   useEffect(() => input.current?.focus(), []);
   const keys = (e: KeyboardEvent) => {
-    if (e.key === "Enter") { e.preventDefault(); onSave(); }
-    if (e.key === "Escape") { e.preventDefault(); onCancel(); }
+    if (e.key === "Enter") {
+      e.preventDefault();
+      onSave();
+    }
+    if (e.key === "Escape") {
+      e.preventDefault();
+      onCancel();
+    }
   };
   if (field.type === "binary") {
     return (
       <div class="row" onKeyDown={keys}>
-        <input ref={input} type="file" aria-label="Upload a file" onChange={(e) => e.currentTarget.files?.[0] && onFile(e.currentTarget.files[0])} />
-        <button class="small" onClick={onCancel}>Cancel</button>
+        <input
+          ref={input}
+          type="file"
+          aria-label="Upload a file"
+          onChange={(e) => e.currentTarget.files?.[0] && onFile(e.currentTarget.files[0])}
+        />
+        <button type="button" class="small" onClick={onCancel}>
+          Cancel
+        </button>
       </div>
     );
   }
@@ -46,10 +59,21 @@ export function CellEditor({ field, text, error, onText, onSave, onFile, onCance
           <option value="">null</option>
         </select>
       ) : (
-        <input ref={input} aria-label="Cell value" {...inputType(field.type === "password" ? "password" : "text")} value={text} onInput={(e) => onText(e.currentTarget.value)} onKeyDown={keys}
-          placeholder={field.type === "geopoint" ? "lat, lon" : field.type === "array" || field.many ? "a, b, c" : ""} />
+        <input
+          ref={input}
+          aria-label="Cell value"
+          {...inputType(field.type === "password" ? "password" : "text")}
+          value={text}
+          onInput={(e) => onText(e.currentTarget.value)}
+          onKeyDown={keys}
+          placeholder={field.type === "geopoint" ? "lat, lon" : field.type === "array" || field.many ? "a, b, c" : ""}
+        />
       )}
-      {error && <div class="error small" role="alert">{error}</div>}
+      {error && (
+        <div class="error small" role="alert">
+          {error}
+        </div>
+      )}
     </div>
   );
 }
@@ -103,15 +127,29 @@ export function CreateDialog({ def, base, versionParam, onClose, onCreated, rout
       <form onSubmit={submit} class="stack">
         <label class="field">
           <span>{pk}</span>
-          <input name={pk} placeholder={def.user ? "required" : "automatic when empty"} value={texts[pk] ?? ""} onInput={(e) => setTexts({ ...texts, [pk]: e.currentTarget.value })} />
+          <input
+            name={pk}
+            placeholder={def.user ? "required" : "automatic when empty"}
+            value={texts[pk] ?? ""}
+            onInput={(e) => setTexts({ ...texts, [pk]: e.currentTarget.value })}
+          />
         </label>
         {fields.map(([name, f]) => (
           <label class="field">
             <span>
-              {name} <span class="small">({f.type}{f.items ? ` of ${f.items}` : ""}{f.schema ? ` → ${f.schema}${f.many ? "[]" : ""}` : ""})</span>
+              {name}{" "}
+              <span class="small">
+                ({f.type}
+                {f.items ? ` of ${f.items}` : ""}
+                {f.schema ? ` → ${f.schema}${f.many ? "[]" : ""}` : ""})
+              </span>
             </span>
             {f.type === "binary" ? (
-              <input name={name} type="file" onChange={(e) => e.currentTarget.files?.[0] && setFiles({ ...files, [name]: e.currentTarget.files[0] })} />
+              <input
+                name={name}
+                type="file"
+                onChange={(e) => e.currentTarget.files?.[0] && setFiles({ ...files, [name]: e.currentTarget.files[0] })}
+              />
             ) : f.type === "boolean" ? (
               <select name={name} value={texts[name] ?? ""} onChange={(e) => setTexts({ ...texts, [name]: e.currentTarget.value })}>
                 <option value="">(not set)</option>
@@ -119,15 +157,24 @@ export function CreateDialog({ def, base, versionParam, onClose, onCreated, rout
                 <option value="false">false</option>
               </select>
             ) : (
-              <input name={name} {...inputType(f.type === "password" ? "password" : "text")} value={texts[name] ?? ""} onInput={(e) => setTexts({ ...texts, [name]: e.currentTarget.value })}
-                placeholder={f.type === "geopoint" ? "lat, lon" : f.type === "array" || f.many ? "a, b, c" : ""} />
+              <input
+                name={name}
+                {...inputType(f.type === "password" ? "password" : "text")}
+                value={texts[name] ?? ""}
+                onInput={(e) => setTexts({ ...texts, [name]: e.currentTarget.value })}
+                placeholder={f.type === "geopoint" ? "lat, lon" : f.type === "array" || f.many ? "a, b, c" : ""}
+              />
             )}
           </label>
         ))}
         <ErrorBox error={error} />
         <div class="actions">
-          <button type="button" onClick={onClose}>Cancel</button>
-          <button class="primary" type="submit" disabled={busy}>Create</button>
+          <button type="button" onClick={onClose}>
+            Cancel
+          </button>
+          <button class="primary" type="submit" disabled={busy}>
+            Create
+          </button>
         </div>
       </form>
     </Dialog>

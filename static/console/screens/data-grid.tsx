@@ -17,7 +17,13 @@ export type Column = { name: string; field?: FieldDef; auto?: boolean };
 /** Columns in schema order: the key, the fields, then the automatic ones. */
 export function columnsOf(def: SchemaDef): Column[] {
   const pk = primaryKeyOf(def);
-  return [{ name: pk }, ...Object.entries(def.fields).filter(([n]) => n !== pk).map(([name, field]) => ({ name, field })), ...AUTO_FIELDS.map((name) => ({ name, auto: true }))];
+  return [
+    { name: pk },
+    ...Object.entries(def.fields)
+      .filter(([n]) => n !== pk)
+      .map(([name, field]) => ({ name, field })),
+    ...AUTO_FIELDS.map((name) => ({ name, auto: true })),
+  ];
 }
 
 function widthOf(c: Column, pk: string): number {
@@ -79,10 +85,14 @@ export function Grid({ name, pk, columns, rows, writable, order, seq, onSort, on
   };
 
   const upload = async (row: number, col: number, file: File) => {
-    await attempt(app, async () => {
-      await onSave(row, columns[col]!.name, await readFile(file));
-      setEditing(null);
-    }, `${file.name} uploaded`);
+    await attempt(
+      app,
+      async () => {
+        await onSave(row, columns[col]!.name, await readFile(file));
+        setEditing(null);
+      },
+      `${file.name} uploaded`,
+    );
   };
 
   const editable = (col: number) => {
@@ -104,12 +114,18 @@ export function Grid({ name, pk, columns, rows, writable, order, seq, onSort, on
       setFocus([Math.max(0, Math.min(rows.length - 1, nr)), Math.max(0, Math.min(columns.length - 1, nc))]);
     };
     switch (e.key) {
-      case "ArrowDown": return move(r + 1, c);
-      case "ArrowUp": return move(r - 1, c);
-      case "ArrowRight": return move(r, c + 1);
-      case "ArrowLeft": return move(r, c - 1);
-      case "Home": return move(r, 0);
-      case "End": return move(r, columns.length - 1);
+      case "ArrowDown":
+        return move(r + 1, c);
+      case "ArrowUp":
+        return move(r - 1, c);
+      case "ArrowRight":
+        return move(r, c + 1);
+      case "ArrowLeft":
+        return move(r, c - 1);
+      case "Home":
+        return move(r, 0);
+      case "End":
+        return move(r, columns.length - 1);
       case "PageDown":
         e.preventDefault();
         return onPage(1);
@@ -166,76 +182,118 @@ export function Grid({ name, pk, columns, rows, writable, order, seq, onSort, on
 
   // The page's cells are rendered again only when the page, the focus or the edited cell changes (not when a
   // load starts or a filter is typed): 50 rows of 50 fields are 2,500 cells.
-  const tbody = useMemo(() => (
-    <tbody>
-      {rows.map((obj, r) => (
-        <tr>
-          {leftPad > 0 && <td class="pad" />}
-          {shown.map((ci) => {
-            const c = columns[ci];
-            if (!c) {
+  const tbody = useMemo(
+    () => (
+      <tbody>
+        {rows.map((obj, r) => (
+          <tr>
+            {leftPad > 0 && <td class="pad" />}
+            {shown.map((ci) => {
+              const c = columns[ci];
+              if (!c) {
+                return (
+                  <td>
+                    <button type="button" class="small danger" aria-label={`Delete ${String(obj[pk])}`} onClick={() => onDelete(obj)}>
+                      Delete
+                    </button>
+                  </td>
+                );
+              }
+              const v = obj[c.name];
+              const focused = focus[0] === r && focus[1] === ci;
+              if (editing && editing.row === r && editing.col === ci) {
+                return (
+                  <td class="focus" data-cell={`${r}-${ci}`} style={{ overflow: "visible" }}>
+                    <CellEditor
+                      field={c.field!}
+                      text={editing.text}
+                      error={editing.error}
+                      onText={(text) => setEditing({ ...editing, text })}
+                      onSave={() => save(r, ci, editing.text)}
+                      onFile={(f) => upload(r, ci, f)}
+                      onCancel={() => {
+                        setEditing(null);
+                        grid.current?.focus();
+                      }}
+                    />
+                  </td>
+                );
+              }
+              const text = c.auto && c.name !== "sm_owner" ? formatTime(v) : showValue(c.field, v);
               return (
-                <td>
-                  <button class="small danger" aria-label={`Delete ${String(obj[pk])}`} onClick={() => onDelete(obj)}>
-                    Delete
-                  </button>
+                <td
+                  data-cell={`${r}-${ci}`}
+                  class={`${focused ? "focus" : ""} ${v === null || v === undefined ? "null" : ""}`}
+                  title={typeof v === "object" && v !== null ? JSON.stringify(v) : String(v ?? "null")}
+                  onClick={() => setFocus([r, ci])}
+                  onDblClick={() => startEdit(r, ci)}
+                >
+                  {c.field?.type === "binary" && isImageUrl(v) ? (
+                    <a href={v} target="_blank" rel="noreferrer">
+                      <img class="thumb" src={v} alt="" loading="lazy" />
+                    </a>
+                  ) : c.field?.type === "binary" && typeof v === "string" ? (
+                    <a href={v} target="_blank" rel="noreferrer">
+                      {v.split("/").pop()}
+                    </a>
+                  ) : c.field?.type === "relationship" && typeof v === "string" && v ? (
+                    <a href={`#/data/${enc(c.field.schema!)}`} title={`${c.field.schema} ${v}`}>
+                      {v}
+                    </a>
+                  ) : v === null || v === undefined ? (
+                    "null"
+                  ) : (
+                    text
+                  )}
                 </td>
               );
-            }
-            const v = obj[c.name];
-            const focused = focus[0] === r && focus[1] === ci;
-            if (editing && editing.row === r && editing.col === ci) {
-              return (
-                <td class="focus" data-cell={`${r}-${ci}`} style={{ overflow: "visible" }}>
-                  <CellEditor field={c.field!} text={editing.text} error={editing.error}
-                    onText={(text) => setEditing({ ...editing, text })}
-                    onSave={() => save(r, ci, editing.text)}
-                    onFile={(f) => upload(r, ci, f)}
-                    onCancel={() => { setEditing(null); grid.current?.focus(); }} />
-                </td>
-              );
-            }
-            const text = c.auto && c.name !== "sm_owner" ? formatTime(v) : showValue(c.field, v);
-            return (
-              <td data-cell={`${r}-${ci}`} class={`${focused ? "focus" : ""} ${v === null || v === undefined ? "null" : ""}`} title={typeof v === "object" && v !== null ? JSON.stringify(v) : String(v ?? "null")}
-                onClick={() => setFocus([r, ci])} onDblClick={() => startEdit(r, ci)}>
-                {c.field?.type === "binary" && isImageUrl(v) ? (
-                  <a href={v} target="_blank" rel="noreferrer"><img class="thumb" src={v} alt="" loading="lazy" /></a>
-                ) : c.field?.type === "binary" && typeof v === "string" ? (
-                  <a href={v} target="_blank" rel="noreferrer">{v.split("/").pop()}</a>
-                ) : c.field?.type === "relationship" && typeof v === "string" && v ? (
-                  <a href={`#/data/${enc(c.field.schema!)}`} title={`${c.field.schema} ${v}`}>{v}</a>
-                ) : v === null || v === undefined ? (
-                  "null"
-                ) : (
-                  text
-                )}
-              </td>
-            );
-          })}
-          {rightPad > 0 && <td class="pad" />}
-        </tr>
-      ))}
-    </tbody>
-  ), [rows, columns, focus, editing, writable, first, last]);
+            })}
+            {rightPad > 0 && <td class="pad" />}
+          </tr>
+        ))}
+      </tbody>
+    ),
+    [rows, columns, focus, editing, writable, first, last],
+  );
 
   return (
-    <div class="grid-wrap" ref={grid} tabIndex={0} onKeyDown={onGridKey} aria-label={`Objects of ${name}`} role="grid" data-page-seq={seq} onScroll={measure}>
+    <div
+      class="grid-wrap"
+      ref={grid}
+      tabIndex={0}
+      onKeyDown={onGridKey}
+      aria-label={`Objects of ${name}`}
+      role="grid"
+      data-page-seq={seq}
+      onScroll={measure}
+    >
       <table class="grid" style={{ width: `${offsets[widths.length]}px` }}>
         <colgroup>
           {leftPad > 0 && <col style={{ width: `${leftPad}px` }} />}
-          {shown.map((ci) => <col style={{ width: `${widths[ci]}px` }} />)}
+          {shown.map((ci) => (
+            <col style={{ width: `${widths[ci]}px` }} />
+          ))}
           {rightPad > 0 && <col style={{ width: `${rightPad}px` }} />}
         </colgroup>
         <thead>
           <tr>
             {leftPad > 0 && <th class="pad" />}
-            {shown.map((ci) => columns[ci]).map((c) => !c ? <th /> : (
-              <th onClick={() => onSort(c.name)} title={c.field ? c.field.type + (c.field.schema ? ` → ${c.field.schema}` : "") : c.auto ? "automatic" : "key"} aria-sort={order?.field === c.name ? (order.desc ? "descending" : "ascending") : "none"}>
-                {c.name}
-                {order?.field === c.name ? (order.desc ? " ↓" : " ↑") : ""}
-              </th>
-            ))}
+            {shown
+              .map((ci) => columns[ci])
+              .map((c) =>
+                !c ? (
+                  <th />
+                ) : (
+                  <th
+                    onClick={() => onSort(c.name)}
+                    title={c.field ? c.field.type + (c.field.schema ? ` → ${c.field.schema}` : "") : c.auto ? "automatic" : "key"}
+                    aria-sort={order?.field === c.name ? (order.desc ? "descending" : "ascending") : "none"}
+                  >
+                    {c.name}
+                    {order?.field === c.name ? (order.desc ? " ↓" : " ↑") : ""}
+                  </th>
+                ),
+              )}
             {rightPad > 0 && <th class="pad" />}
           </tr>
         </thead>

@@ -27,13 +27,17 @@ export function Pager({ start, pageSize, rows, total, counting, loading, ms, onS
   const shownTo = start + rows;
   return (
     <div class="pager">
-      <button disabled={start === 0} onClick={() => onStart(Math.max(0, start - pageSize))}>
+      <button type="button" disabled={start === 0} onClick={() => onStart(Math.max(0, start - pageSize))}>
         ← Previous
       </button>
       <span data-testid="page-info">
         {rows ? `${start + 1}–${shownTo}` : "0"} of {typeof total === "number" ? total.toLocaleString() : "?"}
       </span>
-      <button disabled={rows < pageSize || (typeof total === "number" && shownTo >= total)} onClick={() => onStart(start + pageSize)}>
+      <button
+        type="button"
+        disabled={rows < pageSize || (typeof total === "number" && shownTo >= total)}
+        onClick={() => onStart(start + pageSize)}
+      >
         Next →
       </button>
       <select aria-label="Page size" value={pageSize} onChange={(e) => onPageSize(Number(e.currentTarget.value))}>
@@ -41,10 +45,10 @@ export function Pager({ start, pageSize, rows, total, counting, loading, ms, onS
           <option value={n}>{n} per page</option>
         ))}
       </select>
-      <button class="small" onClick={() => onCounting(!counting)} aria-pressed={counting}>
+      <button type="button" class="small" onClick={() => onCounting(!counting)} aria-pressed={counting}>
         {counting ? "Counting totals" : "Count"}
       </button>
-      <button class="small" onClick={onRefresh}>
+      <button type="button" class="small" onClick={onRefresh}>
         Refresh
       </button>
       <Loading when={loading} />

@@ -44,7 +44,10 @@ export function QueryBar({ def, columns, query, onQuery, onCreate }: Props) {
         <div class="row">
           <select aria-label="Filter field" value={f.field} onChange={(e) => change(i, { field: e.currentTarget.value })}>
             {columns.map((c) => (
-              <option value={c.name}>{c.name}{indexed.has(c.name) ? " (indexed)" : ""}</option>
+              <option value={c.name}>
+                {c.name}
+                {indexed.has(c.name) ? " (indexed)" : ""}
+              </option>
             ))}
           </select>
           <select aria-label="Filter operator" value={f.op} onChange={(e) => change(i, { op: e.currentTarget.value })}>
@@ -53,26 +56,47 @@ export function QueryBar({ def, columns, query, onQuery, onCreate }: Props) {
             ))}
           </select>
           {FILTER_OPS.find((o) => o.op === f.op)?.needsValue !== false && (
-            <input aria-label="Filter value" value={f.value} onInput={(e) => change(i, { value: e.currentTarget.value })} onKeyDown={(e) => e.key === "Enter" && apply()} />
+            <input
+              aria-label="Filter value"
+              value={f.value}
+              onInput={(e) => change(i, { value: e.currentTarget.value })}
+              onKeyDown={(e) => e.key === "Enter" && apply()}
+            />
           )}
-          <button class="small" aria-label="Remove filter" onClick={() => setFilters(filters.filter((_, j) => j !== i))}>
+          <button type="button" class="small" aria-label="Remove filter" onClick={() => setFilters(filters.filter((_, j) => j !== i))}>
             ✕
           </button>
         </div>
       ))}
       <div class="row">
-        <button class="small" onClick={() => setFilters([...filters, { field: columns[1]?.name ?? pk, op: "eq", value: "" }])}>
+        <button
+          type="button"
+          class="small"
+          onClick={() => setFilters([...filters, { field: columns[1]?.name ?? pk, op: "eq", value: "" }])}
+        >
           + Filter
         </button>
-        <input aria-label="Query string" placeholder="or a query string: done=false&priority[gte]=2" style={{ flex: 1, minWidth: "200px" }} value={rawQuery} onInput={(e) => setRawQuery(e.currentTarget.value)} onKeyDown={(e) => e.key === "Enter" && apply()} />
-        <button class="primary small" onClick={apply}>
+        <input
+          aria-label="Query string"
+          placeholder="or a query string: done=false&priority[gte]=2"
+          style={{ flex: 1, minWidth: "200px" }}
+          value={rawQuery}
+          onInput={(e) => setRawQuery(e.currentTarget.value)}
+          onKeyDown={(e) => e.key === "Enter" && apply()}
+        />
+        <button type="button" class="primary small" onClick={apply}>
           Apply
         </button>
       </div>
       <div class="row small">
         <label class="row">
           Fields
-          <input aria-label="Select fields" placeholder="all (or title,done,owner.*)" value={select} onChange={(e) => onQuery({ ...query, select: e.currentTarget.value })} />
+          <input
+            aria-label="Select fields"
+            placeholder="all (or title,done,owner.*)"
+            value={select}
+            onChange={(e) => onQuery({ ...query, select: e.currentTarget.value })}
+          />
         </label>
         <label class="row">
           Expand
@@ -84,19 +108,27 @@ export function QueryBar({ def, columns, query, onQuery, onCreate }: Props) {
         </label>
         <label class="row">
           Order
-          <select aria-label="Order by" value={order ? `${order.field}:${order.desc ? "desc" : "asc"}` : ""} onChange={(e) => {
-            const [field, dir] = e.currentTarget.value.split(":");
-            onQuery({ ...query, order: field ? { field, desc: dir === "desc" } : null });
-          }}>
+          <select
+            aria-label="Order by"
+            value={order ? `${order.field}:${order.desc ? "desc" : "asc"}` : ""}
+            onChange={(e) => {
+              const [field, dir] = e.currentTarget.value.split(":");
+              onQuery({ ...query, order: field ? { field, desc: dir === "desc" } : null });
+            }}
+          >
             <option value="">none</option>
             {columns.flatMap((c) => [
-              <option value={`${c.name}:asc`}>{c.name} ↑{indexed.has(c.name) ? " (indexed)" : ""}</option>,
-              <option value={`${c.name}:desc`}>{c.name} ↓{indexed.has(c.name) ? " (indexed)" : ""}</option>,
+              <option value={`${c.name}:asc`}>
+                {c.name} ↑{indexed.has(c.name) ? " (indexed)" : ""}
+              </option>,
+              <option value={`${c.name}:desc`}>
+                {c.name} ↓{indexed.has(c.name) ? " (indexed)" : ""}
+              </option>,
             ])}
           </select>
         </label>
         {onCreate && (
-          <button class="small" onClick={onCreate}>
+          <button type="button" class="small" onClick={onCreate}>
             + New object
           </button>
         )}

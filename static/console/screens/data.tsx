@@ -34,11 +34,16 @@ export function DataScreen({ schema, route = "data", only }: { schema?: string; 
             <option value={d.name}>{d.name}</option>
           ))}
         </select>
-        <span class="badge">{app.env}{schemas.data?.version ? ` v${schemas.data.version}` : ""}</span>
+        <span class="badge">
+          {app.env}
+          {schemas.data?.version ? ` v${schemas.data.version}` : ""}
+        </span>
       </div>
       <ErrorBox error={schemas.error} />
       <Loading when={schemas.loading && !schemas.data} />
-      {schemas.data && app.env === "production" && schemas.data.version === null && <p class="muted">Production has no deployed version yet (Deploy).</p>}
+      {schemas.data && app.env === "production" && schemas.data.version === null && (
+        <p class="muted">Production has no deployed version yet (Deploy).</p>
+      )}
       {schemas.data && !schema && defs.length > 0 && <p class="muted">Choose a schema.</p>}
       {schemas.data && schema && !def && <ErrorBox error={`There is no schema "${schema}" in ${app.env}.`} />}
       {def && <Browser key={`${app.env}/${def.name}`} def={def} env={app.env} version={schemas.data!.version} route={route} />}
@@ -110,21 +115,67 @@ function Browser({ def, env, version, route }: { def: SchemaDef; env: Env; versi
     <div>
       <QueryBar def={def} columns={columns} query={query} onQuery={requery} onCreate={writable ? () => setCreating(true) : undefined} />
       <ErrorBox error={page.error} />
-      <Grid name={def.name} pk={pk} columns={columns} rows={rows} writable={writable} order={order} seq={page.loading ? undefined : page.data?.seq}
-        onSort={sortBy} onSave={save} onDelete={setDeleting} onPage={turn}>
-        {page.data && rows.length === 0 && <p class="muted" style={{ padding: "10px" }}>No objects{filter ? " match" : ""}.</p>}
+      <Grid
+        name={def.name}
+        pk={pk}
+        columns={columns}
+        rows={rows}
+        writable={writable}
+        order={order}
+        seq={page.loading ? undefined : page.data?.seq}
+        onSort={sortBy}
+        onSave={save}
+        onDelete={setDeleting}
+        onPage={turn}
+      >
+        {page.data && rows.length === 0 && (
+          <p class="muted" style={{ padding: "10px" }}>
+            No objects{filter ? " match" : ""}.
+          </p>
+        )}
       </Grid>
-      <Pager start={start} pageSize={pageSize} rows={rows.length} total={page.data?.total} counting={count} loading={page.loading} ms={page.data?.ms}
-        onStart={setStart} onPageSize={(n) => { setStart(0); setPageSize(n); }} onCounting={setCount} onRefresh={page.reload} />
-      {creating && <CreateDialog def={def} base={base} versionParam={versionParam} onClose={() => setCreating(false)} onCreated={() => { setCreating(false); page.reload(); }} route={route} />}
+      <Pager
+        start={start}
+        pageSize={pageSize}
+        rows={rows.length}
+        total={page.data?.total}
+        counting={count}
+        loading={page.loading}
+        ms={page.data?.ms}
+        onStart={setStart}
+        onPageSize={(n) => {
+          setStart(0);
+          setPageSize(n);
+        }}
+        onCounting={setCount}
+        onRefresh={page.reload}
+      />
+      {creating && (
+        <CreateDialog
+          def={def}
+          base={base}
+          versionParam={versionParam}
+          onClose={() => setCreating(false)}
+          onCreated={() => {
+            setCreating(false);
+            page.reload();
+          }}
+          route={route}
+        />
+      )}
       {deleting && (
-        <Confirm title={`Delete ${def.name} "${String(deleting[pk])}"?`} confirm="Delete" danger onCancel={() => setDeleting(null)}
+        <Confirm
+          title={`Delete ${def.name} "${String(deleting[pk])}"?`}
+          confirm="Delete"
+          danger
+          onCancel={() => setDeleting(null)}
           onConfirm={async () => {
             await del(objectPath(deleting));
             setDeleting(null);
             app.toast(`Deleted ${String(deleting[pk])}`);
             page.reload();
-          }}>
+          }}
+        >
           <p>This cannot be undone. Relationships pointing at it are left as they are; its files are deleted.</p>
         </Confirm>
       )}

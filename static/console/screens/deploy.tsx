@@ -37,12 +37,16 @@ export function diffDefinitions(from: SchemaDef[], to: SchemaDef[]): Line[] {
     for (const [f, def] of Object.entries(d.fields)) {
       const o = old.fields[f];
       if (!o) out.push({ kind: "add", text: `+ ${name}.${f}: ${JSON.stringify(def)}` });
-      else if (JSON.stringify(o) !== JSON.stringify(def)) out.push({ kind: "chg", text: `~ ${name}.${f}: ${JSON.stringify(o)} → ${JSON.stringify(def)}` });
+      else if (JSON.stringify(o) !== JSON.stringify(def))
+        out.push({ kind: "chg", text: `~ ${name}.${f}: ${JSON.stringify(o)} → ${JSON.stringify(def)}` });
     }
     for (const f of Object.keys(old.fields)) if (!(f in d.fields)) out.push({ kind: "del", text: `- ${name}.${f}` });
-    if (JSON.stringify(old.permissions) !== JSON.stringify(d.permissions)) out.push({ kind: "chg", text: `~ ${name} permissions: ${JSON.stringify(old.permissions)} → ${JSON.stringify(d.permissions)}` });
-    if (JSON.stringify(old.indexes) !== JSON.stringify(d.indexes)) out.push({ kind: "chg", text: `~ ${name} indexes: ${JSON.stringify(old.indexes)} → ${JSON.stringify(d.indexes)}` });
-    if (JSON.stringify(old.user ?? null) !== JSON.stringify(d.user ?? null)) out.push({ kind: "chg", text: `~ ${name} user block: ${JSON.stringify(old.user ?? null)} → ${JSON.stringify(d.user ?? null)}` });
+    if (JSON.stringify(old.permissions) !== JSON.stringify(d.permissions))
+      out.push({ kind: "chg", text: `~ ${name} permissions: ${JSON.stringify(old.permissions)} → ${JSON.stringify(d.permissions)}` });
+    if (JSON.stringify(old.indexes) !== JSON.stringify(d.indexes))
+      out.push({ kind: "chg", text: `~ ${name} indexes: ${JSON.stringify(old.indexes)} → ${JSON.stringify(d.indexes)}` });
+    if (JSON.stringify(old.user ?? null) !== JSON.stringify(d.user ?? null))
+      out.push({ kind: "chg", text: `~ ${name} user block: ${JSON.stringify(old.user ?? null)} → ${JSON.stringify(d.user ?? null)}` });
   }
   for (const name of before.keys()) if (!after.has(name)) out.push({ kind: "del", text: `- schema ${name}` });
   return out;
@@ -79,8 +83,8 @@ export function Deploy() {
     <div>
       <h1>Deploy</h1>
       <p class="muted">
-        A deploy snapshots development's schemas and custom code as production API version N and migrates production.db additively.
-        Apps pick a version with <code>Accept: application/vnd.service+json; version=N</code>.
+        A deploy snapshots development's schemas and custom code as production API version N and migrates production.db additively. Apps
+        pick a version with <code>Accept: application/vnd.service+json; version=N</code>.
       </p>
       <h2>Development against {latest === null ? "an empty production" : `production v${latest}`}</h2>
       <ErrorBox error={diff.error} />
@@ -95,24 +99,49 @@ export function Deploy() {
       )}
       {writable && (
         <div class="row" style={{ marginTop: "12px" }}>
-          <input aria-label="Version" type="number" min={1} placeholder={`version (next: ${(latest ?? 0) + 1})`} value={version} onInput={(e) => setVersion(e.currentTarget.value)} />
-          <button class="primary" onClick={review}>Review deploy</button>
+          <input
+            aria-label="Version"
+            type="number"
+            min={1}
+            placeholder={`version (next: ${(latest ?? 0) + 1})`}
+            value={version}
+            onInput={(e) => setVersion(e.currentTarget.value)}
+          />
+          <button type="button" class="primary" onClick={review}>
+            Review deploy
+          </button>
         </div>
       )}
       <ErrorBox error={error} />
       {plan && (
-        <Confirm title={plan.destructive ? "This deploy removes things from production" : `Deploy as version ${plan.plan!.version}?`} confirm={plan.destructive ? "Deploy anyway (force)" : "Deploy"} danger={!!plan.destructive}
+        <Confirm
+          title={plan.destructive ? "This deploy removes things from production" : `Deploy as version ${plan.plan!.version}?`}
+          confirm={plan.destructive ? "Deploy anyway (force)" : "Deploy"}
+          danger={!!plan.destructive}
           onCancel={() => setPlan(null)}
           onConfirm={async () => {
             const r = await call<Plan>("POST", "/deploy", { body: body(plan.destructive ? { force: true } : {}) });
             setPlan(null);
             app.toast(`Deployed version ${r.data.version}`);
             history.reload();
-          }}>
-          {plan.destructive ? <div class="error">{plan.destructive}</div> : (
+          }}
+        >
+          {plan.destructive ? (
+            <div class="error">{plan.destructive}</div>
+          ) : (
             <>
-              {plan.plan!.changes.length ? <ul>{plan.plan!.changes.map((c) => <li>{c}</li>)}</ul> : <p class="muted">No migration of production.db is needed.</p>}
-              {plan.plan!.warnings.map((w) => <div class="badge warn">{w}</div>)}
+              {plan.plan!.changes.length ? (
+                <ul>
+                  {plan.plan!.changes.map((c) => (
+                    <li>{c}</li>
+                  ))}
+                </ul>
+              ) : (
+                <p class="muted">No migration of production.db is needed.</p>
+              )}
+              {plan.plan!.warnings.map((w) => (
+                <div class="badge warn">{w}</div>
+              ))}
             </>
           )}
         </Confirm>
@@ -122,7 +151,16 @@ export function Deploy() {
       {history.data?.length === 0 && <p class="muted">Nothing deployed yet.</p>}
       {history.data && history.data.length > 0 && (
         <table data-testid="deploy-history">
-          <thead><tr><th>Version</th><th>When</th><th>Who</th><th>Schemas</th><th>Methods</th><th>Changes</th></tr></thead>
+          <thead>
+            <tr>
+              <th>Version</th>
+              <th>When</th>
+              <th>Who</th>
+              <th>Schemas</th>
+              <th>Methods</th>
+              <th>Changes</th>
+            </tr>
+          </thead>
           <tbody>
             {history.data.map((d) => (
               <tr>

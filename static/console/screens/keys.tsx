@@ -11,8 +11,8 @@ export function Keys() {
     <div>
       <h1>Keys</h1>
       <p class="muted">
-        Apps send the public key; the private key signs server-side requests (OAuth 1.0) and passes every permission but
-        "none". Keep it out of apps.
+        Apps send the public key; the private key signs server-side requests (OAuth 1.0) and passes every permission but "none". Keep it out
+        of apps.
       </p>
       <ErrorBox error={keys.error} />
       <Loading when={keys.loading && !keys.data} />

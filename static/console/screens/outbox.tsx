@@ -22,7 +22,9 @@ export function Outbox() {
       <div class="topbar">
         <h1 style={{ margin: 0 }}>Outbox</h1>
         <span class="grow" />
-        <button onClick={mails.reload}>Refresh</button>
+        <button type="button" onClick={mails.reload}>
+          Refresh
+        </button>
       </div>
       <p class="muted">Mails are kept here while an environment has no SMTP host (Settings → smtp), for 30 days.</p>
       <ErrorBox error={mails.error} />
@@ -43,7 +45,7 @@ export function Outbox() {
                 <td>{formatTime(m.created)}</td>
                 <td>{m.to}</td>
                 <td>
-                  <button class="link" onClick={() => setOpen(m)}>
+                  <button type="button" class="link" onClick={() => setOpen(m)}>
                     {m.subject || "(no subject)"}
                   </button>
                 </td>

@@ -33,7 +33,9 @@ export function Overview() {
       <div class="topbar">
         <h1 style={{ margin: 0 }}>Overview</h1>
         <span class="grow" />
-        <a class="button" href="/_status/" target="_blank" rel="noreferrer">Status page ↗</a>
+        <a class="button" href="/_status/" target="_blank" rel="noreferrer">
+          Status page ↗
+        </a>
       </div>
       <ErrorBox error={status.error} />
       <Loading when={status.loading && !s} />

@@ -12,13 +12,29 @@ function Table({ rows, testid }: { rows: Row[]; testid?: string }) {
   return (
     <div style={{ overflowX: "auto" }}>
       <table data-testid={testid}>
-        <thead><tr>{cols.map((c) => <th>{c}</th>)}</tr></thead>
+        <thead>
+          <tr>
+            {cols.map((c) => (
+              <th>{c}</th>
+            ))}
+          </tr>
+        </thead>
         <tbody>
           {rows.map((r) => (
-            <tr>{cols.map((c) => {
-              const v = r[c];
-              return <td class="small">{/^(created|queued|expired|sent|at)$/i.test(c) && typeof v === "number" ? formatTime(v) : typeof v === "object" && v !== null ? JSON.stringify(v) : String(v ?? "")}</td>;
-            })}</tr>
+            <tr>
+              {cols.map((c) => {
+                const v = r[c];
+                return (
+                  <td class="small">
+                    {/^(created|queued|expired|sent|at)$/i.test(c) && typeof v === "number"
+                      ? formatTime(v)
+                      : typeof v === "object" && v !== null
+                        ? JSON.stringify(v)
+                        : String(v ?? "")}
+                  </td>
+                );
+              })}
+            </tr>
           ))}
         </tbody>
       </table>
@@ -46,10 +62,17 @@ export function Push() {
     } catch (err) {
       return setError(`The payload is not valid JSON: ${(err as Error).message}`);
     }
-    const list = who.split(/[\n,]/).map((s) => s.trim()).filter(Boolean);
+    const list = who
+      .split(/[\n,]/)
+      .map((s) => s.trim())
+      .filter(Boolean);
     const body: Row = { payload: p };
     if (target === "users") body.users = list;
-    if (target === "tokens") body.tokens = list.map((l) => { const [type, ...rest] = l.split(":"); return { type, token: rest.join(":") }; });
+    if (target === "tokens")
+      body.tokens = list.map((l) => {
+        const [type, ...rest] = l.split(":");
+        return { type, token: rest.join(":") };
+      });
     try {
       const r = await post<{ queued: number }>(`/push/send?${q}`, body);
       app.toast(`Queued ${r.queued} deliveries`);
@@ -65,7 +88,16 @@ export function Push() {
       <div class="topbar">
         <h1 style={{ margin: 0 }}>Push · {app.env}</h1>
         <span class="grow" />
-        <button onClick={() => { queue.reload(); recent.reload(); expired.reload(); }}>Refresh</button>
+        <button
+          type="button"
+          onClick={() => {
+            queue.reload();
+            recent.reload();
+            expired.reload();
+          }}
+        >
+          Refresh
+        </button>
       </div>
       {canWrite(app.me) && (
         <form class="panel stack" onSubmit={send}>
@@ -81,7 +113,12 @@ export function Push() {
           {target !== "all" && (
             <label class="field">
               <span>{target === "users" ? "Usernames" : "Tokens (type:token)"}</span>
-              <textarea aria-label="Push recipients" placeholder={target === "users" ? "alice, bob" : "ios:740f4707…\nandroidgcm:APA91b…"} value={who} onInput={(e) => setWho(e.currentTarget.value)} />
+              <textarea
+                aria-label="Push recipients"
+                placeholder={target === "users" ? "alice, bob" : "ios:740f4707…\nandroidgcm:APA91b…"}
+                value={who}
+                onInput={(e) => setWho(e.currentTarget.value)}
+              />
             </label>
           )}
           <label class="field">
@@ -89,7 +126,11 @@ export function Push() {
             <textarea class="code" aria-label="Push payload" value={payload} onInput={(e) => setPayload(e.currentTarget.value)} />
           </label>
           <ErrorBox error={error} />
-          <div><button class="primary" type="submit">Send</button></div>
+          <div>
+            <button class="primary" type="submit">
+              Send
+            </button>
+          </div>
         </form>
       )}
       <h2>Queue</h2>
@@ -97,9 +138,14 @@ export function Push() {
       <Loading when={queue.loading && !queue.data} />
       {queue.data && (
         <div class="cards">
-          {Object.entries(queue.data).filter(([k]) => k !== "env").map(([k, v]) => (
-            <div class="card"><div class="muted small">{k}</div><div class="big">{typeof v === "object" ? JSON.stringify(v) : String(v ?? "—")}</div></div>
-          ))}
+          {Object.entries(queue.data)
+            .filter(([k]) => k !== "env")
+            .map(([k, v]) => (
+              <div class="card">
+                <div class="muted small">{k}</div>
+                <div class="big">{typeof v === "object" ? JSON.stringify(v) : String(v ?? "—")}</div>
+              </div>
+            ))}
         </div>
       )}
       <h2>Recent notifications</h2>

@@ -19,14 +19,18 @@ export function Roles() {
   const [members, setMembers] = useState("");
   const [edits, setEdits] = useState<Record<string, string>>({});
   const [deleting, setDeleting] = useState<string | null>(null);
-  const list = (s: string) => s.split(",").map((x) => x.trim()).filter(Boolean);
+  const list = (s: string) =>
+    s
+      .split(",")
+      .map((x) => x.trim())
+      .filter(Boolean);
 
   return (
     <div>
       <h1>Roles</h1>
       <p class="muted">
-        A permission <code>{'{"role": "editors"}'}</code> lets members of the role <code>editors</code> do that operation. Members are keys of
-        the user schema.
+        A permission <code>{'{"role": "editors"}'}</code> lets members of the role <code>editors</code> do that operation. Members are keys
+        of the user schema.
       </p>
       <ErrorBox error={roles.error} />
       <Loading when={roles.loading && !roles.data} />
@@ -48,23 +52,38 @@ export function Roles() {
                   <td>{r.aclrole_id}</td>
                   <td>
                     {writable ? (
-                      <input aria-label={`Members of ${r.aclrole_id}`} style={{ width: "100%" }} value={text} onInput={(e) => setEdits({ ...edits, [r.aclrole_id]: e.currentTarget.value })} />
+                      <input
+                        aria-label={`Members of ${r.aclrole_id}`}
+                        style={{ width: "100%" }}
+                        value={text}
+                        onInput={(e) => setEdits({ ...edits, [r.aclrole_id]: e.currentTarget.value })}
+                      />
                     ) : (
                       current || <span class="muted">none</span>
                     )}
                   </td>
                   {writable && (
                     <td class="row">
-                      <button class="small" disabled={text === current}
-                        onClick={() => attempt(app, async () => {
-                          await put(`${base}/${enc(r.aclrole_id)}`, { users: list(text) });
-                          const { [r.aclrole_id]: _, ...rest } = edits;
-                          setEdits(rest);
-                          roles.reload();
-                        }, `Saved ${r.aclrole_id}`)}>
+                      <button
+                        type="button"
+                        class="small"
+                        disabled={text === current}
+                        onClick={() =>
+                          attempt(
+                            app,
+                            async () => {
+                              await put(`${base}/${enc(r.aclrole_id)}`, { users: list(text) });
+                              const { [r.aclrole_id]: _, ...rest } = edits;
+                              setEdits(rest);
+                              roles.reload();
+                            },
+                            `Saved ${r.aclrole_id}`,
+                          )
+                        }
+                      >
                         Save
                       </button>
-                      <button class="small danger" onClick={() => setDeleting(r.aclrole_id)}>
+                      <button type="button" class="small danger" onClick={() => setDeleting(r.aclrole_id)}>
                         Delete
                       </button>
                     </td>
@@ -77,7 +96,9 @@ export function Roles() {
       )}
       {roles.data?.length === 0 && <p class="muted">No roles in {app.env}.</p>}
       {writable && (
-        <form class="row panel" style={{ marginTop: "14px" }}
+        <form
+          class="row panel"
+          style={{ marginTop: "14px" }}
           onSubmit={async (e) => {
             e.preventDefault();
             if (await attempt(app, () => post(base, { aclrole_id: name.trim(), users: list(members) }), `Role ${name.trim()} created`)) {
@@ -85,19 +106,33 @@ export function Roles() {
               setMembers("");
               roles.reload();
             }
-          }}>
+          }}
+        >
           <input aria-label="Role name" placeholder="role name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
-          <input aria-label="Role members" placeholder="members: alice, bob" style={{ flex: 1 }} value={members} onInput={(e) => setMembers(e.currentTarget.value)} />
-          <button class="primary" type="submit">Add role</button>
+          <input
+            aria-label="Role members"
+            placeholder="members: alice, bob"
+            style={{ flex: 1 }}
+            value={members}
+            onInput={(e) => setMembers(e.currentTarget.value)}
+          />
+          <button class="primary" type="submit">
+            Add role
+          </button>
         </form>
       )}
       {deleting && (
-        <Confirm title={`Delete role "${deleting}"?`} confirm="Delete" danger onCancel={() => setDeleting(null)}
+        <Confirm
+          title={`Delete role "${deleting}"?`}
+          confirm="Delete"
+          danger
+          onCancel={() => setDeleting(null)}
           onConfirm={async () => {
             await del(`${base}/${enc(deleting)}`);
             setDeleting(null);
             roles.reload();
-          }}>
+          }}
+        >
           <p>Permissions naming this role will then let nobody through.</p>
         </Confirm>
       )}

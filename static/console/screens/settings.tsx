@@ -91,7 +91,11 @@ export function SettingsScreen() {
     const label = (
       <span>
         {name}
-        {edited && <span class="badge warn" style={{ marginLeft: "6px" }}>changed</span>}
+        {edited && (
+          <span class="badge warn" style={{ marginLeft: "6px" }}>
+            changed
+          </span>
+        )}
       </span>
     );
     if (leaf.secret && leaf.type === "string") {
@@ -106,13 +110,36 @@ export function SettingsScreen() {
           <span class="stack">
             <span class="row">
               <span class={set ? "secret-set" : "muted small"}>{set ? "set" : "not set"}</span>
-              {LONG.has(name) && <input type="file" aria-label={`${key} file`} onChange={(e) => e.currentTarget.files?.[0] && readFile(e.currentTarget.files[0])} />}
-              {set && <button class="small" type="button" onClick={() => edit(key, "")}>Clear</button>}
+              {LONG.has(name) && (
+                <input
+                  type="file"
+                  aria-label={`${key} file`}
+                  onChange={(e) => e.currentTarget.files?.[0] && readFile(e.currentTarget.files[0])}
+                />
+              )}
+              {set && (
+                <button class="small" type="button" onClick={() => edit(key, "")}>
+                  Clear
+                </button>
+              )}
             </span>
             {LONG.has(name) ? (
-              <textarea class="code" aria-label={key} placeholder="paste to replace (write-only)" value={edited ? String(value) : ""} onInput={(e) => edit(key, e.currentTarget.value)} />
+              <textarea
+                class="code"
+                aria-label={key}
+                placeholder="paste to replace (write-only)"
+                value={edited ? String(value) : ""}
+                onInput={(e) => edit(key, e.currentTarget.value)}
+              />
             ) : (
-              <input type="password" aria-label={key} autocomplete="off" placeholder="type to replace (write-only)" value={edited ? String(value) : ""} onInput={(e) => edit(key, e.currentTarget.value)} />
+              <input
+                type="password"
+                aria-label={key}
+                autocomplete="off"
+                placeholder="type to replace (write-only)"
+                value={edited ? String(value) : ""}
+                onInput={(e) => edit(key, e.currentTarget.value)}
+              />
             )}
           </span>
         </label>
@@ -130,16 +157,39 @@ export function SettingsScreen() {
         return (
           <label class="field">
             {label}
-            <input type="number" aria-label={key} min={leaf.min} max={leaf.max} value={texts.get(key) ?? String(value ?? "")}
-              onInput={(e) => { const t = e.currentTarget.value; edit(key, t === "" ? null : Number(t), t); }} />
+            <input
+              type="number"
+              aria-label={key}
+              min={leaf.min}
+              max={leaf.max}
+              value={texts.get(key) ?? String(value ?? "")}
+              onInput={(e) => {
+                const t = e.currentTarget.value;
+                edit(key, t === "" ? null : Number(t), t);
+              }}
+            />
           </label>
         );
       case "string[]":
         return (
           <label class="field">
             {label}
-            <textarea aria-label={key} placeholder="one per line" value={texts.get(key) ?? (Array.isArray(value) ? value.join("\n") : "")}
-              onInput={(e) => { const t = e.currentTarget.value; edit(key, t.split("\n").map((s) => s.trim()).filter(Boolean), t); }} />
+            <textarea
+              aria-label={key}
+              placeholder="one per line"
+              value={texts.get(key) ?? (Array.isArray(value) ? value.join("\n") : "")}
+              onInput={(e) => {
+                const t = e.currentTarget.value;
+                edit(
+                  key,
+                  t
+                    .split("\n")
+                    .map((s) => s.trim())
+                    .filter(Boolean),
+                  t,
+                );
+              }}
+            />
           </label>
         );
       case "string-map": {
@@ -148,8 +198,14 @@ export function SettingsScreen() {
           <label class="field">
             {label}
             <span class="stack">
-              <span class="muted small">{names.length ? `set: ${names.join(", ")}` : "none set"} · values are write-only; saving replaces the whole set</span>
-              <textarea class="code" aria-label={key} placeholder={"NAME=value\nOTHER=value"} value={texts.get(key) ?? ""}
+              <span class="muted small">
+                {names.length ? `set: ${names.join(", ")}` : "none set"} · values are write-only; saving replaces the whole set
+              </span>
+              <textarea
+                class="code"
+                aria-label={key}
+                placeholder={"NAME=value\nOTHER=value"}
+                value={texts.get(key) ?? ""}
                 onInput={(e) => {
                   const t = e.currentTarget.value;
                   const map: Record<string, string> = {};
@@ -158,7 +214,8 @@ export function SettingsScreen() {
                     if (i > 0) map[line.slice(0, i).trim()] = line.slice(i + 1);
                   }
                   edit(key, map, t);
-                }} />
+                }}
+              />
             </span>
           </label>
         );
@@ -167,7 +224,11 @@ export function SettingsScreen() {
         return (
           <label class="field">
             {label}
-            <textarea class="code" aria-label={key} placeholder={'{"apple": {"clientIds": ["com.example.app"]}}'} value={texts.get(key) ?? JSON.stringify(value ?? {}, null, 2)}
+            <textarea
+              class="code"
+              aria-label={key}
+              placeholder={'{"apple": {"clientIds": ["com.example.app"]}}'}
+              value={texts.get(key) ?? JSON.stringify(value ?? {}, null, 2)}
               onInput={(e) => {
                 const t = e.currentTarget.value;
                 try {
@@ -175,7 +236,8 @@ export function SettingsScreen() {
                 } catch {
                   setTexts(new Map(texts).set(key, t));
                 }
-              }} />
+              }}
+            />
           </label>
         );
       default:
@@ -184,7 +246,9 @@ export function SettingsScreen() {
             <label class="field">
               {label}
               <select aria-label={key} value={String(value ?? "")} onChange={(e) => edit(key, e.currentTarget.value)}>
-                {leaf.oneOf.map((o) => <option value={o}>{o}</option>)}
+                {leaf.oneOf.map((o) => (
+                  <option value={o}>{o}</option>
+                ))}
               </select>
             </label>
           );
@@ -195,7 +259,12 @@ export function SettingsScreen() {
             {LONG.has(name) ? (
               <textarea class="code" aria-label={key} value={String(value ?? "")} onInput={(e) => edit(key, e.currentTarget.value)} />
             ) : (
-              <input aria-label={key} {...inputType(leaf.url ? "url" : "text")} value={String(value ?? "")} onInput={(e) => edit(key, e.currentTarget.value)} />
+              <input
+                aria-label={key}
+                {...inputType(leaf.url ? "url" : "text")}
+                value={String(value ?? "")}
+                onInput={(e) => edit(key, e.currentTarget.value)}
+              />
             )}
           </label>
         );
@@ -203,13 +272,18 @@ export function SettingsScreen() {
   };
 
   const section = (path: string[], s: Spec): preact.JSX.Element => (
-    <fieldset class={path.length === 1 ? "panel" : ""} style={{ marginBottom: "12px", border: path.length === 1 ? undefined : 0, padding: path.length === 1 ? undefined : "0 0 0 12px" }}>
+    <fieldset
+      class={path.length === 1 ? "panel" : ""}
+      style={{ marginBottom: "12px", border: path.length === 1 ? undefined : 0, padding: path.length === 1 ? undefined : "0 0 0 12px" }}
+    >
       <legend style={{ fontWeight: 600 }}>{path.join(" › ")}</legend>
       {Object.entries(s).map(([k, v]) => (isLeaf(v) ? field([...path, k], v) : section([...path, k], v)))}
       {path.length === 1 && path[0] === "smtp" && (
         <div class="row" style={{ marginTop: "8px" }}>
           <input type="email" aria-label="Test mail address" value={mailTo} onInput={(e) => setMailTo(e.currentTarget.value)} />
-          <button type="button" onClick={testMail} disabled={edits.size > 0} title={edits.size ? "Save first" : ""}>Send test mail</button>
+          <button type="button" onClick={testMail} disabled={edits.size > 0} title={edits.size ? "Save first" : ""}>
+            Send test mail
+          </button>
         </div>
       )}
     </fieldset>
@@ -220,8 +294,20 @@ export function SettingsScreen() {
       <div class="topbar">
         <h1 style={{ margin: 0 }}>Settings · {app.env}</h1>
         <span class="grow" />
-        <button onClick={() => { setEdits(new Map()); setTexts(new Map()); setError(null); }} disabled={!edits.size}>Discard</button>
-        <button class="primary" onClick={save} disabled={!edits.size || busy}>Save {edits.size ? `(${edits.size})` : ""}</button>
+        <button
+          type="button"
+          onClick={() => {
+            setEdits(new Map());
+            setTexts(new Map());
+            setError(null);
+          }}
+          disabled={!edits.size}
+        >
+          Discard
+        </button>
+        <button type="button" class="primary" onClick={save} disabled={!edits.size || busy}>
+          Save {edits.size ? `(${edits.size})` : ""}
+        </button>
       </div>
       <ErrorBox error={spec.error ?? doc.error} />
       <ErrorBox error={error} />

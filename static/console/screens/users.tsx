@@ -21,7 +21,13 @@ export function Users({ schema, userKey }: { schema?: string; userKey?: string }
       {schema && (
         <div class="panel" style={{ marginTop: "16px" }}>
           <h2 style={{ marginTop: 0 }}>Account</h2>
-          <form class="row" onSubmit={(e) => { e.preventDefault(); location.hash = `#/users/${enc(schema)}/${enc(key.trim())}`; }}>
+          <form
+            class="row"
+            onSubmit={(e) => {
+              e.preventDefault();
+              location.hash = `#/users/${enc(schema)}/${enc(key.trim())}`;
+            }}
+          >
             <input aria-label="User key" placeholder="username" value={key} onInput={(e) => setKey(e.currentTarget.value)} />
             <button type="submit">Open</button>
           </form>
@@ -43,13 +49,27 @@ function Account({ schema, userKey }: { schema: string; userKey: string }) {
     <div class="stack" style={{ marginTop: "10px" }}>
       <h3>{userKey}</h3>
       {writable && (
-        <form class="row" onSubmit={async (e) => {
-          e.preventDefault();
-          if (await attempt(app, () => put(`${base}/password`, { password }), "Password set")) setPassword("");
-        }}>
-          <input type="password" aria-label="New password" placeholder="new password" autocomplete="new-password" value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
-          <button type="submit" disabled={!password}>Set password</button>
-          <button type="button" class="danger" onClick={() => setConfirmRevoke(true)}>Sign out everywhere</button>
+        <form
+          class="row"
+          onSubmit={async (e) => {
+            e.preventDefault();
+            if (await attempt(app, () => put(`${base}/password`, { password }), "Password set")) setPassword("");
+          }}
+        >
+          <input
+            type="password"
+            aria-label="New password"
+            placeholder="new password"
+            autocomplete="new-password"
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+          />
+          <button type="submit" disabled={!password}>
+            Set password
+          </button>
+          <button type="button" class="danger" onClick={() => setConfirmRevoke(true)}>
+            Sign out everywhere
+          </button>
         </form>
       )}
       <h3>Linked social accounts</h3>
@@ -58,7 +78,14 @@ function Account({ schema, userKey }: { schema: string; userKey: string }) {
       {links.data?.length === 0 && <p class="muted">None.</p>}
       {links.data && links.data.length > 0 && (
         <table>
-          <thead><tr><th>Provider</th><th>Account</th><th>Linked</th>{writable && <th />}</tr></thead>
+          <thead>
+            <tr>
+              <th>Provider</th>
+              <th>Account</th>
+              <th>Linked</th>
+              {writable && <th />}
+            </tr>
+          </thead>
           <tbody>
             {links.data.map((l) => (
               <tr>
@@ -67,7 +94,20 @@ function Account({ schema, userKey }: { schema: string; userKey: string }) {
                 <td>{formatTime(l.created)}</td>
                 {writable && (
                   <td>
-                    <button class="small danger" onClick={() => attempt(app, async () => { await del(`${base}/social/${enc(l.provider)}`); links.reload(); }, `Unlinked ${l.provider}`)}>
+                    <button
+                      type="button"
+                      class="small danger"
+                      onClick={() =>
+                        attempt(
+                          app,
+                          async () => {
+                            await del(`${base}/social/${enc(l.provider)}`);
+                            links.reload();
+                          },
+                          `Unlinked ${l.provider}`,
+                        )
+                      }
+                    >
                       Unlink
                     </button>
                   </td>
@@ -78,12 +118,17 @@ function Account({ schema, userKey }: { schema: string; userKey: string }) {
         </table>
       )}
       {confirmRevoke && (
-        <Confirm title={`Sign ${userKey} out everywhere?`} confirm="Sign out" danger onCancel={() => setConfirmRevoke(false)}
+        <Confirm
+          title={`Sign ${userKey} out everywhere?`}
+          confirm="Sign out"
+          danger
+          onCancel={() => setConfirmRevoke(false)}
           onConfirm={async () => {
             const r = await del<{ revoked: number }>(`${base}/sessions`);
             setConfirmRevoke(false);
             app.toast(`${r.revoked} session(s) ended`);
-          }}>
+          }}
+        >
           <p>Every access token and cookie session of this user stops working.</p>
         </Confirm>
       )}
