@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { type Config, ConfigError, isEmail } from "../config.ts";
 import { notFound } from "../errors.ts";
 import { openBurrow } from "../open-burrow.ts";
-import { CodeError } from "../code/sandbox.ts";
+import { CodeError } from "../code/code-error.ts";
 import { bundleCode } from "./code-deploy.ts";
 import { ROLES, isRole } from "../system/admin-roles.ts";
 import { ADMIN_PASSWORD_MAX, ADMIN_PASSWORD_MIN, adminPasswordProblem } from "../system/admins.ts";

@@ -2,7 +2,7 @@
 // author's), TypeScript is transpiled by Bun's transpiler (a syntax error answers its line). A bundle is one ES
 // module: imports are refused with a pointer to `burrow code deploy`, which bundles a directory into one file.
 
-import { CodeError } from "./sandbox.ts";
+import { CodeError } from "./code-error.ts";
 
 /** Largest bundle accepted (source as uploaded). */
 export const MAX_BUNDLE_BYTES = 4 * 1024 * 1024;

@@ -3,7 +3,8 @@
 // threads behind the same interface; one contract suite tests both.
 
 import { SandboxPool, type BundleSpec } from "./sandbox-pool.ts";
-import { CodeError, type Dispatch, type MethodInfo, type MethodResponse, type SandboxHooks } from "./sandbox.ts";
+import { CodeError } from "./code-error.ts";
+import type { Dispatch, MethodInfo, MethodResponse, SandboxHooks } from "./sandbox.ts";
 import type { ReadPlanner } from "./local-reads.ts";
 
 export type { BundleSpec } from "./sandbox-pool.ts";

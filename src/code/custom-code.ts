@@ -14,7 +14,8 @@ import type { CodeRunner } from "./code-runner.ts";
 import { type CodeStore, type StoredBundle, codeHash } from "./code-store.ts";
 import { SERVICE_OPS, type ServiceDeps, callServices } from "./call-services.ts";
 import { readPlanner } from "./local-reads.ts";
-import { CodeError, DEFAULT_LIMITS, type MethodInfo, type MethodResponse, type SandboxLimits } from "./sandbox.ts";
+import { CodeError } from "./code-error.ts";
+import { DEFAULT_LIMITS, type MethodInfo, type MethodResponse, type SandboxLimits } from "./sandbox.ts";
 
 export type { MethodInfo, MethodResponse } from "./sandbox.ts";
 

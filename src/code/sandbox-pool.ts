@@ -3,8 +3,8 @@
 // whose linear memory grew past the high-water mark, is dropped after its call and replaced, so a method that
 // once allocated a lot does not keep the memory. Retiring a pool (new code) lets calls in flight finish.
 
+import { CodeError } from "./code-error.ts";
 import {
-  CodeError,
   type Dispatch,
   type MethodInfo,
   type MethodResponse,

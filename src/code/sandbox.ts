@@ -13,8 +13,6 @@ import { QuickJSBridge } from "./quickjs-bridge.ts";
 import { jsonText } from "./raw-json.ts";
 import { CodeError, type GuestError, classify, lineOf } from "./code-error.ts";
 
-export { CodeError, type CodeErrorKind } from "./code-error.ts";
-
 export interface SandboxLimits {
   /** Wall time of one call, ms. */
   timeoutMs: number;

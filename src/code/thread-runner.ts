@@ -9,7 +9,8 @@ import { type BundleSpec, type CodeRunner, errorFromData } from "./code-runner.t
 import type { FromCodeThread, ThreadSetup, ToCodeThread } from "./code-thread.ts";
 import { jsonText } from "./raw-json.ts";
 import { batchedPoster, unbatch } from "./message-batch.ts";
-import { Answered, CodeError, type Dispatch, type MethodInfo, type MethodResponse, bodyOf } from "./sandbox.ts";
+import { CodeError } from "./code-error.ts";
+import { Answered, type Dispatch, type MethodInfo, type MethodResponse, bodyOf } from "./sandbox.ts";
 import type { LocalReadFiles, ReadPlanner } from "./local-reads.ts";
 
 /** In the compiled binary every module sits in one bundle at the root and the thread at code/ (scripts/build.ts). */

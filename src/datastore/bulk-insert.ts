@@ -19,7 +19,8 @@ import { ValueTypeError } from "../schema/value-errors.ts";
 import { encodeValue, isKeyValue, looksLikeUpload } from "../schema/values.ts";
 import type { ApiContext } from "../request-context.ts";
 import { geoTableName, pauseGeoInsertSql, resumeGeoInsertSql } from "../schema/layout.ts";
-import { newObjectId, typeError } from "./objects.ts";
+import { newObjectId } from "./objects.ts";
+import { typeError } from "./encode.ts";
 
 export interface BulkRow {
   /** Where the row came from (a line number), echoed in rejections. */

@@ -13,7 +13,8 @@ import { isKeyValue } from "../schema/values.ts";
 import type { CompiledSchema } from "../schema/compiled.ts";
 import type { ApiContext } from "../request-context.ts";
 import { type FindResult, countMatching, countObjects, deleteObjects, findObjects } from "./find.ts";
-import { type JsonText, Objects, isObject } from "./objects.ts";
+import { type JsonText, Objects } from "./objects.ts";
+import { isObject } from "./encode.ts";
 import type { ReadShape } from "./query/parse.ts";
 import type { Conditions, QueryTree } from "./query/tree.ts";
 import { Relations } from "./relations.ts";
@@ -25,7 +26,8 @@ import { hasNested, upsert } from "./upsert.ts";
 export type { FindResult } from "./find.ts";
 export type { JsonText } from "./objects.ts";
 export type { BulkResult, BulkRow } from "./bulk-insert.ts";
-export { MAX_BATCH, MAX_PASSWORDS_PER_REQUEST } from "./objects.ts";
+export { MAX_BATCH } from "./objects.ts";
+export { MAX_PASSWORDS_PER_REQUEST } from "./encode.ts";
 export { hasNested } from "./upsert.ts";
 
 /** Relationship paths to schemas for writes with nested objects or inferred relationship fields (X-Service-Relations). */

@@ -35,8 +35,6 @@ import {
   typeError,
 } from "./encode.ts";
 
-export { MAX_PASSWORDS_PER_REQUEST, isObject, limitPasswords, setClause, touchesFiles, typeError, type Encoded } from "./encode.ts";
-
 export const MAX_BATCH = 1000;
 export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 

@@ -14,7 +14,8 @@ import type { ApiContext } from "../request-context.ts";
 import { access, andScope } from "./access.ts";
 import { objectSql } from "./viewer.ts";
 import type { SqlPart } from "./query/compile.ts";
-import { type JsonText, MAX_BATCH, type Objects, type PreparedWrite, isObject, limitPasswords, typeError } from "./objects.ts";
+import { type JsonText, MAX_BATCH, type Objects, type PreparedWrite } from "./objects.ts";
+import { isObject, limitPasswords, typeError } from "./encode.ts";
 
 type Json = string | number | boolean;
 

@@ -12,7 +12,8 @@ import { access } from "./access.ts";
 import { compileSelection, type SqlPart } from "./query/compile.ts";
 import type { Conditions } from "./query/tree.ts";
 import { refuseOwnerOnly } from "./viewer.ts";
-import { type Encoded, MAX_SAFE, type Objects, incOverflow, isObject, setClause, touchesFiles } from "./objects.ts";
+import { MAX_SAFE, type Objects, incOverflow } from "./objects.ts";
+import { type Encoded, isObject, setClause, touchesFiles } from "./encode.ts";
 
 const NO_RELATIONS: ReadonlyMap<string, string> = new Map();
 

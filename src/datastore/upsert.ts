@@ -11,17 +11,8 @@ import { type ApiContext, ownerOf } from "../request-context.ts";
 import { access, andScope } from "./access.ts";
 import { objectSql } from "./viewer.ts";
 import type { SqlPart } from "./query/compile.ts";
-import {
-  type JsonText,
-  MAX_BATCH,
-  MAX_SAFE,
-  type Objects,
-  type PreparedWrite,
-  incOverflow,
-  isObject,
-  limitPasswords,
-  newObjectId,
-} from "./objects.ts";
+import { type JsonText, MAX_BATCH, MAX_SAFE, type Objects, type PreparedWrite, incOverflow, newObjectId } from "./objects.ts";
+import { isObject, limitPasswords } from "./encode.ts";
 
 type Obj = Record<string, unknown>;
 

@@ -81,8 +81,6 @@ export const DeployHistory = t.Array(
   }),
 );
 
-export const Environment = t.String({ enum: ["development", "production"] });
-
 export const Status = t.Object({
   version: t.String(),
   startedAt: t.String({ format: "date-time" }),

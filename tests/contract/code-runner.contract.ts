@@ -2,7 +2,8 @@
 
 import { afterAll, describe, expect, test } from "bun:test";
 import type { BundleSpec, CodeRunner } from "../../src/code/code-runner.ts";
-import { CodeError, DEFAULT_LIMITS, type Dispatch } from "../../src/code/sandbox.ts";
+import { CodeError } from "../../src/code/code-error.ts";
+import { DEFAULT_LIMITS, type Dispatch } from "../../src/code/sandbox.ts";
 
 const OPS = { data: ["read"], log: ["info"] };
 

@@ -4,7 +4,8 @@
 
 import { describe, expect, test } from "bun:test";
 import { RawJson } from "../../src/code/raw-json.ts";
-import { Answered, CodeError, type Dispatch, type MethodResponse, Sandbox } from "../../src/code/sandbox.ts";
+import { CodeError } from "../../src/code/code-error.ts";
+import { Answered, type Dispatch, type MethodResponse, Sandbox } from "../../src/code/sandbox.ts";
 
 const OPS = { data: ["read", "create"], log: ["info"] };
 const LIMITS = { timeoutMs: 1000, memoryBytes: 32 * 1024 * 1024, stackBytes: 256 * 1024 };

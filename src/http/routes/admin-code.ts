@@ -6,7 +6,7 @@
 import { Elysia, t } from "elysia";
 import { badRequest, notFound } from "../../errors.ts";
 import { MAX_BUNDLE_BYTES } from "../../code/bundle.ts";
-import { CodeError } from "../../code/sandbox.ts";
+import { CodeError } from "../../code/code-error.ts";
 import { readText } from "../body.ts";
 import { isPlainObject as isObj } from "../../plain-object.ts";
 import type { ApiContext } from "../../request-context.ts";

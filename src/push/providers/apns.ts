@@ -12,7 +12,7 @@ import { type ApnsAuth, ProviderTokens, readP12 } from "./apns-auth.ts";
 const nodeHttp2 = onFirstUse(() => require("node:http2") as typeof http2);
 const nodeTls = onFirstUse(() => require("node:tls") as typeof Tls);
 
-export { validateApnsCredentials, type ApnsAuth, type ApnsCredentialInfo } from "./apns-auth.ts";
+export { validateApnsCredentials, type ApnsAuth } from "./apns-auth.ts";
 
 export const APNS_PRODUCTION_URL = "https://api.push.apple.com";
 export const APNS_SANDBOX_URL = "https://api.sandbox.push.apple.com";
