@@ -9,7 +9,7 @@ import { parseArgs } from "node:util";
 import { type Page, chromium } from "playwright-core";
 import { startBenchServer } from "./server.ts";
 import { ensureBinary, machine, table, writeSection } from "./env.ts";
-import { chromiumPath } from "../../tests/helpers/chromium.ts";
+import { CHROMIUM_ARGS, chromiumPath } from "../../tests/helpers/chromium.ts";
 // Browser-side code is JavaScript: this folder type-checks without the DOM library.
 import { timeInPage } from "./console-page.js";
 
@@ -60,14 +60,7 @@ const exe = values.binary ?? ensureBinary(values.build!);
 const server = await startBenchServer(exe, { logLevel: "warn" });
 const browser = await chromium.launch({
   executablePath: chromiumPath(),
-  args: [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-  ],
+  args: CHROMIUM_ARGS,
 });
 try {
   await server.putSettings("development", { rateLimits: { ipPerMinute: 1_000_000 } });

@@ -9,7 +9,7 @@ import { rmSync } from "node:fs";
 import { adminGuard } from "../../src/http/admin-guard.ts";
 import { json } from "../../src/http/respond.ts";
 import { ADMIN, makeTestApp, tempDir, type TestApp, type TestResponse } from "../helpers/app.ts";
-import { SMTP_PASSWORD, SMTP_USER, startSmtp } from "../helpers/smtp.ts";
+import { SMTP_USER, smtpSettings, startSmtp } from "../helpers/smtp.ts";
 
 let t: TestApp;
 const EDITOR = { email: "editor@example.com", password: "editor password 1", role: "editor" };
@@ -407,15 +407,7 @@ describe("test mail", () => {
   });
 
   test("through SMTP when a host is set; a refused login is 502 with the server's error and no password", async () => {
-    const smtpSettings = {
-      host: "127.0.0.1",
-      port: smtp.port,
-      secure: false,
-      user: SMTP_USER,
-      password: SMTP_PASSWORD,
-      from: "App <app@example.com>",
-    };
-    expect((await as(tokens.owner!, "PUT", "/settings/development", { smtp: smtpSettings })).status).toBe(200);
+    expect((await as(tokens.owner!, "PUT", "/settings/development", { smtp: smtpSettings(smtp.port) })).status).toBe(200);
     const r = await as(tokens.owner!, "POST", "/mail/test", { env: "development", to: "ops@example.com" });
     expect(r.body).toEqual({ sent: true, via: "smtp" });
     expect(smtp.messages.at(-1)).toMatchObject({ to: ["ops@example.com"], user: SMTP_USER });

@@ -7,7 +7,7 @@ import { createLogger } from "../../src/log.ts";
 import { outboxQuery } from "../../src/mail/admin-outbox.ts";
 import { Mailer, type Mail } from "../../src/mail/mailer.ts";
 import { makeTestApp, type TestApp } from "../helpers/app.ts";
-import { SMTP_PASSWORD, SMTP_USER, startSmtp } from "../helpers/smtp.ts";
+import { SMTP_PASSWORD, SMTP_USER, smtpSettings, startSmtp } from "../helpers/smtp.ts";
 
 const WRONG_PASSWORD = "wr0ng-pa55word";
 const TIMEOUT_MS = 15_000;
@@ -33,18 +33,11 @@ afterAll(async () => {
   await t.close();
 });
 
-async function setSmtp(env: "development" | "production", smtpSettings: Record<string, unknown> | null): Promise<void> {
-  const r = await t.admin("PUT", `/settings/${env}`, { smtp: smtpSettings });
+async function setSmtp(env: "development" | "production", settings: Record<string, unknown> | null): Promise<void> {
+  const r = await t.admin("PUT", `/settings/${env}`, { smtp: settings });
   expect(r.status).toBe(200);
 }
-const working = () => ({
-  host: "127.0.0.1",
-  port: smtp.port,
-  secure: false,
-  user: SMTP_USER,
-  password: SMTP_PASSWORD,
-  from: "App <app@example.com>",
-});
+const working = () => smtpSettings(smtp.port);
 const failure = (p: Promise<unknown>) =>
   p.then(
     () => {

@@ -8,7 +8,7 @@ import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "../helpers/app.ts";
 import { ROOT, runCli, startServerProcess, type ServerProcess } from "../helpers/spawn.ts";
-import { SMTP_PASSWORD, SMTP_USER, startSmtp } from "../helpers/smtp.ts";
+import { smtpSettings, startSmtp } from "../helpers/smtp.ts";
 import { TEST_P12_PASSWORD, TEST_TOPIC, makeApnsTestPki, startApnsFake } from "../helpers/apns-fake.ts";
 import { startWebPushFake } from "../helpers/web-push-fake.ts";
 import { generateVapidKeys } from "../../src/push/providers/web-push.ts";
@@ -267,15 +267,7 @@ test("modules loaded on first use work from the binary: SMTP mail, APNs with a .
   const apns = await startApnsFake(pki);
   try {
     // nodemailer
-    const smtpSettings = {
-      host: "127.0.0.1",
-      port: smtp.port,
-      secure: false,
-      user: SMTP_USER,
-      password: SMTP_PASSWORD,
-      from: "App <app@example.com>",
-    };
-    expect((await admin("PUT", "/settings/development", { smtp: smtpSettings })).status).toBe(200);
+    expect((await admin("PUT", "/settings/development", { smtp: smtpSettings(smtp.port) })).status).toBe(200);
     expect((await admin("POST", "/mail/test", { env: "development", to: "ops@example.com" })).status).toBe(200);
     expect(smtp.messages.map((m) => m.to)).toEqual([["ops@example.com"]]);
     // node-forge (.p12), node:http2 and node:tls for APNs; web-push signs and encrypts for the Web Push fake.

@@ -11,7 +11,7 @@ import { type Browser, type Page, chromium } from "playwright-core";
 import { formatUpload } from "../../src/files/upload.ts";
 import { tempDir } from "../helpers/app.ts";
 import { ROOT, type ServerProcess, startServerProcess } from "../helpers/spawn.ts";
-import { chromiumPath } from "../helpers/chromium.ts";
+import { CHROMIUM_ARGS, chromiumPath } from "../helpers/chromium.ts";
 
 /** The page's globals the checks below read (the tests compile without the DOM library). */
 type Win = {
@@ -70,15 +70,7 @@ beforeAll(async () => {
   mkdirSync(shots, { recursive: true });
   browser = await chromium.launch({
     executablePath: chromiumPath(),
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
+    args: CHROMIUM_ARGS,
   });
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   page.on("pageerror", (e) => pageErrors.push(e.message));

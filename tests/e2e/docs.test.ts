@@ -11,7 +11,7 @@ import { type Browser, type BrowserContext, type Page, chromium } from "playwrig
 import { formatUpload } from "../../src/files/upload.ts";
 import { tempDir } from "../helpers/app.ts";
 import { ROOT, type ServerProcess, startServerProcess } from "../helpers/spawn.ts";
-import { chromiumPath } from "../helpers/chromium.ts";
+import { CHROMIUM_ARGS, chromiumPath } from "../helpers/chromium.ts";
 
 type Spec = { info: { title: string; description: string }; paths: Record<string, Record<string, { summary?: string }>> };
 /** What the page's init script records (the tests compile without the DOM library). */
@@ -40,16 +40,7 @@ beforeAll(async () => {
   browser = await chromium.launch({
     executablePath: chromiumPath(),
     // Names other than loopback do not resolve, whatever the page asks for.
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-    ],
+    args: [...CHROMIUM_ARGS, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"],
   });
 }, 60_000);
 

@@ -1,5 +1,5 @@
-// The Chromium the browser tests drive: BURROW_CHROMIUM, or Debian's /usr/bin/chromium that the test preload
-// installs through scripts/install-chromium.mjs.
+// The Chromium the browser tests and the console benchmark drive: BURROW_CHROMIUM, or Debian's /usr/bin/chromium
+// that the test preload installs through scripts/install-chromium.mjs, and the flags it runs with.
 
 import { existsSync } from "node:fs";
 
@@ -9,3 +9,14 @@ export function chromiumPath(): string {
     throw new Error("no Chromium: the test preload installs it with scripts/install-chromium.mjs (apt-get), or set BURROW_CHROMIUM");
   return found;
 }
+
+/** Flags for a headless run in a container: no sandbox, no GPU, nothing fetched in the background. */
+export const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];

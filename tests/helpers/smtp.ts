@@ -5,6 +5,11 @@ import { SMTPServer } from "smtp-server";
 export const SMTP_USER = "burrow";
 export const SMTP_PASSWORD = "s3cret";
 
+/** Burrow's `smtp` settings for the loopback server on `port`, signing in with the user it accepts. */
+export function smtpSettings(port: number) {
+  return { host: "127.0.0.1", port, secure: false, user: SMTP_USER, password: SMTP_PASSWORD, from: "App <app@example.com>" };
+}
+
 export interface ReceivedMail {
   /** Envelope sender and recipients. */
   from: string;

@@ -161,34 +161,27 @@ const POST_VECTOR = {
   now: 1336363300_000,
 };
 
-function getArgs(over: Partial<Parameters<typeof verifyOAuth1>[0]> = {}) {
-  const url = new URL(GET_VECTOR.url);
+/** The verifier's arguments for a vector as signed, with `over` changed. */
+function argsOf(
+  v: { url: string; header: string; now: number; formBody?: string },
+  method: string,
+  over: Partial<Parameters<typeof verifyOAuth1>[0]>,
+) {
+  const url = new URL(v.url);
   return {
-    header: parseOAuthHeader(GET_VECTOR.header)!,
+    header: parseOAuthHeader(v.header)!,
     consumerSecret: "secret",
-    methods: ["GET"],
+    methods: [method],
     baseUris: [baseStringUri(url)],
     query: url.search.slice(1),
-    now: GET_VECTOR.now,
+    ...(v.formBody === undefined ? {} : { formBody: v.formBody }),
+    now: v.now,
     windowSeconds: OAUTH1_WINDOW_SECONDS,
     ...over,
   };
 }
-
-function postArgs(over: Partial<Parameters<typeof verifyOAuth1>[0]> = {}) {
-  const url = new URL(POST_VECTOR.url);
-  return {
-    header: parseOAuthHeader(POST_VECTOR.header)!,
-    consumerSecret: "secret",
-    methods: ["POST"],
-    baseUris: [baseStringUri(url)],
-    query: url.search.slice(1),
-    formBody: POST_VECTOR.formBody,
-    now: POST_VECTOR.now,
-    windowSeconds: OAUTH1_WINDOW_SECONDS,
-    ...over,
-  };
-}
+const getArgs = (over: Partial<Parameters<typeof verifyOAuth1>[0]> = {}) => argsOf(GET_VECTOR, "GET", over);
+const postArgs = (over: Partial<Parameters<typeof verifyOAuth1>[0]> = {}) => argsOf(POST_VECTOR, "POST", over);
 
 describe("verifyOAuth1", () => {
   test("accepts the independently computed two-legged vectors", () => {
