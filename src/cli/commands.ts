@@ -13,7 +13,7 @@ import { ADMIN_PASSWORD_MAX, ADMIN_PASSWORD_MIN, adminPasswordProblem } from "..
 
 const out = (s: string) => process.stdout.write(`${s}\n`);
 
-async function withServices<T>(config: Config, fn: (s: Awaited<ReturnType<typeof openBurrow>>) => Promise<T>): Promise<T> {
+async function withBurrow<T>(config: Config, fn: (s: Awaited<ReturnType<typeof openBurrow>>) => Promise<T>): Promise<T> {
   const burrow = await openBurrow(config);
   try {
     return await fn(burrow);
@@ -31,7 +31,7 @@ export async function adminCreate(config: Config, flags: Record<string, string |
   if (typeof password !== "string" || adminPasswordProblem(password))
     throw new ConfigError(`admin create needs --password of ${ADMIN_PASSWORD_MIN} to ${ADMIN_PASSWORD_MAX} characters`);
   if (role !== undefined && !isRole(role)) throw new ConfigError(`--role must be one of ${ROLES.join(", ")}`);
-  await withServices(config, async (s) => {
+  await withBurrow(config, async (s) => {
     const what = await s.admins.upsert(email, password, role);
     const now = (await s.admins.list()).find((a) => a.email === email.toLowerCase());
     out(`admin ${email.toLowerCase()} ${what} (${now?.role ?? role ?? "owner"})`);
@@ -39,7 +39,7 @@ export async function adminCreate(config: Config, flags: Record<string, string |
 }
 
 export async function keys(config: Config, flags: Record<string, string | boolean>): Promise<void> {
-  await withServices(config, async (s) => {
+  await withBurrow(config, async (s) => {
     const k = s.keys.set;
     if (flags["--json"]) return out(JSON.stringify(k, null, 2));
     out(`development  public  ${k.development.publicKey}`);
@@ -78,7 +78,7 @@ function readDefinitions(path: string): unknown[] {
 export async function schemaApply(config: Config, path: string | undefined, flags: Record<string, string | boolean>): Promise<void> {
   if (!path) throw new ConfigError("schema apply needs a file or directory of schema definitions");
   const defs = readDefinitions(path);
-  await withServices(config, async (s) => {
+  await withBurrow(config, async (s) => {
     const results = await s.catalog.putMany(defs, { force: flags["--force"] === true, dryRun: flags["--dry-run"] === true });
     for (const r of results) {
       if (!r.changed) out(`= ${r.definition.name} (unchanged)`);
@@ -93,7 +93,7 @@ export async function schemaExport(config: Config, flags: Record<string, string 
   const raw = flags["--version"];
   const version = raw === undefined ? 0 : Number(raw);
   if (!Number.isSafeInteger(version) || version < 0) throw new ConfigError(`invalid --version "${raw}"`);
-  await withServices(config, async (s) => {
+  await withBurrow(config, async (s) => {
     const defs = s.catalog.definitions(version);
     if (!defs) throw notFound(`API version ${version} is not deployed`);
     const dir = flags["--out"];
@@ -108,7 +108,7 @@ export async function schemaExport(config: Config, flags: Record<string, string 
 export async function deploy(config: Config, flags: Record<string, string | boolean>): Promise<void> {
   const raw = flags["--version"];
   const version = raw === undefined ? undefined : Number(raw);
-  await withServices(config, async (s) => {
+  await withBurrow(config, async (s) => {
     const r = await s.catalog.deploy({ version, force: flags["--force"] === true, dryRun: flags["--dry-run"] === true, admin: "cli" });
     for (const line of r.changes) out(line);
     for (const w of r.warnings) process.stderr.write(`warning: ${w}\n`);
@@ -123,7 +123,7 @@ export async function deploy(config: Config, flags: Record<string, string | bool
 export async function codeDeploy(config: Config, path: string | undefined): Promise<void> {
   if (!path) throw new ConfigError("code deploy needs a file or a directory of custom code");
   const source = await bundleCode(path);
-  await withServices(config, async (s) => {
+  await withBurrow(config, async (s) => {
     try {
       const r = await s.code.upload(source, "js");
       out(`development code: ${r.methods.length} method(s): ${r.methods.map((m) => `/${m.name}`).join(" ") || "(none)"}`);

@@ -54,7 +54,7 @@ export function tempDir(prefix = "burrow-test-"): string {
 }
 
 /** The configuration and opened Burrow (its parts) of a test app in `dir` (STORE=sqld: on the shared libSQL server). */
-async function openTestServices(
+async function openTestBurrow(
   dir: string,
   opts: {
     flags?: Record<string, string | boolean>;
@@ -95,7 +95,7 @@ export async function makeTestApp(
   let burrow: Burrow;
   const logs: string[] = [];
   try {
-    burrow = await openTestServices(dir, opts, logs);
+    burrow = await openTestBurrow(dir, opts, logs);
   } catch (e) {
     // A configuration a test expects to be refused still made a directory: it goes with the failure.
     if (!opts.dir) rmSync(dir, { recursive: true, force: true });
