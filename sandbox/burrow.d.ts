@@ -45,6 +45,7 @@ declare namespace Burrow {
     http: HttpService;
     cache: CacheService;
     config: ConfigService;
+    live: LiveService;
   }
 
   // ---------------------------------------------------------------- data
@@ -195,6 +196,17 @@ declare namespace Burrow {
   }
 
   /** Read-only variables from the environment's settings (code.config), e.g. third-party API keys. */
+  // ---------------------------------------------------------------- live
+
+  /** Ephemeral messages to live streams (docs/api/live.md): nothing is stored, a stream not connected misses them. */
+  interface LiveService {
+    /**
+     * Send `data` (any JSON, at most 64 KB) on a channel: "user:<username>" reaches that user's streams,
+     * "public:<name>" the streams that joined it. They receive `event: message` with {"channel", "data"}.
+     */
+    publish(channel: string, data: unknown): Promise<void>;
+  }
+
   interface ConfigService {
     get(key: string): Promise<string | null>;
   }

@@ -19,7 +19,11 @@ import { type Logger, createLogger } from "./log.ts";
 import { RequestStats } from "./system/request-stats.ts";
 import { RequestLogRing } from "./system/request-log-ring.ts";
 import { Catalog } from "./schema/catalog.ts";
-import { LAYOUT_DDL, rebuildUserTriggers } from "./schema/migrate.ts";
+import { LAYOUT_DDL, rebuildTriggersAtomically } from "./schema/migrate.ts";
+import { CHANGE_LOG_DDL } from "./schema/change-log.ts";
+import { STREAMS_DDL } from "./live/stream-store.ts";
+import { MESSAGES_DDL } from "./live/channels.ts";
+import { Live, type LiveSettings } from "./live/live.ts";
 import { Admins } from "./system/admins.ts";
 import { ENVIRONMENTS } from "./system/environments.ts";
 import { type KeySet, ensureKeys, readKeys } from "./system/keys.ts";
@@ -81,11 +85,22 @@ export async function openBurrow(config: Config, opts: OpenOptions = {}): Promis
   await migrateSystemDb(system);
   for (const env of ENVIRONMENTS) {
     await envDbs[env].batch(
-      [LAYOUT_DDL, ...FILES_DDL, ...SESSIONS_DDL, TEMP_PASSWORDS_DDL, ...SOCIAL_LINKS_DDL, ...PUSH_TOKENS_DDL, ...PUSH_QUEUE_DDL],
+      [
+        LAYOUT_DDL,
+        ...FILES_DDL,
+        ...SESSIONS_DDL,
+        TEMP_PASSWORDS_DDL,
+        ...SOCIAL_LINKS_DDL,
+        ...PUSH_TOKENS_DDL,
+        ...PUSH_QUEUE_DDL,
+        ...CHANGE_LOG_DDL,
+        ...STREAMS_DDL,
+        ...MESSAGES_DDL,
+      ],
       "write",
     );
-    // Databases made before the user-deletion triggers existed get them (rebuilt at every start; cheap).
-    await rebuildUserTriggers(envDbs[env]);
+    // Databases made before the user-deletion or change-log triggers existed get them (rebuilt at every start; cheap).
+    await rebuildTriggersAtomically(envDbs[env]);
     const paths = await storeFilePaths(envDbs[env]);
     if (paths > 0) log.info(`${env}: ${paths} file links now stored as paths (answers add each request's base)`);
   }
@@ -148,6 +163,19 @@ export async function openBurrow(config: Config, opts: OpenOptions = {}): Promis
     nonces,
   });
 
+  const live = new Live({
+    envDbs,
+    remote: store.remote,
+    log,
+    schemas: (env, v) => (env === "development" ? (v === 0 ? catalog.development() : undefined) : catalog.production(v)),
+    current: (env) => {
+      if (env === "development") return catalog.development();
+      const latest = catalog.latestVersion();
+      return latest === null ? undefined : catalog.production(latest);
+    },
+    settings: (env) => settings.get(env).live as unknown as LiveSettings,
+  });
+
   const logs = new LogStore(system);
   const requestStats = new RequestStats();
   const codeStore = new CodeStore(system, BUMP_EPOCH);
@@ -155,7 +183,15 @@ export async function openBurrow(config: Config, opts: OpenOptions = {}): Promis
   const code = new CustomCode(
     codeStore,
     catalog,
-    { data, push, settings, logs, cache: shared.codeCache, httpLookup: opts.httpLookup },
+    {
+      data,
+      push,
+      settings,
+      logs,
+      cache: shared.codeCache,
+      httpLookup: opts.httpLookup,
+      live: { publish: (env, channel, d) => live.publish(env, channel, d) },
+    },
     log,
     opts.codeRunner ??
       (() =>
@@ -210,6 +246,7 @@ export async function openBurrow(config: Config, opts: OpenOptions = {}): Promis
     requestStats,
     requestLog: new RequestLogRing(),
     backups,
+    live,
     keys,
     refreshIfDue() {
       // Requests arriving while a look is under way wait for it too, so none is served from the old version.
@@ -239,6 +276,7 @@ export async function openBurrow(config: Config, opts: OpenOptions = {}): Promis
           sessions[env].sweep().catch((e) => log.warn("removing expired sessions failed", { env, error: String(e) }));
         }
         mailer.prune().catch((e) => log.warn("pruning the outbox failed", { error: String(e) }));
+        live.maintain().catch((e) => log.warn("pruning the change log failed", { error: String(e) }));
         shared.sweep().catch((e) => log.warn("sweeping shared state failed", { error: String(e) }));
       };
       // With several nodes on one store, one node at a time runs a round (whichever holds the lease).
@@ -260,6 +298,7 @@ export async function openBurrow(config: Config, opts: OpenOptions = {}): Promis
     close() {
       if (closed) return;
       closed = true;
+      live.close();
       void code.close();
       system.close();
       for (const env of ENVIRONMENTS) envDbs[env].close();

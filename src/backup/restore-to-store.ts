@@ -5,6 +5,7 @@
 // backup's files/ go to the node's data directory (the local file store). Every node must be stopped: a node that
 // writes meanwhile makes the server end the restore's transaction (nothing is changed then).
 
+import { resetStatements } from "../schema/change-log.ts";
 import { Database } from "bun:sqlite";
 import type { Transaction } from "@libsql/core/api";
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
@@ -87,6 +88,8 @@ export async function restoreToStore(
         schema: schemas[i],
         progress: (n) => progress((done += n), Math.max(total, done), `restoring ${name}.db (rows)`),
       });
+      // Live streams resuming from an id they saw before the restore get a reset (src/schema/change-log.ts).
+      if (name !== "system") for (const st of resetStatements(opts.now ?? Date.now())) await tx.execute(st);
       finished.push(tx);
     }
     clearInterval(keepalive);

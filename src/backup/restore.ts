@@ -12,6 +12,7 @@ import { DirectoryInUse, lockDataDir, type DirLock } from "../db/dir-lock.ts";
 import { DATABASES, MANIFEST, checkMembers, isMemberName, parseManifest, type Manifest } from "./manifest.ts";
 import { TarError, readTar } from "./tar.ts";
 import { foldWal } from "./snapshot.ts";
+import { resetStatements } from "../schema/change-log.ts";
 
 const MAX_MANIFEST_BYTES = 256 * 1024 * 1024;
 
@@ -41,6 +42,21 @@ function integrity(path: string): string | null {
     return (e as Error).message;
   } finally {
     db?.close();
+  }
+}
+
+/**
+ * Tell live streams the data went back in time: the change log's ids jump past any given before and a reset row
+ * follows (src/schema/change-log.ts), so a client resuming from an id it saw before gets `reset`, not a replay.
+ */
+function markRestored(path: string, now: number): void {
+  const db = new Database(path);
+  try {
+    db.transaction(() => {
+      for (const s of resetStatements(now)) db.query(s.sql).run(...s.args);
+    })();
+  } finally {
+    db.close();
   }
 }
 
@@ -161,6 +177,7 @@ export function restoreBackup(
   try {
     mkdirSync(staging, { recursive: true });
     const manifest = unpackAndCheck(file, staging, opts.progress);
+    for (const name of ["development.db", "production.db"]) markRestored(join(staging, name), now);
     // From here the staging directory is a whole data directory; lock it so no server starts on it mid-swap.
     newLock = lockDataDir(staging);
     let previous: string | null = null;

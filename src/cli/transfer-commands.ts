@@ -86,6 +86,7 @@ export async function importCommand(config: Config, input: string | undefined, f
     restart: flags["--restart"] === true,
     report: typeof flags["--report"] === "string" ? flags["--report"] : undefined,
     crashAfterBatches: crash ? Number(crash) : undefined,
+    live: flags["--live"] === true,
   };
   const env = envOf(flags);
   const s = await openBurrow(config);

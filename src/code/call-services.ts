@@ -2,6 +2,7 @@
 // the call's environment and API version: a Dispatch the runner hands to the guest for that call only.
 
 import { badRequest } from "../errors.ts";
+import { checkChannel } from "../live/channels.ts";
 import type { Datastore } from "../datastore/datastore.ts";
 import type { publicOnlyLookup } from "../net/public-address.ts";
 import type { PushService } from "../push/push-service.ts";
@@ -22,6 +23,7 @@ export const SERVICE_OPS: ServiceOps = {
   http: HTTP_OPS,
   cache: ["get", "set", "delete"],
   config: ["get"],
+  live: ["publish"],
 };
 
 export interface ServiceDeps {
@@ -30,6 +32,8 @@ export interface ServiceDeps {
   settings: Settings;
   logs: LogStore;
   cache: CodeCache;
+  /** Live data's channel messages (src/live/live.ts). */
+  live: { publish(env: ApiContext["env"], channel: string, data: unknown): Promise<void> };
   /** Replaces the public-only DNS lookup of the http service (tests). */
   httpLookup?: ReturnType<typeof publicOnlyLookup>;
 }
@@ -71,6 +75,12 @@ export function callServices(deps: ServiceDeps, ctx: ApiContext, deadline: numbe
           return deps.cache.set(env, key as string, value as string, ttl === undefined || ttl === null ? 0 : (ttl as number));
         if (op === "delete") return deps.cache.delete(env, key as string);
         break;
+      }
+      case "live": {
+        if (op !== "publish") break;
+        const [channel, payload] = args;
+        await deps.live.publish(env, checkChannel(channel), payload);
+        return undefined;
       }
       case "config": {
         if (op !== "get") break;

@@ -7,6 +7,7 @@
 // URL they hold: files are not copied. The R*Tree of a geopoint field is filled once after the rows are in
 // (restoreGeoIndex), not object by object. An internal of the Datastore (datastore.ts).
 
+import { quietSql } from "../schema/change-log.ts";
 import type { InStatement, InValue } from "@libsql/core/api";
 import { hashPassword } from "../auth/passwords.ts";
 import { q } from "../db/sql.ts";
@@ -167,7 +168,8 @@ function encodeRow(
 
 /**
  * Insert the valid rows of `rows` into schema `name` with `extra` (e.g. the import's checkpoint) in one
- * transaction. A row whose key exists (or repeats an earlier row's) is rejected, never overwritten.
+ * transaction. A row whose key exists (or repeats an earlier row's) is rejected, never overwritten. Unless `live`,
+ * the rows are not written to the change log (live streams see no events for them).
  */
 export async function bulkInsert(
   catalog: Catalog,
@@ -176,6 +178,7 @@ export async function bulkInsert(
   rows: BulkRow[],
   declared: ReadonlyMap<string, FieldDef>,
   extra: readonly InStatement[],
+  live = false,
 ): Promise<BulkResult> {
   const rejectedBy = new Map<BulkRow, string>();
   const s = await prepareSchema(catalog, ctx, name, rows, declared, rejectedBy);
@@ -196,7 +199,9 @@ export async function bulkInsert(
   // Geopoints: the R*Tree's insert trigger is dropped in the batch's transaction; restoreGeoIndex fills it.
   const geo = s.fieldColumns.filter((fc) => fc.def.type === "geopoint").map((fc) => pauseGeoInsertSql(s.name, fc.name));
   if (hashes.length) await Promise.all(hashes.map(async (h) => void (h.args[h.at] = await hashPassword(h.password))));
-  const results = (await ctx.db.batch([...geo, ...stmts, ...extra], "write")).slice(geo.length);
+  const quiet = quietSql("import");
+  const head = live ? geo : [quiet.begin, ...geo];
+  const results = (await ctx.db.batch([...head, ...stmts, ...extra, ...(live ? [] : [quiet.end])], "write")).slice(head.length);
   let inserted = 0;
   for (let i = 0; i < placed.length; i++) {
     if (results[i]!.rowsAffected > 0) inserted++;

@@ -233,7 +233,8 @@ export class Datastore {
    * Import: insert rows as they are (keys, createddate, lastmoddate, sm_owner kept) with the checks of a create,
    * in one transaction together with `extra` statements (the import's checkpoint). Bad rows and existing keys
    * are rejected one by one; development infers missing fields (`declared` gives definitions to use for some).
-   * Geo queries miss the rows of geopoint schemas until finishImport.
+   * Geo queries miss the rows of geopoint schemas until finishImport. With `live` the rows reach live streams as
+   * creates; by default they are not written to the change log.
    */
   importRows(
     ctx: ApiContext,
@@ -241,8 +242,9 @@ export class Datastore {
     rows: BulkRow[],
     declared: ReadonlyMap<string, FieldDef> = new Map(),
     extra: readonly InStatement[] = [],
+    live = false,
   ): Promise<BulkResult> {
-    return bulkInsert(this.catalog, ctx, schema, rows, declared, extra);
+    return bulkInsert(this.catalog, ctx, schema, rows, declared, extra, live);
   }
 
   /**

@@ -21,6 +21,7 @@ import { healthRoutes } from "./routes/health.ts";
 import { metricsRoutes } from "./routes/metrics.ts";
 import { objectRoutes } from "./routes/objects.ts";
 import { pushRoutes } from "./routes/push.ts";
+import { liveRoutes } from "./routes/live.ts";
 import { userRoutes } from "./routes/users.ts";
 import { socialRoutes } from "./routes/social.ts";
 
@@ -86,6 +87,7 @@ export function createApp(burrow: Burrow, opts: AppOptions = {}) {
     .use(statusRoutes(burrow))
     .use(fileRoutes(burrow))
     .use(pushRoutes(burrow, info, parsers))
+    .use(liveRoutes(burrow, info, parsers))
     .use(userRoutes(burrow, info, parsers))
     .use(socialRoutes(burrow, info, parsers))
     .use(objectRoutes(burrow, info, parsers));

@@ -24,6 +24,7 @@ import type { SocialAccounts } from "../social/social-accounts.ts";
 import type { RequestStats } from "../system/request-stats.ts";
 import type { RequestLogRing } from "../system/request-log-ring.ts";
 import type { Backups } from "../backup/backups.ts";
+import type { Live } from "../live/live.ts";
 
 export interface KeyIndex {
   set: KeySet;
@@ -63,6 +64,8 @@ export interface Burrow {
   readonly requestLog: RequestLogRing;
   /** Backups of the data directory (<dir>/backups/) and their schedule (started with the maintenance). */
   readonly backups: Backups;
+  /** Live data: streams, their subscriptions and channels, fed from the change log. */
+  readonly live: Live;
   keys: KeyIndex;
   /** Reload keys, settings and schemas when another process changed them; undefined when not due yet. */
   refreshIfDue(): Promise<void> | undefined;

@@ -2,6 +2,7 @@
 // It owns every schema change: validation, migration of the environment database, persistence in
 // system.db and the compiled sets requests use. Changes are serialized; reads are from memory.
 
+import { detectFloatStyle } from "./float-style.ts";
 import type { Client, InStatement } from "@libsql/core/api";
 import { type ApiError, badRequest, conflict, notFound } from "../errors.ts";
 import { type CompiledSchema, type SchemaSet, compileSchema } from "./compiled.ts";
@@ -46,12 +47,6 @@ function toSet(version: number, defs: Map<string, SchemaDef>, floats: FloatStyle
 
 /** Numbers the loads of every catalog in this process (so a number names one set of compiled schemas). */
 let loads = 0;
-
-/** Whether the database's SQLite writes floats with round-trip digits (3.47+) or needs printf's 17 (sqld's 3.45). */
-async function floatStyleOf(db: Client): Promise<FloatStyle> {
-  const rs = await db.execute(`SELECT json_quote(0.1 + 0.2) AS j`);
-  return rs.rows[0]?.j === JSON.stringify(0.1 + 0.2) ? "native" : "digits17";
-}
 
 export class Catalog {
   private dev = new Map<string, SchemaDef>();
@@ -113,7 +108,7 @@ export class Catalog {
     this.dev = dev;
     this.prod = prod;
     // Both environments live on one kind of store, so one probe answers for both.
-    const floats = (this.floats ??= await floatStyleOf(this.envs.development));
+    const floats = (this.floats ??= await detectFloatStyle(this.envs.development));
     const generation = ++loads;
     this.devSet = toSet(0, dev, floats, generation);
     this.prodSets = new Map([...prod].map(([v, defs]) => [v, toSet(v, defs, floats, generation)]));

@@ -22,6 +22,8 @@ import {
   userTriggersSql,
 } from "./layout.ts";
 import type { Plan } from "./plan.ts";
+import { changeTriggersSql, dropChangeTriggersSql } from "./change-log.ts";
+import { detectFloatStyle } from "./float-style.ts";
 
 const UPDATE_CHUNK = 500;
 
@@ -33,9 +35,23 @@ export async function readLayouts(client: Pick<Client, "execute">): Promise<Map<
   return new Map(rs.rows.map((r) => [r.name as string, JSON.parse(r.definition as string) as SchemaDef]));
 }
 
-/** Rebuild the user-deletion triggers for the tables the database holds now (layout.ts, userTriggersSql). */
-export async function rebuildUserTriggers(client: Pick<Client, "execute">): Promise<void> {
-  for (const sql of userTriggersSql([...(await readLayouts(client)).values()])) await client.execute(sql);
+/**
+ * Rebuild the triggers that name tables and fields for the tables the database holds now: the user-deletion
+ * triggers (layout.ts, userTriggersSql) and each table's change-log triggers (change-log.ts).
+ */
+export async function rebuildTriggers(client: Pick<Client, "execute">): Promise<void> {
+  for (const sql of await triggersSql(client)) await client.execute(sql);
+}
+
+/** The same in one write transaction of its own (at start, where several nodes may open the store at once). */
+export async function rebuildTriggersAtomically(client: Client): Promise<void> {
+  await client.batch(await triggersSql(client), "write");
+}
+
+async function triggersSql(client: Pick<Client, "execute">): Promise<string[]> {
+  const layouts = [...(await readLayouts(client)).values()];
+  const floats = await detectFloatStyle(client);
+  return [...userTriggersSql(layouts), ...layouts.flatMap((l) => changeTriggersSql(l, floats))];
 }
 
 /** Apply every plan atomically: either all of them take effect, or none. */
@@ -45,7 +61,7 @@ export async function applyPlans(client: Client, plans: readonly Plan[], now = D
   try {
     for (const plan of plans) await applyPlan(tx, plan, now);
     // The triggers name tables and relationship fields: rebuilt for the new layouts in the same transaction.
-    await rebuildUserTriggers(tx);
+    await rebuildTriggers(tx);
     await tx.commit();
   } finally {
     tx.close();
@@ -92,8 +108,9 @@ async function applyPlan(tx: Transaction, plan: Plan, now: number): Promise<void
     plan.steps.flatMap((s) => ("field" in s && s.kind !== "addField" ? [s.field] : s.kind === "renameKey" ? [s.from] : [])),
   );
   for (const ix of plan.before?.indexes ?? []) if (ix.some((f) => touched.has(f))) await run(dropIndexSql(plan.schema, ix));
-  // File triggers name the key and binary columns: they are dropped first and recreated for the new layout.
-  if (plan.before) for (const sql of dropFileTriggersSql(plan.before)) await run(sql);
+  // File triggers name the key and binary columns: they are dropped first and recreated for the new layout; the
+  // change-log triggers name every column and are recreated with the others (rebuildTriggers).
+  if (plan.before) for (const sql of [...dropFileTriggersSql(plan.before), ...dropChangeTriggersSql(plan.schema)]) await run(sql);
   // So do the R*Tree and triggers of a geopoint field that changes (its triggers name the columns).
   for (const [f, def] of Object.entries(plan.before?.fields ?? {}))
     if (def.type === "geopoint" && touched.has(f)) for (const sql of dropGeoIndexSql(plan.schema, f)) await run(sql);

@@ -117,6 +117,17 @@ const SETTINGS_SPEC: Spec = {
       prefix: { type: "string", default: both("") },
     },
   },
+  /** Live data (/_live): change log retention and the limits of streams (docs/api/live.md). */
+  live: {
+    /** Hours the change log keeps changes for streams that reconnect; older gaps get `event: reset`. */
+    retentionHours: { type: "integer", min: 1, max: 720, default: both(24) },
+    /** Open stream connections per client IP (an IPv6 client by its /64) on one node. */
+    streamsPerIp: { type: "integer", min: 1, max: 100_000, default: { development: 1000, production: 100 } },
+    subscriptionsPerStream: { type: "integer", min: 1, max: 1000, default: both(50) },
+    channelsPerStream: { type: "integer", min: 1, max: 1000, default: both(20) },
+    /** Bytes a slow client may leave unread before its connection is closed (it resumes from the change log). */
+    bufferBytes: { type: "integer", min: 16 * 1024, max: 64 * 1024 * 1024, default: both(1024 * 1024) },
+  },
   /** Scheduled backups of the whole data directory: server-wide, so read from production's settings only. */
   backups: {
     /** Hours between scheduled backups; 0 = no schedule (POST /_admin/api/backups and `burrow backup` still work). */

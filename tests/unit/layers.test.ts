@@ -20,6 +20,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["backup/"],
   ["files/"],
   ["datastore/"],
+  ["live/"],
   ["social/"],
   ["code/"],
   ["console/"],

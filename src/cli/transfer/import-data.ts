@@ -27,6 +27,8 @@ export interface ImportOptions {
   report?: string;
   /** Test hook: the process kills itself (SIGKILL) after this many committed batches. */
   crashAfterBatches?: number;
+  /** Write the rows to the change log, so live streams get them as creates (--live). */
+  live?: boolean;
 }
 
 export interface ImportSummary {
@@ -268,7 +270,7 @@ export async function importData(s: Burrow, env: "development" | "production", o
         let rejected = bad;
         let inserted = 0;
         if (rows.length) {
-          const result = await s.data.importRows(ctx(), src.schema, rows, src.declared, [checkpointStatement(id, at)]);
+          const result = await s.data.importRows(ctx(), src.schema, rows, src.declared, [checkpointStatement(id, at)], opts.live === true);
           inserted = result.inserted;
           rejected = [...bad, ...result.rejected].sort((a, b) => a.line - b.line);
           countPasswords(src.schema, rows, result.rejected);

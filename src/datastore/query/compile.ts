@@ -31,7 +31,7 @@ interface CompiledQuery {
 }
 
 type Kind = "string" | "integer" | "float" | "boolean" | "multi" | "geopoint" | "password";
-interface FieldRef {
+export interface FieldRef {
   name: string;
   kind: Kind;
   /** Item type of an array (multi) field. */
@@ -42,7 +42,7 @@ interface FieldRef {
 const col = (c: string) => `t.${q(c)}`;
 
 /** Resolve a field named in a query: the key, an automatic field or a schema field; 400 otherwise. */
-function resolveField(s: CompiledSchema, name: string, where: string): FieldRef {
+export function resolveField(s: CompiledSchema, name: string, where: string): FieldRef {
   if (name === s.pk || name === "sm_owner") return { name, kind: "string", items: "string", cols: [name] };
   if (name === "createddate" || name === "lastmoddate") return { name, kind: "integer", items: "integer", cols: [name] };
   const def = s.fields.get(name);
@@ -90,11 +90,11 @@ function convert(kind: "string" | "integer" | "float" | "boolean", raw: string, 
   throw badRequest(textMismatch(kind, raw).detail(c.key));
 }
 
-function clauseValue(f: FieldRef, raw: string, c: Clause): InValue {
+export function clauseValue(f: FieldRef, raw: string, c: Clause): InValue {
   return convert(f.kind === "multi" ? f.items : (f.kind as "string" | "integer" | "float" | "boolean"), raw, c);
 }
 
-function list(f: FieldRef, c: Clause): InValue[] {
+export function list(f: FieldRef, c: Clause): InValue[] {
   const parts = c.value.split(",");
   if (parts.length > MAX_IN_VALUES) throw badRequest(`${JSON.stringify(c.key)}: at most ${MAX_IN_VALUES} values`);
   return parts.map((p) => clauseValue(f, p, c));

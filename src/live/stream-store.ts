@@ -1,0 +1,181 @@
+// Live streams as stored in their environment's database, so that any node can answer for any stream: who it acts
+// as, its secret token (SHA-256 only), the change it started after, and its state (subscriptions by name, joined
+// channels). A change of state is written with a `stream` row in the change log in the same transaction (before and
+// after), so the node holding the stream's connection learns of it in log order and a replay knows the state at
+// every id. A stream nobody is connected to expires after ten minutes.
+
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import type { Client, Transaction } from "@libsql/core/api";
+import type { EnvName, Principal } from "../request-context.ts";
+import { CHANGES_TABLE } from "../schema/change-log.ts";
+
+export const STREAMS_DDL = [
+  `CREATE TABLE IF NOT EXISTS _burrow_live_streams (id TEXT PRIMARY KEY, token TEXT NOT NULL, principal TEXT NOT NULL, version INTEGER NOT NULL, file_base TEXT NOT NULL, from_id INTEGER NOT NULL, state TEXT NOT NULL, state_id INTEGER NOT NULL, created INTEGER NOT NULL, expires INTEGER NOT NULL) STRICT, WITHOUT ROWID`,
+  `CREATE INDEX IF NOT EXISTS _burrow_live_streams_expires ON _burrow_live_streams (expires)`,
+];
+
+/** How long a stream without a connection keeps its subscriptions. */
+export const STREAM_IDLE_MS = 10 * 60 * 1000;
+
+/** What a subscription asks for, as the client sent it (compiled per stream by subscription.ts). */
+export interface SubscriptionSpec {
+  schema: string;
+  query: string;
+  select: string | null;
+  events: string[];
+}
+
+export interface StreamState {
+  subscriptions: Record<string, SubscriptionSpec>;
+  channels: string[];
+}
+
+export interface StoredStream {
+  id: string;
+  env: EnvName;
+  principal: Principal;
+  version: number;
+  fileBase: string;
+  fromId: number;
+  state: StreamState;
+  stateId: number;
+  expires: number;
+}
+
+const EMPTY: StreamState = { subscriptions: {}, channels: [] };
+
+const digest = (token: string) => createHash("sha256").update(token).digest("hex");
+
+/** A stream's id names its environment ("d"/"p"), so a connection without an API key finds its database. */
+export function envOfStream(id: string): EnvName | null {
+  if (!/^[dp][A-Za-z0-9_-]{22}$/.test(id)) return null;
+  return id[0] === "d" ? "development" : "production";
+}
+
+/** Create a stream acting as `principal`; its events start after change `fromId`. */
+export async function createStream(
+  db: Client,
+  env: EnvName,
+  principal: Principal,
+  version: number,
+  fileBase: string,
+  fromId: number,
+  now = Date.now(),
+): Promise<{ id: string; token: string; expires: number }> {
+  const id = (env === "development" ? "d" : "p") + randomBytes(16).toString("base64url").slice(0, 22);
+  const token = randomBytes(32).toString("base64url");
+  const expires = now + STREAM_IDLE_MS;
+  await db.execute({
+    sql: `INSERT INTO _burrow_live_streams (id, token, principal, version, file_base, from_id, state, state_id, created, expires) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
+    args: [id, digest(token), JSON.stringify(principal), version, fileBase, fromId, JSON.stringify(EMPTY), now, expires],
+  });
+  return { id, token, expires };
+}
+
+const toStream = (id: string, env: EnvName, r: Record<string, unknown>): StoredStream => ({
+  id,
+  env,
+  principal: JSON.parse(r.principal as string) as Principal,
+  version: Number(r.version),
+  fileBase: r.file_base as string,
+  fromId: Number(r.from_id),
+  state: JSON.parse(r.state as string) as StreamState,
+  stateId: Number(r.state_id),
+  expires: Number(r.expires),
+});
+
+/** The stream, when it exists, has not expired, and (when a token is given) the token is its own. */
+export async function loadStream(
+  db: Pick<Client, "execute">,
+  id: string,
+  token: string | null,
+  now = Date.now(),
+): Promise<StoredStream | null> {
+  const env = envOfStream(id);
+  if (!env) return null;
+  const rs = await db.execute({
+    sql: `SELECT token, principal, version, file_base, from_id, state, state_id, expires FROM _burrow_live_streams WHERE id = ?`,
+    args: [id],
+  });
+  const r = rs.rows[0] as unknown as Record<string, unknown> | undefined;
+  if (!r || Number(r.expires) <= now) return null;
+  if (token !== null) {
+    const a = Buffer.from(digest(token));
+    const b = Buffer.from(r.token as string);
+    if (a.length !== b.length || !timingSafeEqual(a, b)) return null;
+  }
+  return toStream(id, env, r);
+}
+
+/**
+ * Change a stream's state in one write transaction with its `stream` change-log row; `change` gets the current state
+ * and returns the next (or throws to refuse). Null when the stream does not exist (or expired).
+ */
+export async function updateStreamState(
+  db: Client,
+  id: string,
+  change: (state: StreamState) => StreamState,
+  now = Date.now(),
+): Promise<StreamState | null> {
+  const tx: Transaction = await db.transaction("write");
+  try {
+    const rs = await tx.execute({ sql: `SELECT state, expires FROM _burrow_live_streams WHERE id = ?`, args: [id] });
+    const r = rs.rows[0];
+    if (!r || Number(r.expires) <= now) return null;
+    const before = r.state as string;
+    const next = JSON.stringify(change(JSON.parse(before) as StreamState));
+    if (next !== before) {
+      const log = await tx.execute({
+        sql: `INSERT INTO ${CHANGES_TABLE} (at, kind, object, before, after) VALUES (?, 'stream', ?, ?, ?)`,
+        args: [now, id, before, next],
+      });
+      await tx.execute({
+        sql: `UPDATE _burrow_live_streams SET state = ?, state_id = ? WHERE id = ?`,
+        args: [next, Number(log.lastInsertRowid), id],
+      });
+    }
+    await tx.commit();
+    return JSON.parse(next) as StreamState;
+  } finally {
+    tx.close();
+  }
+}
+
+/** Keep streams with a connection (on this node) from expiring; at most 500 ids per statement. */
+export async function touchStreams(db: Pick<Client, "execute">, ids: readonly string[], now = Date.now()): Promise<void> {
+  for (let i = 0; i < ids.length; i += 500) {
+    const part = ids.slice(i, i + 500);
+    await db.execute({
+      sql: `UPDATE _burrow_live_streams SET expires = ? WHERE id IN (${part.map(() => "?").join(", ")})`,
+      args: [now + STREAM_IDLE_MS, ...part],
+    });
+  }
+}
+
+/** Remove streams that expired; how many went. */
+export async function sweepStreams(db: Pick<Client, "execute">, now = Date.now()): Promise<number> {
+  const rs = await db.execute({ sql: `DELETE FROM _burrow_live_streams WHERE expires <= ?`, args: [now] });
+  return rs.rowsAffected;
+}
+
+/** The state of a stream as it was right after change `at`: the `before` of its first state change after it, else `current`. */
+export async function stateAt(db: Pick<Client, "execute">, id: string, at: number, current: StoredStream): Promise<StreamState> {
+  if (current.stateId <= at) return current.state;
+  const rs = await db.execute({
+    sql: `SELECT before FROM ${CHANGES_TABLE} WHERE kind = 'stream' AND object = ? AND id > ? ORDER BY id LIMIT 1`,
+    args: [id, at],
+  });
+  const r = rs.rows[0];
+  return r ? (JSON.parse(r.before as string) as StreamState) : current.state;
+}
+
+/** Remove a stream (its session ended). */
+export async function deleteStream(db: Pick<Client, "execute">, id: string): Promise<void> {
+  await db.execute({ sql: `DELETE FROM _burrow_live_streams WHERE id = ?`, args: [id] });
+}
+
+/** Whether the session a user's stream acts in still lives (logout, revocation, expiry and deletion end it). */
+export async function sessionLives(db: Pick<Client, "execute">, family: string, now = Date.now()): Promise<boolean> {
+  const rs = await db.execute({ sql: `SELECT 1 FROM _burrow_sessions WHERE family = ? AND refresh_expires > ?`, args: [family, now] });
+  return rs.rows.length > 0;
+}
