@@ -114,6 +114,7 @@ export async function statusFigures(burrow: Burrow, origin: string, fresh = fals
     stores: await storeSizes(burrow),
     push,
     code: burrow.code.stats(),
+    live: burrow.live.figures(),
     process: { rssBytes: mem.rss, heapUsedBytes: mem.heapUsed },
     lastBackup: lastBackup(burrow),
   };

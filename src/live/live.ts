@@ -217,8 +217,15 @@ export class Live {
     }
   }
 
-  /** Figures for the status page and /_metrics. */
-  figures(): { streams: number; subscriptions: number; delivered: number; lagMs: number } {
+  /** (time, events delivered) every 5 s over the last minute, for the rate. */
+  private readonly samples: [number, number][] = [];
+  private sampler: ReturnType<typeof setInterval> | null = null;
+
+  /**
+   * Figures for the status page and /_metrics: open streams and their subscriptions on this node, events handed to
+   * connections since start and per second over the last minute, and how long after a write its events went out.
+   */
+  figures(now = Date.now()): { streams: number; subscriptions: number; delivered: number; eventsPerSecond: number; lagMs: number } {
     let streams = 0;
     let subscriptions = 0;
     let delivered = 0;
@@ -230,11 +237,19 @@ export class Live {
       delivered += h.delivered;
       if (h.connected) lagMs = Math.max(lagMs, h.lagMs);
     }
-    return { streams, subscriptions, delivered, lagMs };
+    if (!this.sampler) {
+      this.sampler = setInterval(() => this.samples.push([Date.now(), this.figures().delivered]), 5000);
+      this.sampler.unref?.();
+    }
+    while (this.samples.length && this.samples[0]![0] < now - 60_000) this.samples.shift();
+    const first = this.samples[0];
+    const eventsPerSecond = first && now > first[0] ? Math.round(((delivered - first[1]) / ((now - first[0]) / 1000)) * 10) / 10 : 0;
+    return { streams, subscriptions, delivered, eventsPerSecond, lagMs };
   }
 
   close(): void {
     if (this.messageTimer) clearInterval(this.messageTimer);
+    if (this.sampler) clearInterval(this.sampler);
     for (const env of ENVS) this.hubs[env].stop();
   }
 }

@@ -9,6 +9,7 @@ export interface GaugeFigures {
   stores: Record<string, { db: number; wal: number }>;
   push: Record<string, { depth: number; retrying: number; leased: number; oldestAgeMs: number | null; tokens: number }>;
   code: { running: boolean; bundles: number; calls: number; failures: number; inFlight: number };
+  live: { streams: number; subscriptions: number; delivered: number; lagMs: number };
   version: string;
 }
 
@@ -76,6 +77,15 @@ export function prometheusText(stats: RequestStats, g: GaugeFigures): string {
   out.push(`burrow_code_failures_total ${g.code.failures}`);
   metric("burrow_code_calls_in_flight", "gauge", "Custom code method calls running now.");
   out.push(`burrow_code_calls_in_flight ${g.code.inFlight}`);
+
+  metric("burrow_live_streams", "gauge", "Live streams connected to this process.");
+  out.push(`burrow_live_streams ${g.live.streams}`);
+  metric("burrow_live_subscriptions", "gauge", "Subscriptions of the live streams connected to this process.");
+  out.push(`burrow_live_subscriptions ${g.live.subscriptions}`);
+  metric("burrow_live_events_total", "counter", "Live events handed to connections since start.");
+  out.push(`burrow_live_events_total ${g.live.delivered}`);
+  metric("burrow_live_lag_seconds", "gauge", "How long after it was written the newest change reached the connected streams.");
+  out.push(`burrow_live_lag_seconds ${(g.live.lagMs / 1000).toFixed(3)}`);
 
   metric("process_resident_memory_bytes", "gauge", "Resident memory of the process.");
   out.push(`process_resident_memory_bytes ${g.rssBytes}`);

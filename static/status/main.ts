@@ -42,6 +42,7 @@ interface Figures {
     }
   >;
   code: { running: boolean; bundles: number; calls: number; failures: number; inFlight: number };
+  live: { streams: number; subscriptions: number; delivered: number; eventsPerSecond: number; lagMs: number };
   process: { rssBytes: number; heapUsedBytes: number };
   lastBackup: { created: string; size: number } | null;
 }
@@ -103,6 +104,7 @@ function render(f: Figures): void {
         depth > 10000 ? "warn" : "",
       )}
       ${card("Custom code calls", f.code.calls.toLocaleString(), `${f.code.running ? "running" : "not started"} · ${f.code.failures} failed`)}
+      ${card("Live streams", f.live.streams.toLocaleString(), `${f.live.subscriptions} subscriptions · ${f.live.eventsPerSecond} events/s · lag ${ms(f.live.lagMs)}`)}
       ${card("Stores", bytes(dbs), `WAL ${bytes(wals)}`)}
       ${card("Memory", bytes(f.process.rssBytes), `heap ${bytes(f.process.heapUsedBytes)}`)}
       ${card("Last backup", f.lastBackup ? new Date(f.lastBackup.created).toLocaleString() : "none", f.lastBackup ? bytes(f.lastBackup.size) : "burrow backup", f.lastBackup ? "" : "warn")}

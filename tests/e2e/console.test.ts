@@ -1,6 +1,6 @@
 // The admin console in real Chromium (docs/api/admin.md#console-and-reference-pages), driven by playwright-core
 // against the built binary: sign in, create a schema through the form (with its migration plan), add objects,
-// filter, edit in place (a refused value keeps what was typed), see a script uploaded under /_files/ refused by the
+// filter, edit in place, see changes made elsewhere appear live (a refused value keeps what was typed), see a script uploaded under /_files/ refused by the
 // page's policy, deploy, change a setting, add a viewer and check what a viewer cannot do, in the browser and at the
 // API. Screenshots of every screen, light and dark, and a phone-width view go to test-results/console/.
 
@@ -228,6 +228,20 @@ describe("an owner", () => {
       { timeout: 5000 },
     );
   }, 60_000);
+
+  test("the grid follows changes made elsewhere as they happen (an EventSource on a live stream)", async () => {
+    await go("data/todo");
+    await page.locator(".badge", { hasText: "live" }).waitFor({ timeout: 5000 });
+    const grid = page.getByRole("grid");
+    const made = await apiFromPage("POST", "/data/development/todo", { title: "made elsewhere", priority: 7 });
+    expect(made.status).toBe(201);
+    await grid.locator("tbody tr", { hasText: "made elsewhere" }).waitFor({ timeout: 3000 });
+    const key = made.body.todo_id as string;
+    expect((await apiFromPage("PUT", `/data/development/todo/${key}`, { title: "changed elsewhere" })).status).toBe(200);
+    await grid.locator("tbody tr", { hasText: "changed elsewhere" }).waitFor({ timeout: 3000 });
+    expect((await apiFromPage("DELETE", `/data/development/todo/${key}`)).status).toBe(200);
+    await grid.locator("tbody tr", { hasText: "changed elsewhere" }).waitFor({ state: "detached", timeout: 3000 });
+  }, 30_000);
 
   test("a script uploaded under /_files/ and added to the page is refused by its policy; the console's own runs on", async () => {
     expect((await apiFromPage("PUT", "/schemas/asset", { fields: { file: { type: "binary" } } })).status).toBe(201);

@@ -2,7 +2,8 @@
 // s3rver as the shared file store, two `burrow serve --store` nodes, HAProxy from Debian (scripts/install-haproxy.mjs)
 // balancing round-robin. Checked through the balancer and against each node: CRUD and queries, a MAC request replayed
 // on the other node, a logout on one node honoured by the other, a rate limit counted across both, a schema change
-// and a deploy made on one node served by the other within a second, exact counters from both, a backup made on one
+// and a deploy made on one node served by the other within a second, exact counters from both, live events and
+// channel messages crossing from one node to a stream on the other, a backup made on one
 // node while the other writes (every acknowledged write in it, restored onto new namespaces), and a push
 // broadcast to 10,000 devices with one node killed (kill -9) halfway.
 
@@ -18,6 +19,7 @@ import { collapseKeysByToken, startFcmFake, type FcmFake } from "../helpers/fcm-
 import { freePort, startLoopbackProcess, type LoopbackProcess } from "../helpers/loopback-process.ts";
 import { startS3 } from "../helpers/s3rver.ts";
 import { macAuth } from "../helpers/sign.ts";
+import { EventReader } from "../helpers/live.ts";
 import { type ServerProcess, ROOT, startServerProcess } from "../helpers/spawn.ts";
 import { type Sqld, startSqld } from "../helpers/sqld.ts";
 
@@ -241,6 +243,44 @@ test("counters incremented from both nodes at once are exact", async () => {
   expect(errors).toBe(0);
   expect((await api("GET", "/counter/c", { base: b })).body.hits).toBe(500);
 }, 60_000);
+
+test("live: a write on one node reaches a stream on the other within a second; a channel message too; a reconnect to the other node replays", async () => {
+  const [a, b] = nodes.map((n) => n.url);
+  const code = `export const methods = [{ name: "shout", async execute(r, s) { await s.live.publish("public:room", JSON.parse(r.body)); return { body: {} }; } }];`;
+  const up = await fetch(`${lb.url}/_admin/api/code`, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/javascript" },
+    body: code,
+  });
+  expect(up.status).toBe(200);
+  const created = await api("POST", "/_live/streams", { base: a });
+  expect(created.status).toBe(201);
+  const { stream, token } = created.body as { stream: string; token: string };
+  // The subscription is written through b, the stream is read from b, the write goes through a.
+  expect(
+    (await api("PUT", `/_live/streams/${stream}/subscriptions/notes`, { base: b, body: { schema: "note", query: "n[gte]=100" } })).status,
+  ).toBe(200);
+  expect((await api("PUT", `/_live/streams/${stream}/channels/public:room`, { base: a })).status).toBe(200);
+  const onB = new EventReader(await fetch(`${b}/_live/streams/${stream}?token=${token}`));
+  expect((await onB.next())!.event).toBe("ready");
+  await Bun.sleep(500); // b has code and settings of the latest epoch
+  const t0 = performance.now();
+  expect((await api("POST", "/note", { base: a, body: { note_id: "live1", n: 100 } })).status).toBe(201);
+  const [ev] = await onB.take(1, 2000);
+  const ms = performance.now() - t0;
+  expect([ev!.event, ev!.data.object.note_id]).toEqual(["create", "live1"]);
+  expect(ms).toBeLessThan(1000);
+  expect((await api("POST", "/shout", { base: a, body: { typing: "ann" } })).status).toBe(200);
+  expect((await onB.take(1, 2000))[0]).toEqual({ id: null, event: "message", data: { channel: "public:room", data: { typing: "ann" } } });
+  await onB.close();
+  // Disconnected: writes go on; reconnecting to the other node replays them from the shared log.
+  expect((await api("PUT", "/note/live1", { base: b, body: { n: 101 } })).status).toBe(200);
+  expect((await api("DELETE", "/note/live1", { base: b })).status).toBe(200);
+  const onA = new EventReader(await fetch(`${a}/_live/streams/${stream}?token=${token}`, { headers: { "last-event-id": String(ev!.id) } }));
+  expect((await onA.next())!.event).toBe("ready");
+  expect((await onA.take(2, 2000)).map((e) => e.event)).toEqual(["update", "delete"]);
+  await onA.close();
+}, 30_000);
 
 test("a backup made on a while b writes holds every write b had acknowledged, and restores onto new namespaces", async () => {
   const [a, b] = nodes.map((n) => n.url);

@@ -96,6 +96,7 @@ describe("Prometheus text", () => {
     stores: { system: { db: 4096, wal: 0 } },
     push: { development: { depth: 3, retrying: 1, leased: 0, oldestAgeMs: 1500, tokens: 7 } },
     code: { running: true, bundles: 1, calls: 9, failures: 1, inFlight: 0 },
+    live: { streams: 4, subscriptions: 6, delivered: 120, lagMs: 45 },
   };
 
   test("counters by status class and a cumulative histogram per area", () => {
@@ -114,6 +115,9 @@ describe("Prometheus text", () => {
     expect(text).toContain('burrow_push_queue_depth{env="development"} 3');
     expect(text).toContain('burrow_push_queue_oldest_seconds{env="development"} 1.500');
     expect(text).toContain("burrow_code_calls_total 9");
+    expect(text).toContain("burrow_live_streams 4");
+    expect(text).toContain("burrow_live_events_total 120");
+    expect(text).toContain("burrow_live_lag_seconds 0.045");
     expect(text).toContain('burrow_build_info{version="1.2.3"} 1');
     // Every sample line is "<name>{labels} <number>" and every metric has HELP and TYPE.
     for (const line of text.trim().split("\n")) {

@@ -3,6 +3,7 @@
 // backups, and the server's own status, logs and outbox. Every route but login declares the least role it needs
 // (`{ role: ... }`), which adminGuard (admin-guard.ts) enforces with the bearer token from login.
 
+import { adminLiveRoutes } from "./admin-live.ts";
 import { Elysia } from "elysia";
 import { tooManyRequests, unauthorized } from "../../errors.ts";
 import type { Burrow } from "../burrow.ts";
@@ -37,6 +38,7 @@ export function adminRoutes(burrow: Burrow, info: RequestInfo, parsers: BodyPars
     .use(adminPushRoutes(burrow, parsers))
     .use(adminSettingRoutes(burrow, parsers))
     .use(adminBackupRoutes(burrow, parsers))
+    .use(adminLiveRoutes(burrow, parsers))
     .use(adminMetaRoutes(burrow));
 }
 

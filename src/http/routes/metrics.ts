@@ -41,6 +41,7 @@ export function metricsRoutes(burrow: Burrow) {
         stores: await storeSizes(burrow),
         push,
         code: burrow.code.stats(),
+        live: burrow.live.figures(),
       });
       return new Response(text, { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8", "cache-control": "no-store" } });
     },

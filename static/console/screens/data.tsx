@@ -7,7 +7,7 @@
 // data-grid.tsx (the grid, its keyboard and in-place editing), data-pager.tsx, data-dialogs.tsx (the cell
 // editor, the create form).
 
-import { useMemo, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { type Env, call, canWrite, del, enc, put } from "../api.ts";
 import { schemasOf } from "../schemas-of.ts";
 import { type SchemaDef, primaryKeyOf, totalOf } from "../values.ts";
@@ -16,6 +16,7 @@ import { CreateDialog } from "./data-dialogs.tsx";
 import { Grid, type Obj, columnsOf } from "./data-grid.tsx";
 import { Pager } from "./data-pager.tsx";
 import { NO_QUERY, type Query, QueryBar } from "./data-query-bar.tsx";
+import { type LiveChange, useLiveChanges } from "../live.ts";
 
 export function DataScreen({ schema, route = "data", only }: { schema?: string; route?: string; only?: (d: SchemaDef) => boolean }) {
   const app = useApp();
@@ -91,7 +92,26 @@ function Browser({ def, env, version, route }: { def: SchemaDef; env: Env; versi
     return { rows: a.data, total, ms: Math.round(performance.now() - t0), seq: ++pageSeq };
   }, [base, filter, order?.field, order?.desc, pageSize, start, count, select, expand]);
 
-  const rows = page.data?.rows ?? [];
+  // Changes by anyone, as they happen: an object on this page that changed is replaced in place (unless the page
+  // selects or expands, which a change does not carry); anything else reloads the page, at most every 300 ms.
+  const [patched, setPatched] = useState<ReadonlyMap<string, Obj>>(new Map());
+  useEffect(() => setPatched(new Map()), [page.data?.seq]);
+  const reloadTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  // The reload of the query on screen when the timer fires (not of the one on screen when it was set).
+  const reload = useRef(page.reload);
+  reload.current = page.reload;
+  const live = useLiveChanges(env, version, def.name, (c: LiveChange) => {
+    const key = String(c.object[pk]);
+    const onPage = (page.data?.rows ?? []).some((r) => String(r[pk]) === key);
+    if (c.event === "update" && onPage && !select.trim() && !expand) setPatched((m) => new Map(m).set(key, c.object as Obj));
+    else if (!reloadTimer.current)
+      reloadTimer.current = setTimeout(() => {
+        reloadTimer.current = null;
+        reload.current();
+      }, 300);
+  });
+  useEffect(() => () => void (reloadTimer.current && clearTimeout(reloadTimer.current)), []);
+  const rows = (page.data?.rows ?? []).map((r) => patched.get(String(r[pk])) ?? r);
   // A new query starts again from the first page; a new expand depth changes no row, so the page stays.
   const requery = (q: Query) => {
     if (q.expand === expand) setStart(0);
@@ -104,7 +124,9 @@ function Browser({ def, env, version, route }: { def: SchemaDef; env: Env; versi
   // The server's answer takes the row's place; the grid shows it when its edit ends.
   const save = async (row: number, field: string, value: unknown) => {
     const updated = await put<Obj>(objectPath(rows[row]!), { [field]: value });
-    page.data!.rows[row] = updated;
+    const at = page.data!.rows.findIndex((r) => String(r[pk]) === String(updated[pk]));
+    if (at >= 0) page.data!.rows[at] = updated;
+    setPatched((m) => new Map(m).set(String(updated[pk]), updated));
   };
   const turn = (step: 1 | -1) => {
     if (step < 0) setStart(Math.max(0, start - pageSize));
@@ -115,6 +137,11 @@ function Browser({ def, env, version, route }: { def: SchemaDef; env: Env; versi
     <div>
       <QueryBar def={def} columns={columns} query={query} onQuery={requery} onCreate={writable ? () => setCreating(true) : undefined} />
       <ErrorBox error={page.error} />
+      {live && (
+        <span class="badge ok small" title="Changes by anyone appear as they happen">
+          live
+        </span>
+      )}
       <Grid
         name={def.name}
         pk={pk}
