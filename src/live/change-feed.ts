@@ -38,6 +38,23 @@ export async function readChanges(db: Db, after: number, limit: number, upTo = N
   return rs.rows.map((r) => toChange(r as unknown as Record<string, unknown>));
 }
 
+/** What one stream needs of the log: changes to these schemas, its own state changes and session end, resets. */
+export interface StreamFilter {
+  schemas: readonly string[];
+  stream: string;
+  family: string | null;
+}
+
+/** readChanges narrowed to what one stream needs (a replay): the database skips the rest without handing it over. */
+export async function readChangesFor(db: Db, after: number, limit: number, upTo: number, f: StreamFilter): Promise<Change[]> {
+  const schemas = f.schemas.length ? `schema IN (${f.schemas.map(() => "?").join(", ")}) OR ` : "";
+  const rs = await db.execute({
+    sql: `SELECT id, at, kind, schema, object, before, after FROM ${CHANGES_TABLE} WHERE id > ? AND id <= ? AND (${schemas}kind = 'reset' OR (kind = 'stream' AND object = ?) OR (kind = 'session' AND object = ?)) ORDER BY id LIMIT ?`,
+    args: [after, upTo, ...f.schemas, f.stream, f.family ?? "", limit],
+  });
+  return rs.rows.map((r) => toChange(r as unknown as Record<string, unknown>));
+}
+
 /** The last id the log gave (kept by AUTOINCREMENT also when its row was pruned) and the oldest id it still holds. */
 export async function logBounds(db: Db): Promise<{ latest: number; oldest: number | null }> {
   const rs = await db.execute(

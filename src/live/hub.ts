@@ -8,12 +8,13 @@ import type { Client } from "@libsql/core/api";
 import type { Logger } from "../log.ts";
 import type { ApiContext, EnvName } from "../request-context.ts";
 import type { SchemaSet } from "../schema/compiled.ts";
-import { type Change, canResume, logBounds, readChanges } from "./change-feed.ts";
+import { type Change, type StreamFilter, canResume, logBounds, readChanges, readChangesFor } from "./change-feed.ts";
 import { PreparedChange, type RoleMembers, eventOf, ownerLookups } from "./dispatch.ts";
 import type { Sink } from "./sinks.ts";
-import { type StoredStream, type StreamState, stateAt, touchStreams } from "./stream-store.ts";
+import { type StoredStream, type StreamState, stateAt, statesAfter, touchStreams } from "./stream-store.ts";
 import { type CompiledSubscription, compileSubscription } from "./subscription.ts";
 import { loadRoles, loadOwnerFields } from "./lookups.ts";
+import { SchemaSubs } from "./schema-subs.ts";
 
 const PAGE = 500;
 const HEARTBEAT_MS = 15_000;
@@ -47,7 +48,7 @@ export class LiveHub {
   position = 0;
   private started = false;
   private readonly streams = new Map<string, Attached>();
-  private readonly bySchema = new Map<string, Map<CompiledSubscription, Attached>>();
+  private readonly bySchema = new Map<string, SchemaSubs>();
   private readonly replaying = new Set<Attached>();
   private roles: RoleMembers | null = null;
   private running = false;
@@ -150,8 +151,18 @@ export class LiveHub {
         this.setState(a, stored.state);
         from = upTo;
       } else this.setState(a, await stateAt(this.deps.db, stored.id, from, stored));
+      // Only what this stream can need: the schemas of any state it has in the range, its own rows, resets.
+      const states = [
+        { subscriptions: Object.fromEntries([...a.subs].map(([n, s]) => [n, s.spec])) },
+        ...(await statesAfter(this.deps.db, stored.id, from, upTo)),
+      ];
+      const filter: StreamFilter = {
+        schemas: [...new Set(states.flatMap((st) => Object.values(st.subscriptions).map((s) => s.schema)))],
+        stream: stored.id,
+        family: stored.principal.kind === "user" ? stored.principal.family : null,
+      };
       for (;;) {
-        const rows = await readChanges(this.deps.db, from, PAGE, upTo);
+        const rows = await readChangesFor(this.deps.db, from, PAGE, upTo, filter);
         for (const row of rows) await this.replay(a, new PreparedChange(row));
         if (rows.length < PAGE || sink.closed) break;
         from = rows[rows.length - 1]!.id;
@@ -202,8 +213,8 @@ export class LiveHub {
 
   private index(sub: CompiledSubscription, a: Attached): void {
     let m = this.bySchema.get(sub.schema.name);
-    if (!m) this.bySchema.set(sub.schema.name, (m = new Map()));
-    m.set(sub, a);
+    if (!m) this.bySchema.set(sub.schema.name, (m = new SchemaSubs()));
+    m.add(sub, a);
   }
 
   private unindex(sub: CompiledSubscription): void {
@@ -254,8 +265,13 @@ export class LiveHub {
   /** Hand one change to every stream it concerns; synchronous after its lookups, so `position` moves with it. */
   private async dispatch(row: Change): Promise<void> {
     const p = new PreparedChange(row);
-    const subs = row.schema === null ? undefined : this.bySchema.get(row.schema);
-    if (subs) await this.lookups(p, subs.keys());
+    const indexed = row.schema === null ? undefined : this.bySchema.get(row.schema);
+    const subs = indexed?.candidates(p.object(0), p.object(1));
+    if (subs?.length)
+      await this.lookups(
+        p,
+        subs.map(([sub]) => sub),
+      );
     if (row.schema === "aclrole") this.roles = null;
     switch (row.kind) {
       case "create":

@@ -202,3 +202,22 @@ export function compileMatch(s: CompiledSchema, conditions: Conditions): Match {
   if (conditions.or) parts.push(some(conditions.or.map((group) => every(group.map((c) => clauseMatch(s, c))))));
   return parts.length === 0 ? () => true : every(parts);
 }
+
+/**
+ * A condition every match must meet as `field = value` on a one-valued field (the first such top-level clause), so
+ * that a hub can index subscriptions by it and look at only those a written object's value names; null when none.
+ */
+export function equalityOf(s: CompiledSchema, conditions: Conditions): { field: string; value: Scalar } | null {
+  for (const c of conditions.where) {
+    if (c.op !== "eq") continue;
+    const f = resolveField(s, c.field, "query");
+    if (f.kind === "multi" || f.kind === "geopoint") continue;
+    return { field: f.name, value: bound(f, c) };
+  }
+  return null;
+}
+
+/** An object's field value as the index of equalityOf compares it (booleans as 1 and 0, as SQL does). */
+export function indexValue(v: unknown): Scalar | null {
+  return sqlValue(v);
+}

@@ -158,6 +158,15 @@ export async function sweepStreams(db: Pick<Client, "execute">, now = Date.now()
   return rs.rowsAffected;
 }
 
+/** Every state a stream had after change `at` up to `upTo` (the `after` of its state changes in that range). */
+export async function statesAfter(db: Pick<Client, "execute">, id: string, at: number, upTo: number): Promise<StreamState[]> {
+  const rs = await db.execute({
+    sql: `SELECT after FROM ${CHANGES_TABLE} WHERE kind = 'stream' AND object = ? AND id > ? AND id <= ? ORDER BY id`,
+    args: [id, at, upTo],
+  });
+  return rs.rows.map((r) => JSON.parse(r.after as string) as StreamState);
+}
+
 /** The state of a stream as it was right after change `at`: the `before` of its first state change after it, else `current`. */
 export async function stateAt(db: Pick<Client, "execute">, id: string, at: number, current: StoredStream): Promise<StreamState> {
   if (current.stateId <= at) return current.state;

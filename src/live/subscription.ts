@@ -12,7 +12,7 @@ import { badRequest } from "../errors.ts";
 import type { ApiContext } from "../request-context.ts";
 import type { CompiledSchema } from "../schema/compiled.ts";
 import { isPlainObject } from "../plain-object.ts";
-import { compileMatch } from "./match.ts";
+import { compileMatch, equalityOf } from "./match.ts";
 import { type LiveView, liveViewKey } from "./render.ts";
 import type { SubscriptionSpec } from "./stream-store.ts";
 
@@ -43,6 +43,8 @@ export interface CompiledSubscription {
   /** liveViewKey(view): subscribers with the same key share one rendering of a change. */
   viewKey: string;
   events: ReadonlySet<EventKind>;
+  /** A `field = value` every match needs (the hub indexes subscriptions by it); null when the filter has none. */
+  equality: { field: string; value: string | number } | null;
 }
 
 /** 400 unless the name is a subscription name. */
@@ -71,6 +73,7 @@ export function compileSubscription(ctx: ApiContext, name: string, spec: Subscri
   const conditions = parseConditions(new URLSearchParams(spec.query));
   refuseOwnerOnly(ctx, s, conditions);
   const match = compileMatch(s, conditions);
+  const equality = equalityOf(s, conditions);
   const rule = readRule(ctx, s);
   const view: LiveView = { ...viewerOf(ctx, s), only: selected(s, spec.select) };
   return {
@@ -83,6 +86,7 @@ export function compileSubscription(ctx: ApiContext, name: string, spec: Subscri
     view,
     viewKey: liveViewKey(view),
     events: new Set(spec.events as EventKind[]),
+    equality,
   };
 }
 

@@ -16,6 +16,7 @@ import type { BodyParsers } from "../parsers.ts";
 import { checkPathParams } from "../path-params.ts";
 import type { RequestInfo } from "../request-meta.ts";
 import { json } from "../respond.ts";
+import * as S from "../schemas.ts";
 
 const tag = (summary: string, description = "") => ({ tags: ["live"], summary, description });
 
@@ -69,12 +70,13 @@ export function liveRoutes(burrow: Burrow, info: RequestInfo, parsers: BodyParse
         {
           detail: tag(
             "Connect to a stream",
-            "Server-Sent Events (EventSource reconnects with Last-Event-ID), or a WebSocket with Upgrade: websocket carrying the same messages as {id, event, data}. ?token=<token> (no API key); ?after=<id> resumes like Last-Event-ID.",
+            "Server-Sent Events (EventSource reconnects with Last-Event-ID), or a WebSocket with Upgrade: websocket carrying the same messages as {id, event, data}. ?token=<token> (no API key); ?after=<id> resumes like Last-Event-ID. Refusals: 400 (a bad Last-Event-ID), 401 (a wrong token, an expired stream or ended session), 429 (open streams per client address).",
           ),
         },
       )
       .derive(apiContextStep(burrow, info))
       .post("/streams", async ({ api }) => json(await live.createStream(await api), 201), {
+        response: { 201: S.AnyObject, ...S.errors(401, 404) },
         detail: tag(
           "Create a stream",
           "Acts as the caller (API key, MAC signature, cookie session or OAuth 1.0) in its environment and version.",
@@ -97,7 +99,7 @@ export function liveRoutes(burrow: Burrow, info: RequestInfo, parsers: BodyParse
           await live.deleteSubscription(await api, params.id, params.name);
           return json({});
         },
-        { detail: tag("Remove a subscription") },
+        { response: { 200: S.AnyObject, ...S.errors(400, 401) }, detail: tag("Remove a subscription") },
       )
       .put(
         "/streams/:id/channels/:channel",
@@ -105,7 +107,7 @@ export function liveRoutes(burrow: Burrow, info: RequestInfo, parsers: BodyParse
           await live.joinChannel(await api, params.id, params.channel);
           return json({});
         },
-        { detail: tag("Join a public:<name> channel") },
+        { response: { 200: S.AnyObject, ...S.errors(400, 401, 429) }, detail: tag("Join a public:<name> channel") },
       )
       .delete(
         "/streams/:id/channels/:channel",
@@ -113,7 +115,7 @@ export function liveRoutes(burrow: Burrow, info: RequestInfo, parsers: BodyParse
           await live.leaveChannel(await api, params.id, params.channel);
           return json({});
         },
-        { detail: tag("Leave a channel") },
+        { response: { 200: S.AnyObject, ...S.errors(400, 401) }, detail: tag("Leave a channel") },
       )
   );
 }
