@@ -93,8 +93,9 @@ export async function openBurrow(config: Config, opts: OpenOptions = {}): Promis
         ...SOCIAL_LINKS_DDL,
         ...PUSH_TOKENS_DDL,
         ...PUSH_QUEUE_DDL,
-        ...CHANGE_LOG_DDL,
+        // The streams table first: the change-log triggers look at it.
         ...STREAMS_DDL,
+        ...CHANGE_LOG_DDL,
         ...MESSAGES_DDL,
       ],
       "write",

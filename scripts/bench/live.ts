@@ -246,6 +246,11 @@ const md = [
   "Cost of one write for its subscribers (in process; all subscribers match, so each gets an event):",
   "",
   table(["subscribers", "Burrow's hub: one predicate per subscriber", "one SQL query per subscriber (PocketBase's design)"], cost),
+  "",
+  "The query-per-subscriber column runs on the embedded store in this process, its cheapest case: each check is a",
+  "point query on the written row. PocketBase's realtime runs one such rule query per subscriber for every write; its",
+  "cost grows with subscribers times writes, where Burrow's grows with the subscribers an object can concern (filters",
+  "with a `field=value` condition are looked up, not scanned) and never waits on the database per subscriber.",
 ].join("\n");
 console.log(md);
 if (values.write) writeSection("live", md);

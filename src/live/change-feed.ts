@@ -55,11 +55,9 @@ export async function readChangesFor(db: Db, after: number, limit: number, upTo:
   return rs.rows.map((r) => toChange(r as unknown as Record<string, unknown>));
 }
 
-/** The last id the log gave (kept by AUTOINCREMENT also when its row was pruned) and the oldest id it still holds. */
+/** The last id the log gave (its newest row is never pruned) and the oldest id it still holds. */
 export async function logBounds(db: Db): Promise<{ latest: number; oldest: number | null }> {
-  const rs = await db.execute(
-    `SELECT (SELECT seq FROM sqlite_sequence WHERE name = '${CHANGES_TABLE}') AS latest, (SELECT min(id) FROM ${CHANGES_TABLE}) AS oldest`,
-  );
+  const rs = await db.execute(`SELECT (SELECT max(id) FROM ${CHANGES_TABLE}) AS latest, (SELECT min(id) FROM ${CHANGES_TABLE}) AS oldest`);
   const r = rs.rows[0]!;
   return { latest: Number(r.latest ?? 0), oldest: r.oldest === null || r.oldest === undefined ? null : Number(r.oldest) };
 }
@@ -74,10 +72,10 @@ export function canResume(after: number, bounds: { latest: number; oldest: numbe
   return bounds.oldest !== null && bounds.oldest <= after + 1;
 }
 
-/** Delete up to `max` changes older than `before` (ms), oldest first; how many went. */
+/** Delete up to `max` changes older than `before` (ms), oldest first, never the newest; how many went. */
 export async function pruneChanges(db: Db, before: number, max: number): Promise<number> {
   const rs = await db.execute({
-    sql: `DELETE FROM ${CHANGES_TABLE} WHERE id IN (SELECT id FROM ${CHANGES_TABLE} WHERE at < ? ORDER BY id LIMIT ?)`,
+    sql: `DELETE FROM ${CHANGES_TABLE} WHERE id IN (SELECT id FROM ${CHANGES_TABLE} WHERE at < ? AND id < (SELECT max(id) FROM ${CHANGES_TABLE}) ORDER BY id LIMIT ?)`,
     args: [before, max],
   });
   return rs.rowsAffected;

@@ -71,11 +71,11 @@ export class LiveHub {
     return n;
   }
 
+  private readonly perIp = new Map<string | null, number>();
+
   /** Streams connected per client IP (the per-IP limit). */
   connectionsFrom(ip: string | null): number {
-    let n = 0;
-    for (const a of this.streams.values()) if (a.ip === ip) n++;
-    return n;
+    return this.perIp.get(ip) ?? 0;
   }
 
   isConnected(id: string): boolean {
@@ -92,7 +92,8 @@ export class LiveHub {
     this.position = (await logBounds(this.deps.db)).latest;
     if (this.started) return;
     this.started = true;
-    // Role members were cached while the log was tailed; changes to them since then were not seen.
+    // Once started, the hub tails the log until the server stops (also while no stream is connected), so what it
+    // caches (role members) follows every change.
     this.roles = null;
     const every = (ms: number, fn: () => void) => {
       const t = setInterval(fn, ms);
@@ -139,8 +140,14 @@ export class LiveHub {
       fileBase: () => stored.fileBase,
     };
     const a: Attached = { stored, ctx, sink, ip, subs: new Map(), channels: new Set(), buffered: [] };
-    this.streams.get(stored.id)?.sink.close();
+    // A reconnect the old connection has not noticed yet: the new one takes its place.
+    const previous = this.streams.get(stored.id);
     this.streams.set(stored.id, a);
+    this.perIp.set(ip, (this.perIp.get(ip) ?? 0) + 1);
+    if (previous) {
+      this.forget(previous);
+      previous.sink.close();
+    }
     this.replaying.add(a);
     const upTo = this.position;
     sink.send(null, "ready", JSON.stringify({ stream: stored.id }));
@@ -191,11 +198,18 @@ export class LiveHub {
 
   /** The stream's connection went away (or was replaced); its subscriptions stay stored for a reconnect. */
   detach(a: Attached): void {
-    this.replaying.delete(a);
     if (this.streams.get(a.stored.id) !== a) return;
     this.streams.delete(a.stored.id);
-    for (const sub of a.subs.values()) this.unindex(sub);
-    if (this.streams.size === 0) this.stop();
+    this.forget(a);
+  }
+
+  /** Drop a connection's subscriptions and count (its stream's entry is already gone or taken by another). */
+  private forget(a: Attached): void {
+    this.replaying.delete(a);
+    const left = (this.perIp.get(a.ip) ?? 1) - 1;
+    if (left > 0) this.perIp.set(a.ip, left);
+    else this.perIp.delete(a.ip);
+    if (a.buffered === null) for (const sub of a.subs.values()) this.unindex(sub);
   }
 
   /** Deliver a channel message to the streams here that receive the channel. */

@@ -7,7 +7,7 @@ import { ApiError, badRequest, unauthorized } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { ApiContext, EnvName, Principal } from "../request-context.ts";
 import type { SchemaSet } from "../schema/compiled.ts";
-import { logBounds, pruneChanges } from "./change-feed.ts";
+import { pruneChanges } from "./change-feed.ts";
 import { checkJoinable, lastMessageId, messageData, readMessages, writeMessage } from "./channels.ts";
 import { type Attached, LiveHub } from "./hub.ts";
 import type { Sink } from "./sinks.ts";
@@ -72,8 +72,7 @@ export class Live {
 
   /** A stream acting as the caller of `ctx`; its events start with the next change. */
   async createStream(ctx: ApiContext): Promise<{ stream: string; token: string; expires_in: number }> {
-    const from = (await logBounds(ctx.db)).latest;
-    const s = await createStream(ctx.db, ctx.env, ctx.principal, ctx.version, ctx.fileBase(), from);
+    const s = await createStream(ctx.db, ctx.env, ctx.principal, ctx.version, ctx.fileBase());
     return { stream: s.id, token: s.token, expires_in: STREAM_IDLE_MS / 1000 };
   }
 

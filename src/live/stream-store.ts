@@ -7,10 +7,11 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Client, Transaction } from "@libsql/core/api";
 import type { EnvName, Principal } from "../request-context.ts";
-import { CHANGES_TABLE } from "../schema/change-log.ts";
+import { CHANGES_TABLE, STREAMS_EXIST_SQL, STREAMS_TABLE } from "../schema/change-log.ts";
+import { changeLogging } from "../schema/migrate.ts";
 
 export const STREAMS_DDL = [
-  `CREATE TABLE IF NOT EXISTS _burrow_live_streams (id TEXT PRIMARY KEY, token TEXT NOT NULL, principal TEXT NOT NULL, version INTEGER NOT NULL, file_base TEXT NOT NULL, from_id INTEGER NOT NULL, state TEXT NOT NULL, state_id INTEGER NOT NULL, created INTEGER NOT NULL, expires INTEGER NOT NULL) STRICT, WITHOUT ROWID`,
+  `CREATE TABLE IF NOT EXISTS ${STREAMS_TABLE} (id TEXT PRIMARY KEY, token TEXT NOT NULL, principal TEXT NOT NULL, version INTEGER NOT NULL, file_base TEXT NOT NULL, from_id INTEGER NOT NULL, state TEXT NOT NULL, state_id INTEGER NOT NULL, created INTEGER NOT NULL, expires INTEGER NOT NULL) STRICT, WITHOUT ROWID`,
   `CREATE INDEX IF NOT EXISTS _burrow_live_streams_expires ON _burrow_live_streams (expires)`,
 ];
 
@@ -52,24 +53,52 @@ export function envOfStream(id: string): EnvName | null {
   return id[0] === "d" ? "development" : "production";
 }
 
-/** Create a stream acting as `principal`; its events start after change `fromId`. */
+/**
+ * Create a stream acting as `principal`; its events start after the newest change now. The first stream turns the
+ * change log on, in the same transaction (src/schema/change-log.ts).
+ */
 export async function createStream(
   db: Client,
   env: EnvName,
   principal: Principal,
   version: number,
   fileBase: string,
-  fromId: number,
   now = Date.now(),
 ): Promise<{ id: string; token: string; expires: number }> {
   const id = (env === "development" ? "d" : "p") + randomBytes(16).toString("base64url").slice(0, 22);
   const token = randomBytes(32).toString("base64url");
   const expires = now + STREAM_IDLE_MS;
-  await db.execute({
-    sql: `INSERT INTO _burrow_live_streams (id, token, principal, version, file_base, from_id, state, state_id, created, expires) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
-    args: [id, digest(token), JSON.stringify(principal), version, fileBase, fromId, JSON.stringify(EMPTY), now, expires],
+  await inTransaction(db, async (tx) => {
+    const first = Number((await tx.execute(STREAMS_EXIST_SQL)).rows[0]!.on_) === 0;
+    await tx.execute({
+      sql: `INSERT INTO ${STREAMS_TABLE} (id, token, principal, version, file_base, from_id, state, state_id, created, expires) VALUES (?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM ${CHANGES_TABLE}), ?, 0, ?, ?)`,
+      args: [id, digest(token), JSON.stringify(principal), version, fileBase, JSON.stringify(EMPTY), now, expires],
+    });
+    if (first) for (const sql of await changeLogging(tx, undefined, true)) await tx.execute(sql);
   });
   return { id, token, expires };
+}
+
+/** Run `fn` in a write transaction. */
+async function inTransaction<T>(db: Client, fn: (tx: Transaction) => Promise<T>): Promise<T> {
+  const tx = await db.transaction("write");
+  try {
+    const out = await fn(tx);
+    await tx.commit();
+    return out;
+  } finally {
+    tx.close();
+  }
+}
+
+/** Delete streams (by condition) and turn the change log off when none is left, in one transaction; how many went. */
+async function deleteStreams(db: Client, where: string, args: (string | number)[]): Promise<number> {
+  return inTransaction(db, async (tx) => {
+    const rs = await tx.execute({ sql: `DELETE FROM ${STREAMS_TABLE} WHERE ${where}`, args });
+    if (rs.rowsAffected > 0 && Number((await tx.execute(STREAMS_EXIST_SQL)).rows[0]!.on_) === 0)
+      for (const sql of await changeLogging(tx, undefined, false)) await tx.execute(sql);
+    return rs.rowsAffected;
+  });
 }
 
 const toStream = (id: string, env: EnvName, r: Record<string, unknown>): StoredStream => ({
@@ -153,9 +182,10 @@ export async function touchStreams(db: Pick<Client, "execute">, ids: readonly st
 }
 
 /** Remove streams that expired; how many went. */
-export async function sweepStreams(db: Pick<Client, "execute">, now = Date.now()): Promise<number> {
-  const rs = await db.execute({ sql: `DELETE FROM _burrow_live_streams WHERE expires <= ?`, args: [now] });
-  return rs.rowsAffected;
+export async function sweepStreams(db: Client, now = Date.now()): Promise<number> {
+  // Most rounds find nothing to remove: no write transaction for them.
+  const due = await db.execute({ sql: `SELECT 1 FROM ${STREAMS_TABLE} WHERE expires <= ? LIMIT 1`, args: [now] });
+  return due.rows.length ? deleteStreams(db, "expires <= ?", [now]) : 0;
 }
 
 /** Every state a stream had after change `at` up to `upTo` (the `after` of its state changes in that range). */
@@ -179,8 +209,8 @@ export async function stateAt(db: Pick<Client, "execute">, id: string, at: numbe
 }
 
 /** Remove a stream (its session ended). */
-export async function deleteStream(db: Pick<Client, "execute">, id: string): Promise<void> {
-  await db.execute({ sql: `DELETE FROM _burrow_live_streams WHERE id = ?`, args: [id] });
+export async function deleteStream(db: Client, id: string): Promise<void> {
+  await deleteStreams(db, "id = ?", [id]);
 }
 
 /** Whether the session a user's stream acts in still lives (logout, revocation, expiry and deletion end it). */

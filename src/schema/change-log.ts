@@ -1,8 +1,10 @@
-// The change log of an environment database (docs/decisions/live.md): every write to an object table, by any path,
-// adds a row in the same transaction through triggers on the table, with the object as JSON before and after
-// (every field, file paths as stored: json-sql.ts without a viewer). Ended sessions are logged too, so live streams
-// on every node learn of them. Ids increase with every change (AUTOINCREMENT: never reused after pruning). Imports
-// may write without logging by holding a row in _burrow_quiet for their transaction. DDL text. Pure.
+// The change log of an environment database (docs/decisions/live.md): while any live stream exists, every write to an
+// object table, by any path, adds a row in the same transaction through triggers on the table, with the object as
+// JSON before and after (every field, file paths as stored: json-sql.ts without a viewer). Ended sessions are logged
+// too, so live streams on every node learn of them. The triggers exist only while streams do (the first stream
+// creates them, the last one's removal drops them, in the same transactions): an app without live data pays nothing.
+// Ids increase with every change: pruning never removes the newest row, so the next id is always above every id given
+// before. Imports may write without logging by holding a row in _burrow_quiet for their transaction. DDL text. Pure.
 
 import { q } from "../db/sql.ts";
 import { type SchemaDef, primaryKeyOf } from "./definition.ts";
@@ -11,6 +13,8 @@ import { tableName } from "./layout.ts";
 
 export const CHANGES_TABLE = "_burrow_changes";
 export const QUIET_TABLE = "_burrow_quiet";
+/** Live streams (src/live/stream-store.ts): logging happens while this table holds any. */
+export const STREAMS_TABLE = "_burrow_live_streams";
 
 /** What a change log row records. */
 export type ChangeKind = "create" | "update" | "delete" | "session" | "stream" | "reset";
@@ -18,11 +22,11 @@ export type ChangeKind = "create" | "update" | "delete" | "session" | "stream" |
 const NOW_MS = `CAST(unixepoch('subsec') * 1000 AS INTEGER)`;
 
 export const CHANGE_LOG_DDL = [
-  `CREATE TABLE IF NOT EXISTS ${CHANGES_TABLE} (id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, kind TEXT NOT NULL, schema TEXT, object TEXT, before TEXT, after TEXT) STRICT`,
+  `CREATE TABLE IF NOT EXISTS ${CHANGES_TABLE} (id INTEGER PRIMARY KEY, at INTEGER NOT NULL, kind TEXT NOT NULL, schema TEXT, object TEXT, before TEXT, after TEXT) STRICT`,
   `CREATE TABLE IF NOT EXISTS ${QUIET_TABLE} (reason TEXT NOT NULL) STRICT`,
-  // A session ends however its row goes: logout, revocation, a new password, the user's deletion, expiry.
-  `CREATE TRIGGER IF NOT EXISTS "_burrow_sessions$end" AFTER DELETE ON _burrow_sessions BEGIN INSERT INTO ${CHANGES_TABLE} (at, kind, object) VALUES (${NOW_MS}, 'session', old.family); END`,
 ];
+
+const SESSION_TRIGGER = `"_burrow_sessions$end"`;
 
 const lit = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
@@ -56,6 +60,22 @@ export function changeTriggersSql(layout: SchemaDef, floats: FloatStyle): string
   ];
 }
 
+/**
+ * Logging on (every table's change triggers, and the session trigger: a session ends however its row goes - logout,
+ * revocation, a new password, the user's deletion, expiry) or off (all of them dropped). `layouts`: every table.
+ */
+export function changeLoggingSql(layouts: readonly SchemaDef[], floats: FloatStyle, on: boolean): string[] {
+  if (!on) return [`DROP TRIGGER IF EXISTS ${SESSION_TRIGGER}`, ...layouts.flatMap((l) => dropChangeTriggersSql(l.name))];
+  return [
+    `DROP TRIGGER IF EXISTS ${SESSION_TRIGGER}`,
+    `CREATE TRIGGER ${SESSION_TRIGGER} AFTER DELETE ON _burrow_sessions BEGIN INSERT INTO ${CHANGES_TABLE} (at, kind, object) VALUES (${NOW_MS}, 'session', old.family); END`,
+    ...layouts.flatMap((l) => changeTriggersSql(l, floats)),
+  ];
+}
+
+/** Whether logging is wanted: some live stream exists. */
+export const STREAMS_EXIST_SQL = `SELECT EXISTS (SELECT 1 FROM ${STREAMS_TABLE}) AS on_`;
+
 /** Statements that write without logging while they run in one transaction: put first and last around the writes. */
 export function quietSql(reason: string): { begin: { sql: string; args: string[] }; end: { sql: string; args: string[] } } {
   return {
@@ -65,17 +85,15 @@ export function quietSql(reason: string): { begin: { sql: string; args: string[]
 }
 
 /**
- * After a restore: the log's ids jump past any id given before (they are also above every millisecond timestamp times
- * 1000 so far, so a later restore of an older backup jumps again), and a reset row tells every stream to reload.
+ * After a restore: a reset row whose id is above any id given before (also above every millisecond timestamp times 1000
+ * so far, so a later restore of an older backup jumps again) tells every stream to reload.
  */
 export function resetStatements(now = Date.now()): { sql: string; args: number[] }[] {
   return [
     { sql: CHANGE_LOG_DDL[0]!, args: [] },
     {
-      sql: `INSERT INTO sqlite_sequence (name, seq) SELECT '${CHANGES_TABLE}', 0 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = '${CHANGES_TABLE}')`,
-      args: [],
+      sql: `INSERT INTO ${CHANGES_TABLE} (id, at, kind) VALUES (max(coalesce((SELECT max(id) FROM ${CHANGES_TABLE}), 0) + 1, ?), ?, 'reset')`,
+      args: [now * 1000, now],
     },
-    { sql: `UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = '${CHANGES_TABLE}'`, args: [now * 1000] },
-    { sql: `INSERT INTO ${CHANGES_TABLE} (at, kind) VALUES (?, 'reset')`, args: [now] },
   ];
 }

@@ -22,7 +22,7 @@ import {
   userTriggersSql,
 } from "./layout.ts";
 import type { Plan } from "./plan.ts";
-import { changeTriggersSql, dropChangeTriggersSql } from "./change-log.ts";
+import { STREAMS_EXIST_SQL, changeLoggingSql, dropChangeTriggersSql } from "./change-log.ts";
 import { detectFloatStyle } from "./float-style.ts";
 
 const UPDATE_CHUNK = 500;
@@ -50,8 +50,17 @@ export async function rebuildTriggersAtomically(client: Client): Promise<void> {
 
 async function triggersSql(client: Pick<Client, "execute">): Promise<string[]> {
   const layouts = [...(await readLayouts(client)).values()];
-  const floats = await detectFloatStyle(client);
-  return [...userTriggersSql(layouts), ...layouts.flatMap((l) => changeTriggersSql(l, floats))];
+  return [...userTriggersSql(layouts), ...(await changeLogging(client, layouts))];
+}
+
+/**
+ * The change-log triggers for the tables the database holds, on when some live stream exists (`on` overrides it),
+ * off otherwise (src/schema/change-log.ts). Run them in the transaction that changes whether streams exist.
+ */
+export async function changeLogging(client: Pick<Client, "execute">, layouts?: readonly SchemaDef[], on?: boolean): Promise<string[]> {
+  const all = layouts ?? [...(await readLayouts(client)).values()];
+  const wanted = on ?? Number((await client.execute(STREAMS_EXIST_SQL)).rows[0]!.on_) === 1;
+  return changeLoggingSql(all, await detectFloatStyle(client), wanted);
 }
 
 /** Apply every plan atomically: either all of them take effect, or none. */

@@ -1,10 +1,13 @@
-// The change log: every write path adds its rows in the write's own transaction (database triggers), with the object
-// before and after as full JSON; nothing is logged for reads, refused writes or quiet imports; ended sessions are
-// logged; ids only grow, also after pruning; migrations keep the triggers in step with the columns.
+// The change log: while a live stream exists, every write path adds its rows in the write's own transaction (database
+// triggers), with the object before and after as full JSON; nothing is logged for reads, refused writes, quiet
+// imports, or when no stream exists; ended sessions are logged; ids only grow, also after pruning; migrations keep the
+// triggers in step with the columns.
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { makeTestApp, type TestApp } from "../helpers/app.ts";
 import { upload } from "../helpers/code.ts";
+import { pruneChanges } from "../../src/live/change-feed.ts";
+import { sweepStreams } from "../../src/live/stream-store.ts";
 
 let t: TestApp;
 const db = () => t.burrow.envDbs.development;
@@ -71,6 +74,8 @@ beforeAll(async () => {
     201,
   );
   await ok(upload(t, CODE));
+  // Writes are logged while any live stream exists.
+  await ok(t.request("POST", "/_live/streams"), 201);
 });
 afterAll(() => t.close());
 
@@ -219,13 +224,30 @@ describe("migrations", () => {
 });
 
 describe("ids", () => {
-  test("ids keep growing after the oldest rows are pruned", async () => {
+  test("pruning keeps the newest row, so ids keep growing after the oldest rows are pruned", async () => {
     const before = await lastId();
-    await db().execute("DELETE FROM _burrow_changes");
+    expect(await pruneChanges(db(), Date.now() + 1000, 1_000_000)).toBeGreaterThan(0);
+    expect(await lastId()).toBe(before);
     const rows = await changesOf(() => ok(t.request("POST", "/thing", { body: { thing_id: "z" } }), 201));
     const rs = await db().execute("SELECT id FROM _burrow_changes WHERE object = 'z'");
     expect(rows.length).toBe(1);
-    expect(Number(rs.rows[0]!.id)).toBeGreaterThan(before);
+    expect(Number(rs.rows[0]!.id)).toBe(before + 1);
+  });
+
+  test("without any live stream there are no change triggers and nothing is logged; the first stream turns it on", async () => {
+    const triggers = async () =>
+      Number((await db().execute("SELECT count(*) AS n FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'c$%'")).rows[0]!.n);
+    expect(await triggers()).toBeGreaterThan(0);
+    // The streams expire and the sweep removes the last one: the triggers go in the same transaction.
+    await db().execute("UPDATE _burrow_live_streams SET expires = 1");
+    expect(await sweepStreams(db())).toBeGreaterThan(0);
+    expect(await triggers()).toBe(0);
+    expect(await changesOf(() => ok(t.request("POST", "/thing", { body: { thing_id: "unlogged" } }), 201))).toEqual([]);
+    await ok(t.request("POST", "/_live/streams"), 201);
+    expect(await triggers()).toBeGreaterThan(0);
+    expect(brief(await changesOf(() => ok(t.request("POST", "/thing", { body: { thing_id: "logged" } }), 201)))).toEqual([
+      ["create", "thing", "logged"],
+    ]);
   });
 });
 
