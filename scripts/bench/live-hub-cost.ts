@@ -18,6 +18,7 @@ export async function hubCostPerWrite(counts: number[]): Promise<(string | numbe
   const t = await makeTestApp();
   try {
     await t.admin("PUT", "/schemas/item", { fields: { tag: { type: "string" }, n: { type: "integer" }, owner: { type: "string" } } });
+    await t.request("POST", "/_live/streams"); // writes are logged while a stream exists
     await t.request("POST", "/item", { body: { item_id: "x", tag: "all", n: 7 } });
     const db = t.burrow.envDbs.development;
     const [change] = await readChanges(db, 0, 1_000_000).then((rows) => rows.filter((r) => r.schema === "item"));

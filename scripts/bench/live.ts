@@ -154,8 +154,13 @@ try {
     await post(server, "/item", { tag: "all" });
     written++;
   }
-  await Bun.sleep(1500); // what was written arrives
-  const after = (await clients.ask({ cmd: "count" })) as { events: number; connected: number };
+  // Until everything written has arrived (polled every 50 ms, at most 10 s): the rate counts delivery, not a fixed wait.
+  const expected = before + written * N;
+  let after = (await clients.ask({ cmd: "count" })) as { events: number; connected: number };
+  for (const end = now() + 10_000; after.events < expected && now() < end; ) {
+    await Bun.sleep(50);
+    after = (await clients.ask({ cmd: "count" })) as { events: number; connected: number };
+  }
   const secs = (now() - t1) / 1000;
   rows.push([
     "sustained deliveries to subscribers",
