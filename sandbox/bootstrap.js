@@ -1,9 +1,10 @@
 // Runs inside QuickJS before a bundle is installed (Burrow's custom code sandbox, guest side). It takes the two
 // host functions off the global object - `__host(operation number, argsJson) -> Promise<json> | json` and
 // `__done(status or 0 when failed, headers JSON or "" (the error's JSON when failed), kind 0 json | 1 text |
-// 2 bytes | 3 text as its JSON, payload)` - builds the frozen `services` object on the first, and exposes
-// `__burrow.install(exports)` (checks the bundle's methods, answers them as JSON) and
-// `__burrow.run(name, requestJson)` (one call: the request in as JSON, the answer out through `__done`).
+// 2 bytes | 3 text as its JSON, payload)` - builds the frozen `services` object on the first, defines the global
+// `reject(status, message)` (a hook's refusal), and exposes `__burrow.install(exports)` (checks the bundle's
+// methods, hooks and jobs, answers them as JSON) and `__burrow.run(name, requestJson)` (one call: a method by
+// name, `hook:<schema>:<event>` or `job:<name>`; the input in as JSON, the answer out through `__done`).
 (() => {
   var host = globalThis.__host;
   var done = globalThis.__done;
@@ -12,6 +13,22 @@
   delete globalThis.__done;
   delete globalThis.__serviceOps;
   var NAME = /^[a-z][a-z0-9_]{0,63}$/;
+  var SCHEMA = /^[a-z][a-z0-9_]{0,63}$/;
+  var EVENTS = ["beforeCreate", "afterCreate", "beforeUpdate", "afterUpdate", "beforeDelete", "afterDelete", "beforeSignup", "afterSignup"];
+  var MAX_JOB_MS = 15 * 60 * 1000;
+
+  // A hook's refusal: only `reject` makes one, so a thrown error can never pass for it by its shape.
+  var refusals = new WeakSet();
+  function reject(status, message) {
+    if (typeof status !== "number" || status % 1 !== 0 || status < 400 || status > 599)
+      throw new TypeError("reject(status, message): status must be an integer from 400 to 599");
+    var e = new Error(typeof message === "string" ? message : String(message ?? "refused"));
+    e.name = "Rejection";
+    e.status = status;
+    refusals.add(e);
+    return e;
+  }
+  Object.defineProperty(globalThis, "reject", { value: reject, enumerable: false });
 
   function parse(out) {
     return out === undefined ? undefined : JSON.parse(out);
@@ -30,7 +47,7 @@
       }
     };
   }
-  var services = {};
+  var services = { reject: reject };
   var count = 0;
   Object.keys(ops).forEach((service) => {
     var s = {};
@@ -42,11 +59,13 @@
   Object.freeze(services);
 
   var methods = new Map();
+  var hooks = new Map();
+  var jobs = new Map();
 
-  function install(exports) {
-    var list = exports?.methods;
-    if (!Array.isArray(list)) throw new TypeError("the bundle must export `methods`, an array of { name, params, execute }");
+  function installMethods(list) {
     var seen = [];
+    if (list === undefined) return seen;
+    if (!Array.isArray(list)) throw new TypeError("`methods` must be an array of { name, params, execute }");
     list.forEach((m, i) => {
       if (!m || typeof m !== "object") throw new TypeError(`methods[${i}] is not an object`);
       if (typeof m.name !== "string" || !NAME.test(m.name))
@@ -59,7 +78,59 @@
       methods.set(m.name, { execute: m.execute, params: params.slice() });
       seen.push({ name: m.name, params: params.slice() });
     });
-    return JSON.stringify(seen);
+    return seen;
+  }
+
+  function installHooks(table) {
+    var seen = {};
+    if (table === undefined) return seen;
+    if (!table || typeof table !== "object" || Array.isArray(table))
+      throw new TypeError("`hooks` must be an object: schema name -> { beforeCreate, afterCreate, ... }");
+    Object.keys(table).forEach((schema) => {
+      if (!SCHEMA.test(schema)) throw new TypeError(`hooks.${schema}: not a schema name (^[a-z][a-z0-9_]{0,63}$)`);
+      var of = table[schema];
+      if (!of || typeof of !== "object") throw new TypeError(`hooks.${schema} must be an object of hook functions`);
+      var events = [];
+      Object.keys(of).forEach((event) => {
+        if (EVENTS.indexOf(event) < 0) throw new TypeError(`hooks.${schema}.${event}: not a hook (${EVENTS.join(", ")})`);
+        if (typeof of[event] !== "function") throw new TypeError(`hooks.${schema}.${event} must be a function`);
+        hooks.set(`${schema}:${event}`, of[event]);
+        events.push(event);
+      });
+      if (events.length) seen[schema] = events;
+    });
+    return seen;
+  }
+
+  function installJobs(list) {
+    var seen = [];
+    if (list === undefined) return seen;
+    if (!Array.isArray(list)) throw new TypeError("`jobs` must be an array of { name, schedule, timeoutMs, run }");
+    list.forEach((j, i) => {
+      if (!j || typeof j !== "object") throw new TypeError(`jobs[${i}] is not an object`);
+      if (typeof j.name !== "string" || !NAME.test(j.name))
+        throw new TypeError(`jobs[${i}].name must match ^[a-z][a-z0-9_]{0,63}$, got ${JSON.stringify(j.name)}`);
+      if (jobs.has(j.name)) throw new TypeError(`job ${j.name} is defined twice`);
+      if (typeof j.schedule !== "string" || j.schedule.trim() === "" || j.schedule.length > 200)
+        throw new TypeError(`job ${j.name}: schedule must be a cron expression such as "0 3 * * *" or "@daily"`);
+      if (typeof j.run !== "function") throw new TypeError(`job ${j.name} has no run function`);
+      var info = { name: j.name, schedule: j.schedule.trim() };
+      if (j.timeoutMs !== undefined) {
+        if (typeof j.timeoutMs !== "number" || j.timeoutMs % 1 !== 0 || j.timeoutMs < 1 || j.timeoutMs > MAX_JOB_MS)
+          throw new TypeError(`job ${j.name}: timeoutMs must be an integer from 1 to ${MAX_JOB_MS} (15 minutes)`);
+        info.timeoutMs = j.timeoutMs;
+      }
+      jobs.set(j.name, j.run);
+      seen.push(info);
+    });
+    return seen;
+  }
+
+  function install(exports) {
+    if (!exports || (exports.methods === undefined && exports.hooks === undefined && exports.jobs === undefined))
+      throw new TypeError("the bundle must export `methods` (an array of { name, params, execute }), `hooks` or `jobs`");
+    var out = { methods: installMethods(exports.methods), hooks: installHooks(exports.hooks), jobs: installJobs(exports.jobs) };
+    return JSON.stringify(out);
   }
 
   function toBase64(bytes) {
@@ -118,6 +189,7 @@
   function failed(e) {
     var info =
       e !== null && typeof e === "object" ? { name: String(e.name), message: String(e.message) } : { name: "Error", message: String(e) };
+    if (e !== null && typeof e === "object" && refusals.has(e)) info.status = e.status;
     done(0, JSON.stringify(info), 0, "");
   }
 
@@ -129,18 +201,42 @@
     }
   }
 
-  // One call: answers through `done` - at once when the method is synchronous, else when its promise settles.
-  function run(name, requestJson) {
-    var m = methods.get(name);
-    if (!m) return failed(new TypeError(`no method ${name}`));
+  // A hook's or job's answer: its value as JSON (a before-hook's changed object; undefined is null).
+  function settleValue(value) {
+    try {
+      const text = value === undefined ? "null" : JSON.stringify(value);
+      done(200, "", 0, text === undefined ? "null" : text);
+    } catch (e) {
+      failed(e);
+    }
+  }
+
+  function start(fn, input, then) {
     var result;
     try {
-      result = m.execute(Object.freeze(JSON.parse(requestJson)), services);
+      result = fn(input, services);
     } catch (e) {
       return failed(e);
     }
-    if (result !== null && typeof result === "object" && typeof result.then === "function") result.then(settle, failed);
-    else settle(result);
+    if (result !== null && typeof result === "object" && typeof result.then === "function") result.then(then, failed);
+    else then(result);
+  }
+
+  // One call: answers through `done` - at once when the code is synchronous, else when its promise settles.
+  function run(name, requestJson) {
+    if (name.startsWith("hook:")) {
+      const hook = hooks.get(name.slice(5));
+      if (!hook) return failed(new TypeError(`no hook ${name.slice(5)}`));
+      return start(hook, JSON.parse(requestJson), settleValue);
+    }
+    if (name.startsWith("job:")) {
+      const job = jobs.get(name.slice(4));
+      if (!job) return failed(new TypeError(`no job ${name.slice(4)}`));
+      return start(job, Object.freeze(JSON.parse(requestJson)), settleValue);
+    }
+    var m = methods.get(name);
+    if (!m) return failed(new TypeError(`no method ${name}`));
+    start(m.execute, Object.freeze(JSON.parse(requestJson)), settle);
   }
 
   Object.defineProperty(globalThis, "__burrow", { value: Object.freeze({ install: install, run: run }), enumerable: false });

@@ -38,6 +38,29 @@ declare namespace Burrow {
     execute(request: Request, services: Services): Response | void | Promise<Response | void>;
   }
 
+  /** What a job's run is called with. Frozen. */
+  interface Job {
+    name: string;
+    /** The scheduled time this run is for (a manual run: when it was asked for), ISO 8601 in UTC. */
+    occurrence: string;
+    /** "schedule"; "manual" (Run now in the console, POST /_admin/api/jobs/<name>/run); "missed": once for occurrences that passed while no node ran (code.jobs.missed = "run once"). */
+    trigger: "schedule" | "manual" | "missed";
+    /** The run's id in the job's history. */
+    run: string;
+  }
+
+  /** One entry of the `jobs` export: `export const jobs: Burrow.JobDefinition[] = [...]`. */
+  interface JobDefinition {
+    /** ^[a-z][a-z0-9_]{0,63}$, unique in the module. */
+    name: string;
+    /** Five cron fields (minute hour day-of-month month day-of-week, names such as MON-FRI and JAN allowed) or @hourly, @daily, @weekly, @monthly, @yearly; read in the setting code.timezone. */
+    schedule: string;
+    /** Wall time of one run, 1 to 900000 ms (15 minutes); default the setting code.timeoutMs. */
+    timeoutMs?: number;
+    /** Services act as the server (no permission checks). The value returned is ignored; a throw fails the run. */
+    run(job: Job, services: Services): unknown;
+  }
+
   interface Services {
     data: DataService;
     push: PushService;
@@ -46,6 +69,7 @@ declare namespace Burrow {
     cache: CacheService;
     config: ConfigService;
     live: LiveService;
+    mail: MailService;
   }
 
   // ---------------------------------------------------------------- data
@@ -209,5 +233,25 @@ declare namespace Burrow {
 
   interface ConfigService {
     get(key: string): Promise<string | null>;
+  }
+
+  // ---------------------------------------------------------------- mail
+
+  interface MailMessage {
+    /** One plain address (ann@example.com, no display name), or 1 to 50 of them: one message, all in To. */
+    to: string | string[];
+    /** One line, at most 998 characters. */
+    subject: string;
+    /** At least one of text and html; together at most 1 MB (UTF-8). */
+    text?: string;
+    html?: string;
+  }
+  /**
+   * Mail through the environment's SMTP server (settings smtp.*), or into the outbox (GET /_admin/api/outbox) when
+   * no SMTP host is set. At most code.mail.perHour recipients an hour per environment; past it the promise rejects.
+   */
+  interface MailService {
+    /** Resolves with the outbox entry's id and whether the mail went out ("smtp") or was kept ("outbox"). */
+    send(message: MailMessage): Promise<{ id: string; via: "smtp" | "outbox" }>;
   }
 }

@@ -33,6 +33,12 @@ import { VERSION } from "./version.ts";
 import { availableParallelism } from "node:os";
 import { CodeStore } from "./code/code-store.ts";
 import { CustomCode } from "./code/custom-code.ts";
+import { JobRuns } from "./code/job-runs.ts";
+import { JobScheduler } from "./code/job-scheduler.ts";
+import { CodeHooks } from "./code/hooks.ts";
+import { HookQueue } from "./code/hook-queue.ts";
+import { HOOK_QUEUE_DDL } from "./schema/hook-queue-sql.ts";
+import { systemContext } from "./request-context.ts";
 import { ThreadRunner } from "./code/thread-runner.ts";
 import type { CodeRunner } from "./code/code-runner.ts";
 import type { LocalReadFiles } from "./code/local-reads.ts";
@@ -74,6 +80,8 @@ interface OpenOptions {
   codeRunner?: () => CodeRunner;
   /** The http service's DNS lookup (tests resolve test names with it). */
   httpLookup?: ReturnType<typeof publicOnlyLookup>;
+  /** The clock of custom code job schedules (tests move it and call `jobs.tick()`). */
+  jobClock?: () => number;
 }
 
 export async function openBurrow(config: Config, opts: OpenOptions = {}): Promise<Burrow> {
@@ -97,6 +105,7 @@ export async function openBurrow(config: Config, opts: OpenOptions = {}): Promis
         ...STREAMS_DDL,
         ...CHANGE_LOG_DDL,
         ...MESSAGES_DDL,
+        ...HOOK_QUEUE_DDL,
       ],
       "write",
     );
@@ -192,6 +201,7 @@ export async function openBurrow(config: Config, opts: OpenOptions = {}): Promis
       cache: shared.codeCache,
       httpLookup: opts.httpLookup,
       live: { publish: (env, channel, d) => live.publish(env, channel, d) },
+      mail: { mailer, limiter },
     },
     log,
     opts.codeRunner ??
@@ -203,13 +213,48 @@ export async function openBurrow(config: Config, opts: OpenOptions = {}): Promis
           apiActivity: requestStats.answered.buffer as SharedArrayBuffer,
         })),
   );
+  // Hooks: before-hooks run from the datastore's write paths; after-hooks from each environment's queue.
+  const hooks = new CodeHooks(code, settings, logs, envDbs);
+  data.useHooks(hooks);
+  code.onChanged(() => hooks.sync());
+  await hooks.sync();
+  const fileBase = () => config.filesUrl ?? config.publicUrl ?? `http://127.0.0.1:${config.http.port}`;
+  const hookQueue = new HookQueue({
+    envDbs,
+    code,
+    settings,
+    logs,
+    log,
+    active: (env) => hooks.queuesAfterHooks({ env } as never),
+    context: (env, version) => {
+      const schemas = env === "development" ? catalog.development() : catalog.production(version);
+      return schemas ? systemContext(env, envDbs[env], schemas, fileBase) : undefined;
+    },
+  });
+  const stopHookQueue = hookQueue.start();
   catalog.setCodeHooks({
     developmentMethods: () => codeStore.developmentMethods(),
     deployStatements: (version) => codeStore.deployStatements(version),
     afterDeploy: async () => {
       await codeStore.load();
-      code.sync();
+      await code.sync();
     },
+  });
+
+  // Custom code jobs: their runs in system.db; started with the maintenance (`serve`), ticked by hand in tests.
+  const jobRuns = new JobRuns(system);
+  await jobRuns.init();
+  const scheduler = new JobScheduler({
+    code,
+    catalog,
+    envDbs,
+    settings,
+    logs,
+    runs: jobRuns,
+    log,
+    fileBase: () => config.filesUrl ?? config.publicUrl ?? `http://127.0.0.1:${config.http.port}`,
+    now: opts.jobClock,
+    refresh: () => burrow.refreshIfDue(),
   });
 
   // Backups are server-wide: their settings are production's (settings.ts marks them so).
@@ -248,6 +293,7 @@ export async function openBurrow(config: Config, opts: OpenOptions = {}): Promis
     requestLog: new RequestLogRing(),
     backups,
     live,
+    jobs: scheduler,
     keys,
     refreshIfDue() {
       // Requests arriving while a look is under way wait for it too, so none is served from the old version.
@@ -266,7 +312,7 @@ export async function openBurrow(config: Config, opts: OpenOptions = {}): Promis
       const stored = await readKeys(system);
       if (stored.development && stored.production) burrow.keys = indexKeys(stored as KeySet);
       await Promise.all([catalog.load(), settings.load(), codeStore.load()]);
-      code.sync();
+      await code.sync();
       epoch = e;
       lastCheck = Date.now();
     },
@@ -291,14 +337,18 @@ export async function openBurrow(config: Config, opts: OpenOptions = {}): Promis
       const timer = setInterval(drain, MAINTENANCE_INTERVAL_MS);
       timer.unref?.();
       const stopSchedule = new BackupScheduler(backups, backupSettings, log, Date.now, () => jobs.claim("backup", BACKUP_LEASE_MS)).start();
+      const stopJobs = scheduler.start();
       return () => {
         clearInterval(timer);
         stopSchedule();
+        stopJobs();
       };
     },
     close() {
       if (closed) return;
       closed = true;
+      scheduler.close();
+      stopHookQueue();
       live.close();
       void code.close();
       system.close();

@@ -20,6 +20,11 @@ export type Principal =
   /** The server itself (the admin API's status counts): passes every permission, "none" included. Never built from an API request. */
   | { kind: "system" };
 
+/** How the caller authenticated (a hook's `change.auth`). */
+export type AuthKind = "public key" | "mac" | "cookie" | "oauth1" | "private key" | "admin" | "code";
+/** Where a write came from when it was not a client of the REST API (a hook's `change.source` then says so). */
+export type WriteOrigin = "console" | "code" | "import";
+
 export interface ApiContext {
   env: EnvName;
   version: number;
@@ -33,6 +38,27 @@ export interface ApiContext {
    * or the origin the request being answered addressed. Never stored: a forged Host changes only its own answer.
    */
   fileBase(): string;
+  /** How the caller authenticated; absent: judged from the principal (authKind). */
+  auth?: AuthKind;
+  /** The console, custom code or an import; absent: the REST API. */
+  origin?: WriteOrigin;
+  /** 0 for a client's write; n for a write made by a hook (or by what it called) run for a write at depth n - 1. */
+  hookDepth?: number;
+}
+
+/** The auth kind of a context: as set by the edge, else judged from its principal. */
+export function authKind(ctx: ApiContext): AuthKind {
+  if (ctx.auth) return ctx.auth;
+  switch (ctx.principal.kind) {
+    case "anonymous":
+      return "public key";
+    case "app":
+      return "private key";
+    case "user":
+      return "mac";
+    case "system":
+      return "code";
+  }
 }
 
 /** `sm_owner` value of a user: "<userSchema>/<key>". */

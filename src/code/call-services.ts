@@ -1,5 +1,5 @@
-// The services one method call may use (data, push, log, http, cache, config), served on the main thread for
-// the call's environment and API version: a Dispatch the runner hands to the guest for that call only.
+// The services one method call may use (data, push, log, http, cache, config, live, mail), served on the main
+// thread for the call's environment and API version: a Dispatch the runner hands to the guest for that call only.
 
 import { badRequest } from "../errors.ts";
 import { checkChannel } from "../live/channels.ts";
@@ -13,6 +13,7 @@ import type { CodeCache } from "./code-cache.ts";
 import type { Dispatch, ServiceOps } from "./sandbox.ts";
 import { DATA_OPS, dataService } from "./services/data-service.ts";
 import { HTTP_OPS, type HttpSettings, httpCall } from "./services/http-service.ts";
+import { MAIL_OPS, type MailDeps, mailCall } from "./services/mail-service.ts";
 import { PUSH_OPS, pushCall } from "./services/push-ops.ts";
 
 /** What the guest's `services` object offers (the bootstrap builds it from this). */
@@ -24,6 +25,7 @@ export const SERVICE_OPS: ServiceOps = {
   cache: ["get", "set", "delete"],
   config: ["get"],
   live: ["publish"],
+  mail: MAIL_OPS,
 };
 
 export interface ServiceDeps {
@@ -34,6 +36,8 @@ export interface ServiceDeps {
   cache: CodeCache;
   /** Live data's channel messages (src/live/live.ts). */
   live: { publish(env: ApiContext["env"], channel: string, data: unknown): Promise<void> };
+  /** The mail service's sender (the Mailer) and the limiter counting code.mail.perHour. */
+  mail: Omit<MailDeps, "settings">;
   /** Replaces the public-only DNS lookup of the http service (tests). */
   httpLookup?: ReturnType<typeof publicOnlyLookup>;
 }
@@ -82,6 +86,8 @@ export function callServices(deps: ServiceDeps, ctx: ApiContext, deadline: numbe
         await deps.live.publish(env, checkChannel(channel), payload);
         return undefined;
       }
+      case "mail":
+        return mailCall({ ...deps.mail, settings: deps.settings }, env, op, args);
       case "config": {
         if (op !== "get") break;
         const [key] = args;

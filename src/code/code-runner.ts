@@ -4,30 +4,41 @@
 
 import { SandboxPool, type BundleSpec } from "./sandbox-pool.ts";
 import { CodeError } from "./code-error.ts";
-import type { Dispatch, MethodInfo, MethodResponse, SandboxHooks } from "./sandbox.ts";
+import type { BundleInfo, Dispatch, MethodResponse, SandboxHooks } from "./sandbox.ts";
 import type { ReadPlanner } from "./local-reads.ts";
 
 export type { BundleSpec } from "./sandbox-pool.ts";
 
 export interface CodeRunner {
-  /** Start (and warm) a pool for the bundle; its methods, or CodeError("compile"). Installing a key twice is one install. */
-  install(spec: BundleSpec): Promise<MethodInfo[]>;
   /**
-   * Call a method of an installed bundle with the request as JSON text; `dispatch` serves the guest's services for
-   * this call. `reads` lets a runner with its own database connections answer plain reads itself (local-reads.ts).
+   * Start (and warm) a pool for the bundle; its methods, hooks and jobs, or CodeError("compile"). Installing a key
+   * twice is one install.
    */
-  call(key: string, name: string, requestJson: string, dispatch: Dispatch, reads?: ReadPlanner): Promise<MethodResponse>;
+  install(spec: BundleSpec): Promise<BundleInfo>;
+  /**
+   * Call a method (or `hook:<schema>:<event>`, `job:<name>`) of an installed bundle with its input as JSON text;
+   * `dispatch` serves the guest's services for this call. `reads` lets a runner with its own database connections
+   * answer plain reads itself (local-reads.ts). `timeoutMs` replaces the bundle's limit for this call.
+   */
+  call(
+    key: string,
+    name: string,
+    requestJson: string,
+    dispatch: Dispatch,
+    reads?: ReadPlanner,
+    timeoutMs?: number,
+  ): Promise<MethodResponse>;
   /** Retire a bundle's pool: new calls are refused, calls in flight finish. */
   drop(key: string): void;
   close(): Promise<void>;
 }
 
 export class InlineRunner implements CodeRunner {
-  private pools = new Map<string, { pool: SandboxPool; ready: Promise<MethodInfo[]>; started: boolean }>();
+  private pools = new Map<string, { pool: SandboxPool; ready: Promise<BundleInfo>; started: boolean }>();
 
   constructor(private readonly hooks: SandboxHooks = {}) {}
 
-  install(spec: BundleSpec): Promise<MethodInfo[]> {
+  install(spec: BundleSpec): Promise<BundleInfo> {
     const known = this.pools.get(spec.key);
     if (known) return known.ready;
     const pool = new SandboxPool(spec, this.hooks);
@@ -43,11 +54,18 @@ export class InlineRunner implements CodeRunner {
     return ready;
   }
 
-  async call(key: string, name: string, requestJson: string, dispatch: Dispatch): Promise<MethodResponse> {
+  async call(
+    key: string,
+    name: string,
+    requestJson: string,
+    dispatch: Dispatch,
+    _reads?: ReadPlanner,
+    timeoutMs?: number,
+  ): Promise<MethodResponse> {
     const entry = this.pools.get(key);
     if (!entry) throw new CodeError("result", "this code is not loaded (it was replaced); call again");
     if (!entry.started) await entry.ready;
-    return entry.pool.call(name, requestJson, dispatch);
+    return entry.pool.call(name, requestJson, dispatch, timeoutMs);
   }
 
   drop(key: string): void {
@@ -75,13 +93,20 @@ export interface ErrorData {
   kind: CodeError["kind"] | "host";
   message: string;
   line?: number;
+  status?: number;
 }
 
 export function errorData(e: unknown): ErrorData {
-  if (e instanceof CodeError) return { kind: e.kind, message: e.message, ...(e.line !== undefined ? { line: e.line } : {}) };
+  if (e instanceof CodeError)
+    return {
+      kind: e.kind,
+      message: e.message,
+      ...(e.line !== undefined ? { line: e.line } : {}),
+      ...(e.status !== undefined ? { status: e.status } : {}),
+    };
   return { kind: "host", message: String((e as Error)?.message ?? e) };
 }
 
 export function errorFromData(d: ErrorData): Error {
-  return d.kind === "host" ? new Error(d.message) : new CodeError(d.kind, d.message, d.line);
+  return d.kind === "host" ? new Error(d.message) : new CodeError(d.kind, d.message, d.line, d.status);
 }

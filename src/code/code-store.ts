@@ -4,7 +4,7 @@
 
 import type { Client, InStatement } from "@libsql/core/api";
 import type { EnvName } from "../request-context.ts";
-import type { MethodInfo } from "./sandbox.ts";
+import type { BundleInfo, HookEvent, JobInfo, MethodInfo } from "./sandbox.ts";
 
 export interface StoredBundle {
   env: EnvName;
@@ -12,6 +12,9 @@ export interface StoredBundle {
   source: string;
   js: string;
   methods: MethodInfo[];
+  /** Schema -> the hooks the module exports for it. */
+  hooks: Record<string, HookEvent[]>;
+  jobs: JobInfo[];
   /** Method name -> info, for routing. */
   byName: Map<string, MethodInfo>;
   updated: number;
@@ -26,8 +29,14 @@ export function codeHash(js: string): string {
   return Bun.hash(js).toString(36);
 }
 
+/** The stored exports (the `methods` column): a list of methods (code stored before hooks and jobs), or everything. */
+function infoOf(text: string): BundleInfo {
+  const parsed = JSON.parse(text) as MethodInfo[] | BundleInfo;
+  return Array.isArray(parsed) ? { methods: parsed, hooks: {}, jobs: [] } : parsed;
+}
+
 function bundleOf(r: Record<string, unknown>): StoredBundle {
-  const methods = JSON.parse(r.methods as string) as MethodInfo[];
+  const { methods, hooks, jobs } = infoOf(r.methods as string);
   const js = r.js as string;
   return {
     env: r.env as EnvName,
@@ -35,6 +44,8 @@ function bundleOf(r: Record<string, unknown>): StoredBundle {
     source: r.source as string,
     js,
     methods,
+    hooks,
+    jobs,
     byName: new Map(methods.map((m) => [m.name, m])),
     updated: Number(r.updated),
     hash: codeHash(js),
@@ -69,13 +80,18 @@ export class CodeStore {
     return this.get("development", 0)?.methods.map((m) => m.name) ?? [];
   }
 
-  async putDevelopment(source: string, js: string, methods: MethodInfo[]): Promise<StoredBundle> {
+  /** All bundles held (development's and each production version's). */
+  all(): StoredBundle[] {
+    return [...this.bundles.values()];
+  }
+
+  async putDevelopment(source: string, js: string, info: BundleInfo): Promise<StoredBundle> {
     await this.system.batch(
       [
         {
           sql: `INSERT INTO code_bundles (env, version, source, js, methods, updated) VALUES ('development', 0, ?, ?, ?, ?)
                 ON CONFLICT(env, version) DO UPDATE SET source = excluded.source, js = excluded.js, methods = excluded.methods, updated = excluded.updated`,
-          args: [source, js, JSON.stringify(methods), Date.now()],
+          args: [source, js, JSON.stringify(info), Date.now()],
         },
         this.bumpEpoch,
       ],

@@ -11,20 +11,20 @@ import { batchThreadPolicy, idleThreadPolicy, niceThread } from "../os/thread-pr
 import { type BundleSpec, type ErrorData, InlineRunner, errorData } from "./code-runner.ts";
 import { RawJson } from "./raw-json.ts";
 import { batchedPoster, unbatch } from "./message-batch.ts";
-import { type Answered, type MethodInfo, type MethodResponse, bodyText } from "./sandbox.ts";
+import { type Answered, type BundleInfo, type MethodResponse, bodyText } from "./sandbox.ts";
 import { LocalReads, type LocalReadFiles, type ReadPlan } from "./local-reads.ts";
 
 declare const self: Worker;
 
 export type ToCodeThread =
   | { type: "install"; id: number; spec: BundleSpec }
-  | { type: "call"; id: number; key: string; name: string /** the request's JSON */; payload: string; scope?: string }
+  | { type: "call"; id: number; key: string; name: string /** the request's JSON */; payload: string; scope?: string; timeoutMs?: number }
   | { type: "service-result"; sid: number; ok: true /** the answer's JSON (none: undefined) */; payload?: string; plan?: ReadPlan }
   | { type: "service-result"; sid: number; ok: false; message: string }
   | { type: "drop"; key: string };
 
 export type FromCodeThread =
-  | { type: "installed"; id: number; methods: MethodInfo[] }
+  | { type: "installed"; id: number; info: BundleInfo }
   | { type: "result"; id: number; status: number; headers: Record<string, string>; kind: MethodResponse["body"]["kind"]; payload: string }
   | { type: "failed"; id: number; error: ErrorData }
   | { type: "service"; sid: number; id: number; service: string; op: string; args: unknown[] }
@@ -89,7 +89,7 @@ function receive(m: ToCodeThread): void {
   switch (m.type) {
     case "install":
       runner.install(m.spec).then(
-        (methods) => post({ type: "installed", id: m.id, methods }),
+        (info) => post({ type: "installed", id: m.id, info }),
         (err) => post({ type: "failed", id: m.id, error: errorData(err) }),
       );
       break;
@@ -106,7 +106,7 @@ function receive(m: ToCodeThread): void {
           post({ type: "service", sid, id, service, op, args });
         });
       };
-      runner.call(m.key, m.name, m.payload, dispatch).then(
+      runner.call(m.key, m.name, m.payload, dispatch, undefined, m.timeoutMs).then(
         (r) => post({ type: "result", id, status: r.status, headers: r.headers, kind: r.body.kind, payload: bodyText(r.body) }),
         (err) => post({ type: "failed", id, error: errorData(err) }),
       );

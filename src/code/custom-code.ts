@@ -15,9 +15,21 @@ import { type CodeStore, type StoredBundle, codeHash } from "./code-store.ts";
 import { SERVICE_OPS, type ServiceDeps, callServices } from "./call-services.ts";
 import { readPlanner } from "./local-reads.ts";
 import { CodeError } from "./code-error.ts";
-import { DEFAULT_LIMITS, type MethodInfo, type MethodResponse, type SandboxLimits } from "./sandbox.ts";
+import {
+  type BundleInfo,
+  DEFAULT_LIMITS,
+  type Dispatch,
+  type HookEvent,
+  type JobInfo,
+  type MethodInfo,
+  type MethodResponse,
+  type SandboxLimits,
+} from "./sandbox.ts";
+import { parseSchedule } from "./cron.ts";
 
-export type { MethodInfo, MethodResponse } from "./sandbox.ts";
+export type { BundleInfo, HookEvent, JobInfo, MethodInfo, MethodResponse } from "./sandbox.ts";
+
+const NO_EVENTS: readonly HookEvent[] = Object.freeze([]);
 
 /** The request object a method gets: the guest contract's own type (sandbox/burrow.d.ts), so the two cannot drift. */
 export type GuestRequest = Burrow.Request;
@@ -33,11 +45,12 @@ const MAX_PER_THREAD = 16;
 
 export class CustomCode {
   /** "env:version" -> the installed pool key and its readiness. */
-  private installed = new Map<string, { key: string; ready: Promise<MethodInfo[]> }>();
+  private installed = new Map<string, { key: string; ready: Promise<BundleInfo> }>();
   /** The last key computed per bundle and settings document (the hot path of every call). */
   private keys = new WeakMap<StoredBundle, { settings: object; key: string; limits: SandboxLimits; done: boolean }>();
   private runnerInstance: CodeRunner | null = null;
   private counts = { calls: 0, failures: 0, inFlight: 0 };
+  private changed: (() => Promise<void>)[] = [];
 
   constructor(
     private readonly store: CodeStore,
@@ -46,6 +59,15 @@ export class CustomCode {
     private readonly log: Logger,
     private readonly makeRunner: () => CodeRunner,
   ) {}
+
+  /** Follow changes of the stored code (uploads, removals, deploys, reloads): hooks keep their triggers in step. */
+  onChanged(listener: () => Promise<void>): void {
+    this.changed.push(listener);
+  }
+
+  private async tellChanged(): Promise<void> {
+    for (const l of this.changed) await l();
+  }
 
   /** The runner starts with the first code (a server without custom code starts no thread). */
   private runner(): CodeRunner {
@@ -58,16 +80,32 @@ export class CustomCode {
     return this.store.get(env, version)?.byName.get(name);
   }
 
-  /** Development's code: its source as uploaded and its methods, or null. */
-  development(): { source: string; methods: MethodInfo[]; updated: string } | null {
+  /** The hooks an environment's code at a version exports for a schema (synchronous: on every write). */
+  hookEvents(env: EnvName, version: number, schema: string): readonly HookEvent[] {
+    const hooks = this.store.get(env, version)?.hooks;
+    return hooks && Object.hasOwn(hooks, schema) ? hooks[schema]! : NO_EVENTS;
+  }
+
+  /** The jobs of an environment's code at a version. */
+  jobs(env: EnvName, version: number): readonly JobInfo[] {
+    return this.store.get(env, version)?.jobs ?? [];
+  }
+
+  /** Every stored bundle's environment, version, hooks and jobs (development's and each production version's). */
+  bundles(): { env: EnvName; version: number; hooks: Record<string, HookEvent[]>; jobs: JobInfo[] }[] {
+    return this.store.all().map((b) => ({ env: b.env, version: b.version, hooks: b.hooks, jobs: b.jobs }));
+  }
+
+  /** Development's code: its source as uploaded, its methods, hooks and jobs, or null. */
+  development(): ({ source: string; updated: string } & BundleInfo) | null {
     const b = this.store.get("development", 0);
-    return b ? { source: b.source, methods: b.methods, updated: new Date(b.updated).toISOString() } : null;
+    return b ? { source: b.source, methods: b.methods, hooks: b.hooks, jobs: b.jobs, updated: new Date(b.updated).toISOString() } : null;
   }
 
   /** Code of a production version (null when it has none). */
-  production(version: number): { source: string; methods: MethodInfo[]; updated: string } | null {
+  production(version: number): ({ source: string; updated: string } & BundleInfo) | null {
     const b = this.store.get("production", version);
-    return b ? { source: b.source, methods: b.methods, updated: new Date(b.updated).toISOString() } : null;
+    return b ? { source: b.source, methods: b.methods, hooks: b.hooks, jobs: b.jobs, updated: new Date(b.updated).toISOString() } : null;
   }
 
   private limits(env: EnvName): SandboxLimits {
@@ -127,8 +165,11 @@ export class CustomCode {
         );
   }
 
-  /** After a reload (another process changed code): retire pools whose code is gone or changed, warm the rest. */
-  sync(): void {
+  /**
+   * After a reload or deploy (the stored code may have changed): retire pools whose code is gone or changed, warm
+   * the rest; settles once those following changes (onChanged) are in step.
+   */
+  sync(): Promise<void> {
     for (const [slot, entry] of this.installed) {
       const [env, version] = slot.split(":") as [EnvName, string];
       const b = this.store.get(env, Number(version));
@@ -138,13 +179,14 @@ export class CustomCode {
       }
     }
     this.prewarm();
+    return this.tellChanged();
   }
 
   /**
    * Check and store development's code: it must compile, load and export valid methods whose names no
    * development schema has. Answers the methods; CodeError("compile") or ApiError 400 otherwise.
    */
-  async upload(source: string, lang: BundleLanguage = "auto"): Promise<{ methods: MethodInfo[]; language: "js" | "ts" }> {
+  async upload(source: string, lang: BundleLanguage = "auto"): Promise<BundleInfo & { language: "js" | "ts" }> {
     const prepared = prepareBundle(source, lang);
     const limits = this.limits("development");
     // Loading the bundle into its pool is the check: once stored, the pool is already warm for the first call.
@@ -155,13 +197,21 @@ export class CustomCode {
       previous?.key === key
         ? previous.ready
         : this.runner().install({ key, js: prepared.js, ops: SERVICE_OPS, limits, warm: WARM, max: MAX_PER_THREAD });
-    const methods = await ready;
+    const info = await ready;
+    const { methods } = info;
     try {
+      this.checkJobs(info.jobs);
       await this.catalog.exclusive(async () => {
-        const schemas = new Set(this.catalog.development().schemas.keys());
+        const schemas = this.catalog.development().schemas;
         const clash = methods.find((m) => schemas.has(m.name));
         if (clash) throw badRequest(`method "${clash.name}" has the name of a schema; a method and a schema cannot share a name`);
-        await this.store.putDevelopment(source, prepared.js, methods);
+        for (const [schema, events] of Object.entries(info.hooks)) {
+          const s = schemas.get(schema);
+          const signup = events.find((e) => e === "beforeSignup" || e === "afterSignup");
+          if (signup && s && !s.def.user)
+            throw badRequest(`hooks.${schema}.${signup}: ${schema} is not a user schema (signup hooks run on user schemas only)`);
+        }
+        await this.store.putDevelopment(source, prepared.js, info);
       });
     } catch (e) {
       if (previous?.key !== key) this.runner().drop(key);
@@ -170,13 +220,63 @@ export class CustomCode {
     const current = this.installed.get(slot);
     this.installed.set(slot, { key, ready });
     if (current && current.key !== key) this.runner().drop(current.key);
-    return { methods, language: prepared.language };
+    await this.tellChanged();
+    return { ...info, language: prepared.language };
+  }
+
+  /** Every job's schedule must parse in the configured time zone (the guest cannot judge cron). */
+  private checkJobs(jobs: readonly JobInfo[]): void {
+    const zone = (this.deps.settings.get("development").code as { timezone: string }).timezone;
+    for (const j of jobs) {
+      try {
+        parseSchedule(j.schedule, zone);
+      } catch (e) {
+        throw new CodeError("compile", `job ${j.name}: ${(e as Error).message}`);
+      }
+    }
+  }
+
+  /**
+   * Run a hook (`hook:<schema>:<event>`) or job (`job:<name>`) of the code `ctx`'s environment and version run,
+   * with `input` as its argument and `timeoutMs` as its limit; its services act as the server in that
+   * environment at `ctx.hookDepth`. Answers the value it returned (JSON; undefined as null). Log lines it
+   * writes are also pushed to `lines` when given. Throws CodeError (kind "rejected" for `reject(...)`).
+   */
+  async invoke(ctx: ApiContext, name: string, input: unknown, timeoutMs: number, lines?: string[]): Promise<unknown> {
+    const b = this.store.get(ctx.env, ctx.version);
+    if (!b)
+      throw new CodeError("result", `there is no custom code in ${ctx.env}${ctx.env === "production" ? ` version ${ctx.version}` : ""}`);
+    const ensured = this.ensure(b);
+    const key = typeof ensured === "string" ? ensured : await ensured;
+    const system: ApiContext = { ...ctx, principal: { kind: "system" }, auth: "code", origin: "code" };
+    let dispatch: Dispatch = callServices(this.deps, system, Date.now() + timeoutMs);
+    if (lines) {
+      const inner = dispatch;
+      dispatch = (service, op, args) => {
+        if (service === "log" && lines.length < 1000) {
+          const [message] = args;
+          lines.push(`${op}: ${typeof message === "string" ? message : (JSON.stringify(message) ?? String(message))}`.slice(0, 2000));
+        }
+        return inner(service, op, args);
+      };
+    }
+    this.counts.calls++;
+    this.counts.inFlight++;
+    try {
+      const r = await this.runner().call(key, name, JSON.stringify(input), dispatch, readPlanner(system), timeoutMs);
+      return r.body.kind === "json" ? (JSON.parse(r.body.text) as unknown) : null;
+    } catch (e) {
+      this.counts.failures++;
+      throw e;
+    } finally {
+      this.counts.inFlight--;
+    }
   }
 
   /** Remove development's code (its methods answer 404 again). */
   async remove(): Promise<boolean> {
     const removed = await this.store.removeDevelopment();
-    this.sync();
+    await this.sync();
     return removed;
   }
 
@@ -187,7 +287,7 @@ export class CustomCode {
     const ensured = this.ensure(b);
     const key = typeof ensured === "string" ? ensured : await ensured;
     const timeoutMs = this.keyFor(b).limits.timeoutMs;
-    const system: ApiContext = { ...ctx, principal: { kind: "system" } };
+    const system: ApiContext = { ...ctx, principal: { kind: "system" }, auth: "code", origin: "code" };
     this.counts.calls++;
     this.counts.inFlight++;
     try {

@@ -6,7 +6,7 @@
 import { CodeError } from "./code-error.ts";
 import {
   type Dispatch,
-  type MethodInfo,
+  type BundleInfo,
   type MethodResponse,
   Sandbox,
   type SandboxHooks,
@@ -34,7 +34,7 @@ export class SandboxPool {
   private retired = false;
   /** Linear memory past which a sandbox is recycled after its call. */
   private readonly highWater: number;
-  methods: MethodInfo[] = [];
+  info: BundleInfo = { methods: [], hooks: {}, jobs: [] };
 
   constructor(
     readonly spec: BundleSpec,
@@ -44,12 +44,12 @@ export class SandboxPool {
   }
 
   /** Load the first sandbox (its failure is the bundle's compile error) and warm the rest in the background. */
-  async start(): Promise<MethodInfo[]> {
+  async start(): Promise<BundleInfo> {
     const first = await this.make();
-    this.methods = first.methods;
+    this.info = first.info;
     this.idle.push(first);
     this.refill();
-    return this.methods;
+    return this.info;
   }
 
   private async make(): Promise<Sandbox> {
@@ -115,17 +115,17 @@ export class SandboxPool {
    * Runs a call on the most recently used idle sandbox, taken and given back within this turn when the method
    * answers without waiting (so calls arriving together reuse one warm sandbox), else once it answers.
    */
-  call(name: string, requestJson: string, dispatch: Dispatch): Promise<MethodResponse> {
+  call(name: string, requestJson: string, dispatch: Dispatch, timeoutMs?: number): Promise<MethodResponse> {
     if (this.retired) return Promise.reject(new CodeError("result", "the method's code was replaced while the call started; call again"));
     const idle = this.idle.pop();
-    if (idle) return this.run(idle, name, requestJson, dispatch);
-    return this.acquire().then((s) => this.run(s, name, requestJson, dispatch));
+    if (idle) return this.run(idle, name, requestJson, dispatch, timeoutMs);
+    return this.acquire().then((s) => this.run(s, name, requestJson, dispatch, timeoutMs));
   }
 
-  private run(s: Sandbox, name: string, requestJson: string, dispatch: Dispatch): Promise<MethodResponse> {
+  private run(s: Sandbox, name: string, requestJson: string, dispatch: Dispatch, timeoutMs?: number): Promise<MethodResponse> {
     let answer: MethodResponse | Promise<MethodResponse>;
     try {
-      answer = s.callNow(name, requestJson, dispatch);
+      answer = s.callNow(name, requestJson, dispatch, timeoutMs);
     } catch (e) {
       this.release(s);
       return Promise.reject(e);

@@ -12,6 +12,7 @@ import { newEngine } from "./quickjs-engine.ts";
 import { QuickJSBridge } from "./quickjs-bridge.ts";
 import { jsonText } from "./raw-json.ts";
 import { CodeError, type GuestError, classify, lineOf } from "./code-error.ts";
+import type { BundleInfo } from "./bundle-info.ts";
 
 export interface SandboxLimits {
   /** Wall time of one call, ms. */
@@ -44,10 +45,8 @@ export interface SandboxHooks {
   whileLongRun?: (deadline: number) => void;
 }
 
-export interface MethodInfo {
-  name: string;
-  params: string[];
-}
+export type { BundleInfo, HookEvent, JobInfo, MethodInfo } from "./bundle-info.ts";
+export { HOOK_EVENTS } from "./bundle-info.ts";
 
 export interface MethodResponse {
   status: number;
@@ -64,6 +63,8 @@ export class Sandbox {
   usable = true;
   private dispatch: Dispatch | null = null;
   private deadline = Infinity;
+  /** The current call's time limit (the pool's, or the call's own: hooks and jobs have theirs). */
+  private callTimeoutMs = 0;
   private inCall = false;
   /** Host calls the guest started that have not settled (a call may leave some behind, e.g. an unawaited log). */
   private hostCalls = 0;
@@ -79,7 +80,7 @@ export class Sandbox {
     private readonly ctx: QuickJSContext,
     private readonly bridge: QuickJSBridge,
     private readonly run: QuickJSHandle,
-    readonly methods: MethodInfo[],
+    readonly info: BundleInfo,
     private readonly limits: SandboxLimits,
     private readonly memory: WebAssembly.Memory,
     private readonly hooks: SandboxHooks,
@@ -208,11 +209,11 @@ export class Sandbox {
       burrow.dispose();
       throw new CodeError("compile", String(e?.message ?? e));
     }
-    const methods = JSON.parse(ctx.getString(installed.value)) as MethodInfo[];
+    const info = JSON.parse(ctx.getString(installed.value)) as BundleInfo;
     installed.value.dispose();
     const run = ctx.getProp(burrow, "run");
     burrow.dispose();
-    const sandbox = new Sandbox(rt, ctx, bridge, run, methods, limits, memory, hooks);
+    const sandbox = new Sandbox(rt, ctx, bridge, run, info, limits, memory, hooks);
     holder = sandbox;
     rt.setInterruptHandler(() => sandbox.interrupt());
     return sandbox;
@@ -245,14 +246,17 @@ export class Sandbox {
     const e = this.ctx.dump(handle) as GuestError;
     handle.dispose();
     if (this.inCall && !this.outcome) {
-      this.outcome = { ok: false, limit: this.fail(classify(e, this.limits.timeoutMs)) };
+      this.outcome = { ok: false, limit: this.fail(classify(e, this.callTimeoutMs)) };
       this.wake?.();
     }
   }
 
-  /** Call a method with a request (JSON text); `dispatch` serves the guest's services for this call only. */
-  async call(name: string, requestJson: string, dispatch: Dispatch): Promise<MethodResponse> {
-    return this.callNow(name, requestJson, dispatch);
+  /**
+   * Call a method (or `hook:<schema>:<event>`, `job:<name>`) with its input (JSON text); `dispatch` serves the
+   * guest's services for this call only; `timeoutMs` replaces the sandbox's limit for this call.
+   */
+  async call(name: string, requestJson: string, dispatch: Dispatch, timeoutMs?: number): Promise<MethodResponse> {
+    return this.callNow(name, requestJson, dispatch, timeoutMs);
   }
 
   /**
@@ -261,13 +265,14 @@ export class Sandbox {
    * one warm sandbox instead of spreading over many (16 sandboxes in turn cost 26 us a call, one 19 us).
    * Throws at once for a sync failure.
    */
-  callNow(name: string, requestJson: string, dispatch: Dispatch): MethodResponse | Promise<MethodResponse> {
+  callNow(name: string, requestJson: string, dispatch: Dispatch, timeoutMs?: number): MethodResponse | Promise<MethodResponse> {
     if (!this.usable) throw new Error("this sandbox is no longer usable");
     if (this.inCall) throw new Error("a sandbox runs one call at a time");
     this.inCall = true;
     this.dispatch = dispatch;
     const { ctx, limits, bridge } = this;
-    this.deadline = Date.now() + limits.timeoutMs;
+    this.callTimeoutMs = timeoutMs ?? limits.timeoutMs;
+    this.deadline = Date.now() + this.callTimeoutMs;
     this.syncSince = Date.now();
     this.longRunTold = false;
     this.outcome = null;
@@ -282,7 +287,7 @@ export class Sandbox {
         const handle = bridge.handle(started.error);
         const e = ctx.dump(handle) as GuestError;
         handle.dispose();
-        throw this.fail(classify(e, limits.timeoutMs));
+        throw this.fail(classify(e, this.callTimeoutMs));
       }
       bridge.free(started.value);
       this.pump();
@@ -307,7 +312,7 @@ export class Sandbox {
         // Awaiting something that never settles: the guest still holds handles, so the sandbox is dropped
         // whole rather than disposed (disposing a runtime with live objects aborts the wasm instance).
         this.usable = false;
-        throw new CodeError("timeout", `the method ran longer than ${this.limits.timeoutMs} ms`);
+        throw new CodeError("timeout", `the method ran longer than ${this.callTimeoutMs} ms`);
       }
       return this.answer();
     } finally {
@@ -321,7 +326,7 @@ export class Sandbox {
     const outcome = this.outcome!;
     if (outcome.ok) return outcome.response;
     if ("limit" in outcome) throw outcome.limit;
-    throw this.fail(classify(outcome.error, this.limits.timeoutMs));
+    throw this.fail(classify(outcome.error, this.callTimeoutMs));
   }
 
   private endCall(): void {

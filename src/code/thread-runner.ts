@@ -10,7 +10,7 @@ import type { FromCodeThread, ThreadSetup, ToCodeThread } from "./code-thread.ts
 import { jsonText } from "./raw-json.ts";
 import { batchedPoster, unbatch } from "./message-batch.ts";
 import { CodeError } from "./code-error.ts";
-import { Answered, type Dispatch, type MethodInfo, type MethodResponse, bodyOf } from "./sandbox.ts";
+import { Answered, type BundleInfo, type Dispatch, type MethodResponse, bodyOf } from "./sandbox.ts";
 import type { LocalReadFiles, ReadPlanner } from "./local-reads.ts";
 
 /** In the compiled binary every module sits in one bundle at the root and the thread at code/ (scripts/build.ts). */
@@ -44,7 +44,7 @@ const SWEEP_MS = 1_000;
 class CodeThread {
   readonly worker: Worker;
   readonly calls = new Map<number, Call>();
-  private installs = new Map<number, { resolve: (m: MethodInfo[]) => void; reject: (e: unknown) => void }>();
+  private installs = new Map<number, { resolve: (m: BundleInfo) => void; reject: (e: unknown) => void }>();
   demoted = false;
   dead = false;
 
@@ -64,7 +64,7 @@ class CodeThread {
   /** Send a message (batched with the others of this turn). */
   readonly post: (m: ToCodeThread) => void;
 
-  install(id: number, spec: BundleSpec): Promise<MethodInfo[]> {
+  install(id: number, spec: BundleSpec): Promise<BundleInfo> {
     return new Promise((resolve, reject) => {
       this.installs.set(id, { resolve, reject });
       this.post({ type: "install", id, spec });
@@ -74,7 +74,7 @@ class CodeThread {
   private receive(m: FromCodeThread): void {
     switch (m.type) {
       case "installed":
-        this.installs.get(m.id)?.resolve(m.methods);
+        this.installs.get(m.id)?.resolve(m.info);
         this.installs.delete(m.id);
         return;
       case "result":
@@ -185,14 +185,14 @@ export class ThreadRunner implements CodeRunner {
     return this.threads.filter((t) => !t.demoted && !t.dead);
   }
 
-  async install(spec: BundleSpec): Promise<MethodInfo[]> {
+  async install(spec: BundleSpec): Promise<BundleInfo> {
     if (this.closed) throw new Error("the custom code runner is closed");
     this.specs.set(spec.key, spec);
     // Demoted threads take no new calls, so they get no new code (they retire soon).
     const live = this.active();
     const outcomes = await Promise.allSettled(live.map((t) => t.install(this.nextId++, spec)));
     const ok = outcomes.find((o) => o.status === "fulfilled");
-    if (ok) return (ok as PromiseFulfilledResult<MethodInfo[]>).value;
+    if (ok) return (ok as PromiseFulfilledResult<BundleInfo>).value;
     this.drop(spec.key);
     // Every thread gives the same compile error; a thread lost meanwhile gives its own.
     const reasons = outcomes.map((o) => (o as PromiseRejectedResult).reason as unknown);
@@ -201,9 +201,17 @@ export class ThreadRunner implements CodeRunner {
     );
   }
 
-  call(key: string, name: string, requestJson: string, dispatch: Dispatch, reads?: ReadPlanner): Promise<MethodResponse> {
+  call(
+    key: string,
+    name: string,
+    requestJson: string,
+    dispatch: Dispatch,
+    reads?: ReadPlanner,
+    timeoutMs?: number,
+  ): Promise<MethodResponse> {
     const spec = this.specs.get(key);
     if (!spec) return Promise.reject(new CodeError("result", "this code is not loaded (it was replaced); call again"));
+    const limit = timeoutMs ?? spec.limits.timeoutMs;
     // The thread with the fewest calls in flight, preferring threads not demoted.
     let best: CodeThread | null = null;
     for (const t of this.threads) if (!t.dead && !t.demoted && (best === null || t.calls.size < best.calls.size)) best = t;
@@ -219,18 +227,26 @@ export class ThreadRunner implements CodeRunner {
         if (!call) return;
         call.resolve = () => {};
         call.reject = () => {};
-        reject(new CodeError("timeout", `the method ran longer than ${spec.limits.timeoutMs} ms`));
-      }, spec.limits.timeoutMs + ANSWER_SLACK_MS);
+        reject(new CodeError("timeout", `the method ran longer than ${limit} ms`));
+      }, limit + ANSWER_SLACK_MS);
       const local = this.localReads && reads;
       thread.calls.set(id, {
         resolve,
         reject,
         dispatch,
         ...(local ? { reads } : {}),
-        giveUpAt: Date.now() + spec.limits.timeoutMs + GRACE_MS,
+        giveUpAt: Date.now() + limit + GRACE_MS,
         timer,
       });
-      thread.post({ type: "call", id, key, name, payload: requestJson, ...(local ? { scope: reads.scope } : {}) });
+      thread.post({
+        type: "call",
+        id,
+        key,
+        name,
+        payload: requestJson,
+        ...(local ? { scope: reads.scope } : {}),
+        ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+      });
     });
   }
 

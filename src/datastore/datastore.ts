@@ -22,6 +22,9 @@ import { updateMatching } from "./update-where.ts";
 import { type BulkResult, type BulkRow, bulkInsert, restoreGeoIndex } from "./bulk-insert.ts";
 import type { FieldDef } from "../schema/definition.ts";
 import { hasNested, upsert } from "./upsert.ts";
+import { BeforeHooks } from "./before-hooks.ts";
+import { type HookSource, type WriteHooks, refuseTooDeep, sourceOf, withWriteContext } from "./write-hooks.ts";
+import { INC_RE } from "./encode.ts";
 
 export type { FindResult } from "./find.ts";
 export type { JsonText } from "./objects.ts";
@@ -29,6 +32,7 @@ export type { BulkResult, BulkRow } from "./bulk-insert.ts";
 export { MAX_BATCH } from "./objects.ts";
 export { MAX_PASSWORDS_PER_REQUEST } from "./encode.ts";
 export { hasNested } from "./upsert.ts";
+export type { HookChange, HookSource, WriteHooks } from "./write-hooks.ts";
 
 /** Relationship paths to schemas for writes with nested objects or inferred relationship fields (X-Service-Relations). */
 type RelationMap = ReadonlyMap<string, string>;
@@ -41,6 +45,9 @@ interface BatchResult {
 
 const NO_RELATIONS: RelationMap = new Map();
 
+/** Whether an update body adds to a counter (`<field>[inc]`): its hooks' source is "counter". */
+const isCounting = (body: unknown) => isObject(body) && Object.keys(body).some((k) => INC_RE.test(k));
+
 /**
  * Told after users' sessions ended in the database (their objects were deleted by any path, or the private key or
  * custom code set a new password), so that sessions cached in memory go too; runs after the commit. Everything
@@ -52,6 +59,30 @@ export class Datastore {
   private readonly objects: Objects;
   private readonly relations: Relations;
   private readonly signedOut: SignedOutListener[] = [];
+  private hooks: WriteHooks | null = null;
+  private before: BeforeHooks | null = null;
+
+  /** Run the custom code's hooks on writes (the code layer wires itself here). */
+  useHooks(hooks: WriteHooks): void {
+    this.hooks = hooks;
+    this.before = new BeforeHooks(this.objects, hooks);
+  }
+
+  /**
+   * The context a write of `schema` runs in: refused past the hook depth; in an environment with after-hooks, a
+   * database client that writes the write's context into its transaction (write-hooks.ts).
+   */
+  private writing(ctx: ApiContext, schema: string, kind: HookSource, signup = false): ApiContext {
+    const h = this.hooks;
+    if (!h) return ctx;
+    refuseTooDeep(ctx, schema, h.events(ctx, schema));
+    return h.queuesAfterHooks(ctx) ? withWriteContext(ctx, schema, sourceOf(ctx, kind), signup) : ctx;
+  }
+
+  /** Whether a create of `schema` by this caller is a sign-up (the public creating an account). */
+  private signup(ctx: ApiContext, schema: string): boolean {
+    return ctx.principal.kind === "anonymous" && ctx.schemas.schemas.get(schema)?.def.user !== undefined;
+  }
 
   /** Follow users whose sessions the datastore ended (the service layer wires the session caches to this). */
   onSignedOut(listener: SignedOutListener): void {
@@ -85,7 +116,38 @@ export class Datastore {
   create(ctx: ApiContext, schema: string, body: readonly unknown[], relations?: RelationMap): Promise<BatchResult>;
   create(ctx: ApiContext, schema: string, body: unknown, relations?: RelationMap): Promise<JsonText>;
   create(ctx: ApiContext, schema: string, body: unknown, relations: RelationMap = NO_RELATIONS): Promise<JsonText | BatchResult> {
-    return Array.isArray(body) ? this.objects.createMany(ctx, schema, body, relations) : this.objects.create(ctx, schema, body, relations);
+    return Array.isArray(body) ? this.createBatch(ctx, schema, body, relations) : this.createOne(ctx, schema, body, relations, "api");
+  }
+
+  /** One create with its before-hooks (source: what kind of write asked for it). */
+  private async createOne(ctx: ApiContext, schema: string, body: unknown, relations: RelationMap, kind: HookSource): Promise<JsonText> {
+    const signup = this.signup(ctx, schema);
+    const c = this.writing(ctx, schema, kind, signup);
+    const sent = this.before ? await this.before.create(c, schema, body, kind, signup) : body;
+    return this.objects.create(c, schema, sent, relations);
+  }
+
+  /** A batch create: each object's before-hooks first (a refused object is failed, in its place). */
+  private async createBatch(ctx: ApiContext, schema: string, bodies: readonly unknown[], relations: RelationMap): Promise<BatchResult> {
+    const signup = this.signup(ctx, schema);
+    const c = this.writing(ctx, schema, "batch", signup);
+    if (!this.before || bodies.length === 0) return this.objects.createMany(c, schema, [...bodies], relations);
+    const hooked = await this.before.createMany(c, schema, bodies, signup);
+    if (hooked.every((b, i) => b === bodies[i])) return this.objects.createMany(c, schema, [...bodies], relations);
+    // Refused objects go on as null (failed, keeping every position); answers use the labels the client gave.
+    const sent = hooked.map((b) => (b instanceof ApiError ? null : b));
+    const r = await this.objects.createMany(c, schema, sent, relations);
+    const pk = ctx.schemas.schemas.get(schema)?.pk;
+    const label = (b: unknown, i: number) => (pk && isObject(b) && isKeyValue(b[pk]) ? (b[pk] as string) : String(i));
+    const succeeded: string[] = [];
+    const failed: string[] = [];
+    let next = 0;
+    sent.forEach((b, i) => {
+      const key = pk && isObject(b) ? b[pk] : undefined;
+      if (key !== undefined && r.succeeded[next] === key) succeeded.push(r.succeeded[next++]!);
+      else failed.push(label(bodies[i], i));
+    });
+    return { succeeded, failed };
   }
 
   /**
@@ -96,8 +158,10 @@ export class Datastore {
   async createLinkedUser(ctx: ApiContext, schema: string, body: Record<string, unknown>, then: InStatement): Promise<JsonText | null> {
     const s = ctx.schemas.schemas.get(schema);
     if (!s?.def.user) throw notFound(`${schema} is not a user schema`);
-    const w = await this.objects.prepareCreate({ ...ctx, principal: { kind: "system" } }, s, body, "json", true);
-    const [rs] = await this.objects.run(ctx, [{ ...w, stmts: [...w.stmts, then] }]);
+    const c = this.writing(ctx, schema, "api", true);
+    const sent = (this.before ? await this.before.create(c, schema, body, "api", true) : body) as Record<string, unknown>;
+    const w = await this.objects.prepareCreate({ ...c, principal: { kind: "system" } }, s, sent, "json", true);
+    const [rs] = await this.objects.run(c, [{ ...w, stmts: [...w.stmts, then] }]);
     return rs!.rows.length === 0 ? null : (rs!.rows[0]!.j as JsonText);
   }
 
@@ -111,7 +175,7 @@ export class Datastore {
     body: unknown,
     relations: RelationMap = NO_RELATIONS,
   ): Promise<{ status: number; body: JsonText }> {
-    return upsert(this.objects, ctx, schema, body, relations);
+    return upsert(this.objects, this.writing(ctx, schema, "save"), schema, body, relations);
   }
 
   /**
@@ -128,16 +192,16 @@ export class Datastore {
     body: unknown,
     relations: RelationMap = NO_RELATIONS,
   ): Promise<{ status: number; body: JsonText }> {
-    if (hasNested(body)) return upsert(this.objects, ctx, schema, body, relations);
+    if (hasNested(body)) return upsert(this.objects, this.writing(ctx, schema, "save"), schema, body, relations);
     const s = ctx.schemas.schemas.get(schema);
     const key = s && isObject(body) && isKeyValue(body[s.pk]) ? (body[s.pk] as string) : undefined;
-    if (s === undefined || key === undefined) return { status: 201, body: await this.objects.create(ctx, schema, body, relations) };
+    if (s === undefined || key === undefined) return { status: 201, body: await this.createOne(ctx, schema, body, relations, "save") };
     // A create and an update racing on the key: the loser of the create tries the update once more.
     for (let attempt = 0; ; attempt++) {
       if (await this.objects.exists(ctx, s, key))
         return { status: 200, body: await this.saveUpdate(ctx, s, key, body as Record<string, unknown>, relations) };
       try {
-        return { status: 201, body: await this.objects.create(ctx, schema, body, relations) };
+        return { status: 201, body: await this.createOne(ctx, schema, body, relations, "save") };
       } catch (e) {
         if (attempt > 0 || !(e instanceof ApiError) || e.status !== 409) throw e;
       }
@@ -158,7 +222,7 @@ export class Datastore {
         ? Object.fromEntries(Object.entries(body).filter(([k]) => k !== s.passwordField))
         : body;
     try {
-      return await this.objects.update(ctx, s.name, key, changes, relations);
+      return await this.updateOne(ctx, s.name, key, changes, relations, "save");
     } catch (e) {
       if (!(e instanceof ApiError) || ![401, 403, 404, 405].includes(e.status)) throw e;
       await access(ctx, s, "create");
@@ -168,65 +232,108 @@ export class Datastore {
 
   /** Partial update within the caller's update scope (`<field>[inc]` adds atomically); the whole object. */
   update(ctx: ApiContext, schema: string, key: string, body: unknown, relations: RelationMap = NO_RELATIONS): Promise<JsonText> {
-    return this.objects.update(ctx, schema, key, body, relations);
+    return this.updateOne(ctx, schema, key, body, relations, isCounting(body) ? "counter" : "api");
+  }
+
+  private async updateOne(
+    ctx: ApiContext,
+    schema: string,
+    key: string,
+    body: unknown,
+    relations: RelationMap,
+    kind: HookSource,
+  ): Promise<JsonText> {
+    const c = this.writing(ctx, schema, kind);
+    const sent = this.before ? await this.before.update(c, schema, key, body, kind) : body;
+    return this.objects.update(c, schema, key, sent, relations);
   }
 
   /**
    * The update of `update`, made only when the object also matches the conditions, checked in the same
    * statement; the whole object, or null when it does not exist, is outside the update scope or does not match.
    */
-  updateIf(ctx: ApiContext, schema: string, key: string, body: unknown, conditions: Conditions): Promise<JsonText | null> {
-    return this.objects.updateIf(ctx, schema, key, body, conditions);
+  async updateIf(ctx: ApiContext, schema: string, key: string, body: unknown, conditions: Conditions): Promise<JsonText | null> {
+    const kind = isCounting(body) ? "counter" : "api";
+    const c = this.writing(ctx, schema, kind);
+    const sent = this.before ? await this.before.update(c, schema, key, body, kind) : body;
+    return this.objects.updateIf(c, schema, key, sent, conditions);
   }
 
   /**
    * Apply one body (fields, `<field>[inc]`) to every object matching the conditions within the caller's update
-   * scope, in one transaction; how many changed. At least one condition; no uploads or passwords.
+   * scope, in one transaction; how many changed. At least one condition; no uploads or passwords. With a
+   * before-hook, only the objects it ran for change, and one whose hook changed its body is updated on its own.
    */
-  updateWhere(ctx: ApiContext, schema: string, conditions: Conditions, body: unknown): Promise<number> {
-    return updateMatching(this.objects, ctx, schema, conditions, body);
+  async updateWhere(ctx: ApiContext, schema: string, conditions: Conditions, body: unknown): Promise<number> {
+    const c = this.writing(ctx, schema, "query");
+    const hooked = this.before ? await this.before.byQuery(c, schema, conditions, "update", body) : null;
+    if (!hooked) return updateMatching(this.objects, c, schema, conditions, body);
+    const plain = hooked.keys.filter((k) => hooked.bodies.get(k) === body);
+    let changed = plain.length ? await updateMatching(this.objects, c, schema, conditions, body, plain) : 0;
+    for (const k of hooked.keys)
+      if (hooked.bodies.get(k) !== body && (await this.objects.updateIf(c, schema, k, hooked.bodies.get(k), conditions)) !== null)
+        changed++;
+    return changed;
   }
 
   /** Delete one object within the caller's delete scope; 404 when there is none to delete. */
   async remove(ctx: ApiContext, schema: string, key: string): Promise<void> {
-    await this.objects.remove(ctx, schema, key);
+    const c = this.writing(ctx, schema, "api");
+    await this.before?.remove(c, schema, key, "api");
+    await this.objects.remove(c, schema, key);
     if (ctx.schemas.schemas.get(schema)?.def.user) await this.notifySignedOut(ctx, schema, [key]);
   }
 
   /**
    * Delete every object matching the conditions within the caller's delete scope, then empty the file trash
    * when the schema has binary fields; how many were deleted. The single-key form (`<key>=<id>` alone) keeps
-   * the 404 of a missing object unless `missingKeyIs404` is false (then it answers 0).
+   * the 404 of a missing object unless `missingKeyIs404` is false (then it answers 0). With a before-hook, only
+   * the objects it ran for are deleted.
    */
   async removeWhere(ctx: ApiContext, schema: string, where: Conditions, { missingKeyIs404 = true } = {}): Promise<number> {
     const s = ctx.schemas.schemas.get(schema);
     if (!s) throw notFound("This object does not exist");
+    const c = this.writing(ctx, schema, "query");
+    const only = this.before ? (await this.before.byQuery(c, schema, where, "delete", null))?.keys : undefined;
     let deleted: number;
     if (s.def.user) {
-      const keys = await deleteObjects(ctx, s, where, true);
+      const keys = await deleteObjects(c, s, where, true, only);
       deleted = keys.length;
       await this.notifySignedOut(ctx, schema, keys);
-    } else deleted = await deleteObjects(ctx, s, where);
-    await this.objects.afterDelete(ctx, [s]);
-    const only = where.where[0];
-    const single = !where.or && where.where.length === 1 && only!.field === s.pk && only!.op === "eq";
+    } else deleted = await deleteObjects(c, s, where, false, only);
+    await this.objects.afterDelete(c, [s]);
+    const first = where.where[0];
+    const single = !where.or && where.where.length === 1 && first!.field === s.pk && first!.op === "eq";
     if (single && deleted === 0 && missingKeyIs404) throw notFound("This object does not exist");
     return deleted;
   }
 
   /** Append values to an array field, or keys of existing objects to a relationship field; the whole object. */
-  append(ctx: ApiContext, schema: string, key: string, field: string, values: unknown): Promise<JsonText> {
-    return this.relations.append(ctx, schema, key, field, values);
+  async append(ctx: ApiContext, schema: string, key: string, field: string, values: unknown): Promise<JsonText> {
+    const c = this.writing(ctx, schema, "relationship");
+    await this.before?.update(c, schema, key, { [field]: values }, "relationship");
+    return this.relations.append(c, schema, key, field, values);
   }
 
   /** Remove values (or references) from a field; with cascade, delete the related objects whose references went. */
-  pull(ctx: ApiContext, schema: string, key: string, field: string, values: string[], cascade = false): Promise<void> {
-    return this.relations.pull(ctx, schema, key, field, values, cascade);
+  async pull(ctx: ApiContext, schema: string, key: string, field: string, values: string[], cascade = false): Promise<void> {
+    const c = this.writing(ctx, schema, "relationship");
+    await this.before?.update(c, schema, key, { [field]: { pull: values } }, "relationship");
+    return this.relations.pull(c, schema, key, field, values, cascade);
   }
 
   /** Create related objects (one or an array) and append the created keys to the relationship field. */
-  createRelated(ctx: ApiContext, schema: string, key: string, field: string, body: unknown): Promise<BatchResult> {
-    return this.relations.createRelated(ctx, schema, key, field, body);
+  async createRelated(ctx: ApiContext, schema: string, key: string, field: string, body: unknown): Promise<BatchResult> {
+    const c = this.writing(ctx, schema, "relationship");
+    const related = ctx.schemas.schemas.get(schema)?.fields.get(field)?.schema ?? null;
+    let sent = body;
+    if (this.before && related) {
+      refuseTooDeep(ctx, related, this.hooks!.events(ctx, related));
+      const list = Array.isArray(body) ? body : [body];
+      const hooked = await Promise.all(list.map((b) => this.before!.create(c, related, b, "relationship", false)));
+      sent = Array.isArray(body) ? hooked : hooked[0];
+    }
+    return this.relations.createRelated(c, schema, key, field, sent);
   }
 
   /**

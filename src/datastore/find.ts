@@ -212,16 +212,57 @@ export async function findOne(ctx: ApiContext, s: CompiledSchema, id: string, sh
  * DELETE /<schema>?<conditions>: delete every match; the deleted keys (a user schema's, for those who follow user
  * deletions) or their count.
  */
-export async function deleteObjects(ctx: ApiContext, s: CompiledSchema, tree: Conditions, keys: true): Promise<string[]>;
-export async function deleteObjects(ctx: ApiContext, s: CompiledSchema, tree: Conditions, keys?: false): Promise<number>;
-export async function deleteObjects(ctx: ApiContext, s: CompiledSchema, tree: Conditions, keys = false): Promise<number | string[]> {
+export async function deleteObjects(
+  ctx: ApiContext,
+  s: CompiledSchema,
+  tree: Conditions,
+  keys: true,
+  only?: readonly string[],
+): Promise<string[]>;
+export async function deleteObjects(
+  ctx: ApiContext,
+  s: CompiledSchema,
+  tree: Conditions,
+  keys?: false,
+  only?: readonly string[],
+): Promise<number>;
+export async function deleteObjects(
+  ctx: ApiContext,
+  s: CompiledSchema,
+  tree: Conditions,
+  keys = false,
+  only?: readonly string[],
+): Promise<number | string[]> {
   if (tree.where.length === 0 && !tree.or)
     throw badRequest(`DELETE /${s.name} needs at least one condition; deleting every object is refused`);
   refuseOwnerOnly(ctx, s, tree);
-  const where = compileSelection(s, tree, s.open.delete ? null : await access(ctx, s, "delete"), "delete");
+  const where = onlyKeys(s, compileSelection(s, tree, s.open.delete ? null : await access(ctx, s, "delete"), "delete"), only);
   const sql = `DELETE FROM ${s.table} WHERE rowid IN (SELECT t.rowid FROM ${s.table} AS t WHERE ${where.sql})`;
   if (keys) return (await ctx.db.execute({ sql: `${sql} RETURNING ${q(s.pk)} AS k`, args: where.args })).rows.map((r) => String(r.k));
   return (await ctx.db.execute({ sql, args: where.args })).rowsAffected;
+}
+
+/** A selection narrowed to some keys (the objects before-hooks ran for), or as it is. */
+export function onlyKeys(s: CompiledSchema, where: SqlPart, only?: readonly string[]): SqlPart {
+  if (!only) return where;
+  return { sql: `(${where.sql}) AND t.${q(s.pk)} IN (SELECT value FROM json_each(?))`, args: [...where.args, JSON.stringify(only)] };
+}
+
+/** Keys of up to `limit` objects matching the conditions within the caller's update or delete scope. */
+export async function matchingKeys(
+  ctx: ApiContext,
+  s: CompiledSchema,
+  tree: Conditions,
+  action: "update" | "delete",
+  limit: number,
+): Promise<string[]> {
+  refuseOwnerOnly(ctx, s, tree);
+  const where = compileSelection(s, tree, s.open[action] ? null : await access(ctx, s, action), action);
+  const rs = await ctx.db.execute({
+    sql: `SELECT t.${q(s.pk)} AS k FROM ${s.table} AS t WHERE ${where.sql} ORDER BY t.rowid LIMIT ?`,
+    args: [...where.args, limit],
+  });
+  return rs.rows.map((r) => String(r.k));
 }
 
 /** How many objects match the conditions within the caller's read scope (the total a Content-Range reports). */

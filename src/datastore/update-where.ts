@@ -12,6 +12,7 @@ import { access } from "./access.ts";
 import { compileSelection, type SqlPart } from "./query/compile.ts";
 import type { Conditions } from "./query/tree.ts";
 import { refuseOwnerOnly } from "./viewer.ts";
+import { onlyKeys } from "./find.ts";
 import { MAX_SAFE, type Objects, incOverflow } from "./objects.ts";
 import { type Encoded, isObject, setClause, touchesFiles } from "./encode.ts";
 
@@ -44,6 +45,7 @@ export async function updateMatching(
   name: string,
   conditions: Conditions,
   body: unknown,
+  only?: readonly string[],
 ): Promise<number> {
   if (!isObject(body)) throw badRequest("the changes must be a JSON object");
   if (!ctx.schemas.schemas.has(name)) throw notFound(`schema "${name}" does not exist`);
@@ -52,7 +54,7 @@ export async function updateMatching(
   const s = await objects.schemaForWrite(ctx, name, [body], NO_RELATIONS, false);
   checkShareable(s, body);
   refuseOwnerOnly(ctx, s, conditions);
-  const where = compileSelection(s, conditions, await access(ctx, s, "update"), "update");
+  const where = onlyKeys(s, compileSelection(s, conditions, await access(ctx, s, "update"), "update"), only);
   const enc = await objects.encode(ctx, s, body, "update");
   const set = setClause(s, enc);
   const tx = await ctx.db.transaction("write");

@@ -48,11 +48,14 @@ export function bearerToken(request: Request): string | null {
 export function adminDataContext(burrow: Burrow, envRaw: string, versionRaw: string | null, origin: string): ApiContext {
   const env = environmentOf(envRaw);
   const fileBase = () => burrow.config.filesUrl ?? burrow.config.publicUrl ?? origin;
-  if (env === "development") return systemContext(env, burrow.envDbs[env], burrow.catalog.development(), fileBase);
+  // Writes through the admin API are the console's (custom code hooks see them so).
+  if (env === "development") return { ...systemContext(env, burrow.envDbs[env], burrow.catalog.development(), fileBase), ...CONSOLE };
   const raw = versionRaw;
   if (raw !== null && !/^[1-9]\d{0,6}$/.test(raw)) throw badRequest(`_version must be a positive integer, not "${raw.slice(0, 32)}"`);
   const version = raw === null ? burrow.catalog.latestVersion() : Number(raw);
   const schemas = version === null ? undefined : burrow.catalog.production(version);
   if (!schemas) throw notFound(version === null ? "production has no deployed version yet" : `API version ${version} is not deployed`);
-  return systemContext(env, burrow.envDbs[env], schemas, fileBase);
+  return { ...systemContext(env, burrow.envDbs[env], schemas, fileBase), ...CONSOLE };
 }
+
+const CONSOLE = { auth: "admin", origin: "console" } as const;

@@ -104,7 +104,11 @@ export function withSessionCookie(
 function cookieCaller(ctx: ApiContext, session: Session | null): ApiContext {
   // A MAC session's access token travels in clear as the MAC id of every signed request: alone it proves nothing.
   if (!session?.cookie) throw unauthorized(COOKIE_REFUSED);
-  return { ...ctx, principal: { kind: "user", schema: session.schema, username: session.username, family: session.family } };
+  return {
+    ...ctx,
+    principal: { kind: "user", schema: session.schema, username: session.username, family: session.family },
+    auth: "cookie",
+  };
 }
 
 /** The environment a request addresses, for the request log: by its API key or OAuth consumer key; "-" if none. */

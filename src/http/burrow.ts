@@ -25,6 +25,7 @@ import type { RequestStats } from "../system/request-stats.ts";
 import type { RequestLogRing } from "../system/request-log-ring.ts";
 import type { Backups } from "../backup/backups.ts";
 import type { Live } from "../live/live.ts";
+import type { JobScheduler } from "../code/job-scheduler.ts";
 
 export interface KeyIndex {
   set: KeySet;
@@ -66,6 +67,8 @@ export interface Burrow {
   readonly backups: Backups;
   /** Live data: streams, their subscriptions and channels, fed from the change log. */
   readonly live: Live;
+  /** Custom code jobs: their schedules, runs and history (looking for due ones starts with the maintenance). */
+  readonly jobs: JobScheduler;
   keys: KeyIndex;
   /** Reload keys, settings and schemas when another process changed them; undefined when not due yet. */
   refreshIfDue(): Promise<void> | undefined;

@@ -19,6 +19,15 @@ export interface Mail {
   html?: string;
 }
 
+/** What send takes: one address or several (one message, all in To); a text or an html body or both. */
+export interface OutgoingMail {
+  to: string | readonly string[];
+  subject: string;
+  /** An html-only mail is recorded in the outbox with an empty text. */
+  text?: string;
+  html?: string;
+}
+
 interface SentMail {
   id: string;
   via: "smtp" | "outbox" | "not-sent";
@@ -59,6 +68,8 @@ const OUTBOX_DEFAULT_LIMIT = 100;
 const DEFAULT_FROM = "Burrow <no-reply@localhost>";
 const SMTP_TIMEOUT_MS = 10_000;
 const MAX_BODY_CHARS = 1024 * 1024;
+/** Recipients of one mail at most. */
+export const MAX_RECIPIENTS = 50;
 
 // One plain address: no display name, no list, no whitespace or control characters.
 const ADDRESS = /^[^\s\x00-\x1f\x7f@,;:<>()[\]\\"]+@[^\s\x00-\x1f\x7f@,;:<>()[\]\\"]+$/;
@@ -82,11 +93,20 @@ export function isMailAddress(to: unknown): to is string {
   return typeof to === "string" && to.length <= 254 && ADDRESS.test(to);
 }
 
-function checkMail(mail: Mail): void {
-  if (!isMailAddress(mail.to)) throw badRequest("the recipient must be one e-mail address");
+/** The recipients as a list (one address is a list of one). */
+function recipients(to: OutgoingMail["to"]): readonly string[] {
+  return typeof to === "string" ? [to] : to;
+}
+
+function checkMail(mail: OutgoingMail): void {
+  if (typeof mail.to === "string" || !Array.isArray(mail.to)) {
+    if (!isMailAddress(mail.to)) throw badRequest("the recipient must be one e-mail address");
+  } else if (mail.to.length === 0 || mail.to.length > MAX_RECIPIENTS || !mail.to.every(isMailAddress))
+    throw badRequest(`the recipients must be 1 to ${MAX_RECIPIENTS} e-mail addresses`);
   if (typeof mail.subject !== "string" || mail.subject.length > 998 || CONTROL_EXCEPT_TAB.test(mail.subject))
     throw badRequest("the subject must be one line of at most 998 characters");
-  if (typeof mail.text !== "string" || mail.text.length > MAX_BODY_CHARS)
+  if (mail.text === undefined && mail.html === undefined) throw badRequest("the mail needs a text or an html body");
+  if (mail.text !== undefined && (typeof mail.text !== "string" || mail.text.length > MAX_BODY_CHARS))
     throw badRequest(`the text must be a string of at most ${MAX_BODY_CHARS} characters`);
   if (mail.html !== undefined && (typeof mail.html !== "string" || mail.html.length > MAX_BODY_CHARS))
     throw badRequest(`the html must be a string of at most ${MAX_BODY_CHARS} characters`);
@@ -118,7 +138,7 @@ export class Mailer {
   }
 
   /** Send through the environment's SMTP server when configured, else record in the outbox. */
-  async send(env: EnvName, mail: Mail): Promise<SentMail> {
+  async send(env: EnvName, mail: OutgoingMail): Promise<SentMail> {
     checkMail(mail);
     const s = this.settings.get(env).smtp as SmtpSettings;
     const id = crypto.randomUUID();
@@ -130,7 +150,7 @@ export class Mailer {
     try {
       await this.transport(env, s).sendMail({
         from: s.from || DEFAULT_FROM,
-        to: mail.to,
+        to: typeof mail.to === "string" ? mail.to : [...mail.to],
         subject: mail.subject,
         text: mail.text,
         html: mail.html,
@@ -194,10 +214,10 @@ export class Mailer {
     }));
   }
 
-  private async record(id: string, env: EnvName, mail: Mail, via: string, error: string | null): Promise<void> {
+  private async record(id: string, env: EnvName, mail: OutgoingMail, via: string, error: string | null): Promise<void> {
     await this.db.execute({
       sql: `INSERT INTO outbox (id, env, recipient, subject, text, html, created, via, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      args: [id, env, mail.to, mail.subject, mail.text, mail.html ?? null, Date.now(), via, error],
+      args: [id, env, recipients(mail.to).join(", "), mail.subject, mail.text ?? "", mail.html ?? null, Date.now(), via, error],
     });
   }
 

@@ -24,6 +24,7 @@ import {
 import type { Plan } from "./plan.ts";
 import { STREAMS_EXIST_SQL, changeLoggingSql, dropChangeTriggersSql } from "./change-log.ts";
 import { detectFloatStyle } from "./float-style.ts";
+import { READ_HOOK_TARGETS_SQL, dropHookTriggersSql, hookTriggersForSql, targetsOf } from "./hook-queue-sql.ts";
 
 const UPDATE_CHUNK = 500;
 
@@ -50,7 +51,23 @@ export async function rebuildTriggersAtomically(client: Client): Promise<void> {
 
 async function triggersSql(client: Pick<Client, "execute">): Promise<string[]> {
   const layouts = [...(await readLayouts(client)).values()];
-  return [...userTriggersSql(layouts), ...(await changeLogging(client, layouts))];
+  return [...userTriggersSql(layouts), ...(await changeLogging(client, layouts)), ...(await hookTriggers(client, layouts))];
+}
+
+/**
+ * The after-hook triggers for the tables the database holds and the targets its `_burrow_hook_targets` names
+ * (src/schema/hook-queue-sql.ts); tables without targets get theirs dropped. A database made before the queue
+ * existed has no targets table: nothing to do.
+ */
+export async function hookTriggers(client: Pick<Client, "execute">, layouts?: readonly SchemaDef[]): Promise<string[]> {
+  let rows: { schema: unknown; event: unknown }[];
+  try {
+    rows = (await client.execute(READ_HOOK_TARGETS_SQL)).rows as unknown as { schema: unknown; event: unknown }[];
+  } catch {
+    return [];
+  }
+  const all = layouts ?? [...(await readLayouts(client)).values()];
+  return hookTriggersForSql(all, await detectFloatStyle(client), targetsOf(rows));
 }
 
 /**
@@ -119,7 +136,9 @@ async function applyPlan(tx: Transaction, plan: Plan, now: number): Promise<void
   for (const ix of plan.before?.indexes ?? []) if (ix.some((f) => touched.has(f))) await run(dropIndexSql(plan.schema, ix));
   // File triggers name the key and binary columns: they are dropped first and recreated for the new layout; the
   // change-log triggers name every column and are recreated with the others (rebuildTriggers).
-  if (plan.before) for (const sql of [...dropFileTriggersSql(plan.before), ...dropChangeTriggersSql(plan.schema)]) await run(sql);
+  if (plan.before)
+    for (const sql of [...dropFileTriggersSql(plan.before), ...dropChangeTriggersSql(plan.schema), ...dropHookTriggersSql(plan.schema)])
+      await run(sql);
   // So do the R*Tree and triggers of a geopoint field that changes (its triggers name the columns).
   for (const [f, def] of Object.entries(plan.before?.fields ?? {}))
     if (def.type === "geopoint" && touched.has(f)) for (const sql of dropGeoIndexSql(plan.schema, f)) await run(sql);

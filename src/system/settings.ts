@@ -6,11 +6,15 @@ import { badRequest } from "../errors.ts";
 import { BUMP_EPOCH, readEpoch } from "./system-db.ts";
 import { ENVIRONMENTS, type EnvName } from "./environments.ts";
 import { isPlainObject as isObj } from "../plain-object.ts";
+import { CODE_SETTINGS } from "./settings-code.ts";
+import { isTimeZone } from "../time-zone.ts";
 
-type Leaf = {
+export type Leaf = {
   type: "string" | "integer" | "boolean" | "string[]" | "string-map" | "oidc-map";
   secret?: boolean;
   url?: boolean;
+  /** An IANA time zone name. */
+  zone?: boolean;
   min?: number;
   max?: number;
   oneOf?: readonly string[];
@@ -18,7 +22,7 @@ type Leaf = {
   only?: EnvName;
   default: Record<EnvName, unknown>;
 };
-type Spec = { [key: string]: Leaf | Spec };
+export type Spec = { [key: string]: Leaf | Spec };
 type SettingsDoc = { [key: string]: unknown };
 
 const both = (v: unknown) => ({ development: v, production: v });
@@ -70,20 +74,7 @@ const SETTINGS_SPEC: Spec = {
     },
     concurrency: { type: "integer", min: 1, max: 10_000, default: both(500) },
   },
-  code: {
-    /** Wall time of one custom code call, ms. */
-    timeoutMs: { type: "integer", min: 100, max: 25_000, default: both(25_000) },
-    /** Memory cap of one sandbox, MB. */
-    memoryMb: { type: "integer", min: 8, max: 1024, default: both(64) },
-    http: {
-      /** Let the http service reach loopback, private and link-local addresses. */
-      allowPrivate: { type: "boolean", default: both(false) },
-      timeoutMs: { type: "integer", min: 100, max: 25_000, default: both(10_000) },
-      maxResponseBytes: { type: "integer", min: 1024, max: 50 * 1024 * 1024, default: both(5 * 1024 * 1024) },
-    },
-    /** Variables the config service reads (name -> value; third-party API keys): write-only, reads list the names. */
-    config: { type: "string-map", secret: true, default: both({}) },
-  },
+  code: CODE_SETTINGS,
   social: {
     /** The Graph-style network (the original: Facebook): GET <baseUrl>/me?fields=...&access_token=...&appsecret_proof=... */
     social1: {
@@ -225,6 +216,8 @@ function checkLeaf(s: Leaf, v: unknown, p: string): unknown {
       if (s.oneOf && !(typeof v === "string" && s.oneOf.includes(v)))
         throw badRequest(`setting "${p}" must be one of ${s.oneOf.join(", ")}`);
       if (s.url && !(typeof v === "string" && isHttpUrl(v))) throw badRequest(`setting "${p}" must be an http(s) URL without a query`);
+      if (s.zone && !(typeof v === "string" && isTimeZone(v)))
+        throw badRequest(`setting "${p}" must be a time zone (an IANA name such as "Europe/Berlin", or "UTC")`);
       if (typeof v === "string" && v.length <= 65536) return v;
       throw badRequest(`setting "${p}" must be a string`);
     case "boolean":

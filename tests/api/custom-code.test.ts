@@ -242,7 +242,7 @@ describe("deploys pin code to versions", () => {
 
   test("deploy refuses a schema and a method with the same name", async () => {
     await t.burrow.system.execute(
-      `UPDATE code_bundles SET methods = json_insert(methods, '$[#]', json('{"name":"user","params":[]}')) WHERE env = 'development'`,
+      `UPDATE code_bundles SET methods = json_insert(methods, '$.methods[#]', json('{"name":"user","params":[]}')) WHERE env = 'development'`,
     );
     await t.burrow.reload();
     const r = await t.admin("POST", "/deploy", {});

@@ -29,7 +29,7 @@ export function runnerContract(name: string, make: () => CodeRunner) {
     afterAll(() => runner.close());
 
     test("install answers the methods; calls run with their own request", async () => {
-      expect(await runner.install(spec("a", BUNDLE))).toEqual([
+      expect((await runner.install(spec("a", BUNDLE))).methods).toEqual([
         { name: "echo", params: ["x"] },
         { name: "reads", params: [] },
         { name: "slow", params: [] },

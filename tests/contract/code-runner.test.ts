@@ -51,10 +51,11 @@ test("threads: a method busy past 100 ms pauses while the API answers requests, 
     clearInterval(busy);
     expect(e.kind).toBe("timeout");
     expect(performance.now() - started).toBeGreaterThan(1900);
-    // Quiet again: the next call (on a fresh thread) runs at full speed.
+    // Quiet again: the next call (on a fresh thread) runs on without pausing - it ends well inside its limit (a
+    // paused one would run into it), however loaded the machine is.
     const again = performance.now();
     expect((await runner.call("w", "work", JSON.stringify({}), async () => null)).status).toBe(200);
-    expect(performance.now() - again).toBeLessThan(alone * 2 + 300);
+    expect(performance.now() - again).toBeLessThan(Math.max(1500, alone * 2 + 300));
   } finally {
     await runner.close();
   }

@@ -10,7 +10,7 @@ const SRC = join(import.meta.dir, "../../src");
 
 /** Bottom to top; a file may import its own layer and the layers below. Entries are src/-relative files or folders ("x/"). */
 const LAYERS: readonly (readonly string[])[] = [
-  ["errors.ts", "plain-object.ts", "on-first-use.ts", "log.ts", "version.ts", "config.ts", "net/", "db/", "os/"],
+  ["errors.ts", "plain-object.ts", "time-zone.ts", "on-first-use.ts", "log.ts", "version.ts", "config.ts", "net/", "db/", "os/"],
   ["schema/"],
   ["request-context.ts"],
   ["auth/"],

@@ -35,7 +35,7 @@ describe("bundles", () => {
       OPS,
       LIMITS,
     );
-    expect(sb.methods).toEqual([
+    expect(sb.info.methods).toEqual([
       { name: "hello", params: ["name"] },
       { name: "text", params: [] },
       { name: "bytes", params: [] },

@@ -1,5 +1,5 @@
 // The admin JSON API under /_admin/api: the sign-in (login, limited per client IP and per email), and the route
-// files by what they serve: schemas and deploys, custom code, data, user accounts, admins, push, settings and keys,
+// files by what they serve: schemas and deploys, custom code with its jobs and hooks, data, user accounts, admins, push, settings and keys,
 // backups, and the server's own status, logs and outbox. Every route but login declares the least role it needs
 // (`{ role: ... }`), which adminGuard (admin-guard.ts) enforces with the bearer token from login.
 
@@ -16,6 +16,8 @@ import * as S from "../schemas.ts";
 import { adminAccountRoutes } from "./admin-accounts.ts";
 import { adminBackupRoutes } from "./admin-backups.ts";
 import { adminCodeRoutes } from "./admin-code.ts";
+import { adminJobRoutes } from "./admin-jobs.ts";
+import { adminHookRoutes } from "./admin-hooks.ts";
 import { adminDataRoutes } from "./admin-data.ts";
 import { adminMetaRoutes } from "./admin-meta.ts";
 import { adminPushRoutes } from "./admin-push.ts";
@@ -32,6 +34,8 @@ export function adminRoutes(burrow: Burrow, info: RequestInfo, parsers: BodyPars
     .use(loginRoute(burrow, info, parsers))
     .use(adminSchemaRoutes(burrow, parsers))
     .use(adminCodeRoutes(burrow, parsers))
+    .use(adminJobRoutes(burrow, parsers))
+    .use(adminHookRoutes(burrow, parsers))
     .use(adminDataRoutes(burrow, parsers))
     .use(adminUserRoutes(burrow, parsers))
     .use(adminAccountRoutes(burrow, parsers))

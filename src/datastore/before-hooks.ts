@@ -1,0 +1,119 @@
+// Before-hooks on the datastore's write paths (docs/api/custom-code.md, "Hooks"): each runs before its write and
+// outside the database's write lock, sees the object (an update: the object as it would be, the stored one, and
+// what was sent), and may return the object to write instead - written as if the client had sent it - or refuse.
+// A batch create runs them per object (a refused object is failed); an update or delete by query runs them per
+// matching object, at most `maxPerQuery` of them. An internal of the Datastore.
+
+import { ApiError, badRequest } from "../errors.ts";
+import type { ApiContext } from "../request-context.ts";
+import type { CompiledSchema } from "../schema/compiled.ts";
+import { isKeyValue } from "../schema/values.ts";
+import { isObject } from "./encode.ts";
+import { matchingKeys } from "./find.ts";
+import { type Objects, newObjectId } from "./objects.ts";
+import type { Conditions } from "./query/tree.ts";
+import { type HookSource, type WriteHooks, changeOf, createBody, proposedUpdate, updateBody, withoutPassword } from "./write-hooks.ts";
+
+/** A batch's objects after their hooks: the body to create, or the refusal. */
+export type HookedBatch = (unknown | ApiError)[];
+
+export class BeforeHooks {
+  constructor(
+    private readonly objects: Objects,
+    private readonly hooks: WriteHooks,
+  ) {}
+
+  private has(ctx: ApiContext, schema: string, event: string): CompiledSchema | null {
+    const s = ctx.schemas.schemas.get(schema);
+    return s && this.hooks.events(ctx, schema).includes(event) ? s : null;
+  }
+
+  /** The stored object as the server sees it (every field), or null when there is none. */
+  private async stored(ctx: ApiContext, s: CompiledSchema, key: string): Promise<Record<string, unknown> | null> {
+    try {
+      return JSON.parse(await this.objects.get({ ...ctx, principal: { kind: "system" } }, s.name, key)) as Record<string, unknown>;
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) return null;
+      throw e;
+    }
+  }
+
+  /** beforeCreate (and, for a sign-up, beforeSignup) of one object: the body to create. */
+  async create(ctx: ApiContext, schema: string, body: unknown, source: HookSource, signup: boolean): Promise<unknown> {
+    if (!isObject(body)) return body;
+    const create = this.has(ctx, schema, "beforeCreate");
+    const signs = signup ? this.has(ctx, schema, "beforeSignup") : null;
+    const s = create ?? signs;
+    if (!s) return body;
+    let sent: Record<string, unknown> = { ...body };
+    // The hook sees the key the object will have.
+    if (!isKeyValue(sent[s.pk]) && !s.def.user) sent[s.pk] = newObjectId();
+    for (const event of [create && "beforeCreate", signs && "beforeSignup"])
+      if (event) {
+        const result = await this.hooks.before(ctx, changeOf(ctx, event, schema, withoutPassword(s, sent), null, source));
+        sent = createBody(s, sent, result);
+      }
+    return sent;
+  }
+
+  /** The hooks of a batch, object by object (at once): each object's body, or its refusal. */
+  createMany(ctx: ApiContext, schema: string, bodies: readonly unknown[], signup: boolean): Promise<HookedBatch> {
+    return Promise.all(
+      bodies.map((b) =>
+        this.create(ctx, schema, b, "batch", signup).catch((e: unknown) => {
+          if (e instanceof ApiError) return e;
+          throw e;
+        }),
+      ),
+    );
+  }
+
+  /** beforeUpdate of one object: the body to write (the body as sent when there is no hook or no object). */
+  async update(ctx: ApiContext, schema: string, key: string, body: unknown, source: HookSource): Promise<unknown> {
+    const s = this.has(ctx, schema, "beforeUpdate");
+    if (!s || !isObject(body)) return body;
+    const previous = await this.stored(ctx, s, key);
+    if (!previous) return body;
+    const proposed = proposedUpdate(previous, body, s);
+    const result = await this.hooks.before(
+      ctx,
+      changeOf(ctx, "beforeUpdate", schema, proposed, previous, source, withoutPassword(s, body)),
+    );
+    return updateBody(s, body, proposed, result);
+  }
+
+  /** beforeDelete of one object (it can only refuse). */
+  async remove(ctx: ApiContext, schema: string, key: string, source: HookSource): Promise<void> {
+    const s = this.has(ctx, schema, "beforeDelete");
+    if (!s) return;
+    const previous = await this.stored(ctx, s, key);
+    if (previous) await this.hooks.before(ctx, changeOf(ctx, "beforeDelete", schema, previous, previous, source));
+  }
+
+  /**
+   * The hooks of an update or delete by query, per matching object: null when the schema has none (the write
+   * goes on as one statement), else the keys of the objects they ran for (the write is then limited to them) and,
+   * for updates, each one's body. Refused past `maxPerQuery` objects, or by any hook.
+   */
+  async byQuery(
+    ctx: ApiContext,
+    schema: string,
+    conditions: Conditions,
+    action: "update" | "delete",
+    body: unknown,
+  ): Promise<{ keys: string[]; bodies: Map<string, unknown> } | null> {
+    const s = this.has(ctx, schema, action === "update" ? "beforeUpdate" : "beforeDelete");
+    if (!s || (action === "update" && !isObject(body))) return null;
+    const max = this.hooks.maxPerQuery(ctx);
+    const keys = await matchingKeys(ctx, s, conditions, action, max + 1);
+    if (keys.length > max)
+      throw badRequest(
+        `this ${action} by query matches more than ${max} objects of ${schema}, which has a before-hook run per object (setting code.hooks.maxPerQuery)`,
+      );
+    const bodies = new Map<string, unknown>();
+    for (const key of keys)
+      if (action === "update") bodies.set(key, await this.update(ctx, schema, key, body, "query"));
+      else await this.remove(ctx, schema, key, "query");
+    return { keys, bodies };
+  }
+}

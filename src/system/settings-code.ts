@@ -1,0 +1,39 @@
+// The custom code settings of an environment (`code.*`): limits of calls, the http and config services, the time
+// zone of job schedules, hooks, jobs and the mail service. Part of the settings spec (settings.ts).
+
+import type { Spec } from "./settings.ts";
+
+const both = (v: unknown) => ({ development: v, production: v });
+
+export const CODE_SETTINGS: Spec = {
+  /** Wall time of one custom code call, ms. */
+  timeoutMs: { type: "integer", min: 100, max: 25_000, default: both(25_000) },
+  /** Memory cap of one sandbox, MB. */
+  memoryMb: { type: "integer", min: 8, max: 1024, default: both(64) },
+  http: {
+    /** Let the http service reach loopback, private and link-local addresses. */
+    allowPrivate: { type: "boolean", default: both(false) },
+    timeoutMs: { type: "integer", min: 100, max: 25_000, default: both(10_000) },
+    maxResponseBytes: { type: "integer", min: 1024, max: 50 * 1024 * 1024, default: both(5 * 1024 * 1024) },
+  },
+  /** Variables the config service reads (name -> value; third-party API keys): write-only, reads list the names. */
+  config: { type: "string-map", secret: true, default: both({}) },
+  /** Time zone of job schedules (an IANA name). */
+  timezone: { type: "string", zone: true, default: both("UTC") },
+  hooks: {
+    /** Wall time of one hook call, ms (a before-hook past it refuses the write with 500). */
+    timeoutMs: { type: "integer", min: 100, max: 25_000, default: both(2_000) },
+    /** Objects an update or delete by query may touch when its schema has a before-hook (past it: 400). */
+    maxPerQuery: { type: "integer", min: 1, max: 100_000, default: both(1_000) },
+    /** Tries of an after-hook before it goes to the dead-letter list. */
+    attempts: { type: "integer", min: 1, max: 100, default: both(8) },
+  },
+  jobs: {
+    /** Occurrences missed while no node ran: "skip" records them, "run once" also runs the job once at start. */
+    missed: { type: "string", oneOf: ["skip", "run once"], default: both("skip") },
+  },
+  mail: {
+    /** Mails custom code may send per hour in this environment (services.mail.send). */
+    perHour: { type: "integer", min: 1, max: 1_000_000, default: { development: 100, production: 1_000 } },
+  },
+};
