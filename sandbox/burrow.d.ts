@@ -1,4 +1,5 @@
-// Burrow custom code: the types of a bundle's methods, the request they get and the services they may call.
+// Burrow custom code: the types of a bundle's methods, hooks and jobs, what they are called with and the services
+// they may call.
 // Reference it from a bundle (`/// <reference path="burrow.d.ts" />`, or copy it next to your sources) and
 // type-check with `tsc --noEmit`. Every service call is async and runs on the server, outside the sandbox.
 
@@ -61,7 +62,81 @@ declare namespace Burrow {
     run(job: Job, services: Services): unknown;
   }
 
+  /** How the caller of a write authenticated. */
+  type AuthKind = "public key" | "mac" | "cookie" | "oauth1" | "private key" | "admin" | "code";
+  /**
+   * What kind of write it was. "cascade": a change another write made (a deleted user's objects losing their
+   * owner, related objects deleted with their parent). The console, custom code (hooks and jobs included) and
+   * imports say only that.
+   */
+  type WriteSource = "api" | "batch" | "save" | "counter" | "relationship" | "query" | "cascade" | "console" | "code" | "import";
+
+  /** What a before-hook is called with. `object` may be changed and returned. */
+  interface BeforeChange<T = StoredObject> {
+    event: "beforeCreate" | "beforeUpdate" | "beforeDelete" | "beforeSignup";
+    schema: string;
+    /** Create: the object as sent (with its key; never a password). Update: the object as it would be stored. Delete: the stored object. */
+    object: T;
+    /** Update and delete: the stored object; create: null. */
+    previous: T | null;
+    /** Update: the fields the client sent (`<field>[inc]` for counters). */
+    changes?: Record<string, unknown>;
+    /** The caller's username, or null. */
+    user: string | null;
+    auth: AuthKind;
+    source: WriteSource;
+  }
+
+  /** What an after-hook is called with, once the change is committed (at least once: de-duplicate by `id`). */
+  interface AfterChange<T = StoredObject> {
+    /** The change's id: unique in the environment, the same on every try. */
+    id: number;
+    event: "afterCreate" | "afterUpdate" | "afterDelete" | "afterSignup";
+    schema: string;
+    key: string;
+    /** The object as stored after the change (null after a delete); every field, file links as paths. */
+    object: T | null;
+    /** The object before the change (update, delete), else null. */
+    previous: T | null;
+    user: string | null;
+    auth: AuthKind;
+    source: WriteSource;
+    /** 1 on the first try. */
+    attempt: number;
+  }
+
+  /**
+   * A before-hook: return nothing to write the object as it is, return an object to write that instead (checked as
+   * if the client had sent it; a field left out is cleared), or `throw reject(status, message)` to refuse the write
+   * (the client gets that status and `{"error": message}`). A throw of anything else, or running past
+   * code.hooks.timeoutMs (2 s), refuses it with 500.
+   */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a hook may end without returning anything (write as sent)
+  type BeforeHook = (change: BeforeChange, services: Services) => StoredObject | void | Promise<StoredObject | void>;
+  /** An after-hook: a throw (or a time-out) tries it again later, with a growing delay, up to code.hooks.attempts times. */
+  type AfterHook = (change: AfterChange, services: Services) => unknown;
+
+  /** The hooks of one schema; beforeSignup and afterSignup run on user schemas, for accounts the public creates. */
+  interface SchemaHooks {
+    beforeCreate?: BeforeHook;
+    afterCreate?: AfterHook;
+    beforeUpdate?: BeforeHook;
+    afterUpdate?: AfterHook;
+    beforeDelete?: BeforeHook;
+    afterDelete?: AfterHook;
+    beforeSignup?: BeforeHook;
+    afterSignup?: AfterHook;
+  }
+
+  /** The `hooks` export: `export const hooks: Burrow.Hooks = { todo: { beforeCreate(change) { ... } } }`. */
+  type Hooks = Record<string, SchemaHooks>;
+
+  /** A refusal for a before-hook to throw: the client gets `status` (400-599) and `{"error": message}`. */
+  type Reject = (status: number, message: string) => Error;
+
   interface Services {
+    /** The same as the global `reject`. */
+    reject: Reject;
     data: DataService;
     push: PushService;
     log: LogService;
@@ -255,3 +330,6 @@ declare namespace Burrow {
     send(message: MailMessage): Promise<{ id: string; via: "smtp" | "outbox" }>;
   }
 }
+
+/** Refuse a write from a before-hook: `throw reject(422, "a title is needed")`. */
+declare const reject: Burrow.Reject;

@@ -87,10 +87,10 @@ const COMMANDS: Record<string, Command> = {
   },
   import: {
     usage:
-      "burrow import <dir|file> [--env development|production] [--schema s] [--format jsonl|csv|parse] [--batch-size 2000] [--max-errors 1000] [--report file] [--restart] [--live] [options]",
+      "burrow import <dir|file> [--env development|production] [--schema s] [--format jsonl|csv|parse] [--batch-size 2000] [--max-errors 1000] [--report file] [--restart] [--live] [--hooks] [options]",
     summary: "import an export, CSV files or a Parse Server export in batches; resumes after an interruption; rejected rows go to a report",
     values: ["--env", "--schema", "--format", "--batch-size", "--max-errors", "--report"],
-    booleans: ["--restart", "--live"],
+    booleans: ["--restart", "--live", "--hooks"],
     run: (c, p, f) => importCommand(c, p[0], f),
   },
   backup: {

@@ -232,6 +232,7 @@ export async function openBurrow(config: Config, opts: OpenOptions = {}): Promis
     },
   });
   const stopHookQueue = hookQueue.start();
+  hooks.useBackpressure((env) => hookQueue.admit(env));
   catalog.setCodeHooks({
     developmentMethods: () => codeStore.developmentMethods(),
     deployStatements: (version) => codeStore.deployStatements(version),

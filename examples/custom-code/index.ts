@@ -5,6 +5,10 @@
 
 import { badRequest, jsonBody } from "./lib/respond.ts";
 
+// Hooks on todo (validation, a derived field, a push after a create) and a nightly cleanup job.
+export { hooks } from "./lib/hooks.ts";
+export { jobs } from "./lib/jobs.ts";
+
 const LIST_TTL_MS = 30_000;
 
 export const methods: Burrow.Method[] = [

@@ -17,6 +17,8 @@ export interface BenchServer {
   putSettings(env: "development" | "production", patch: unknown): Promise<void>;
   /** Upload development's custom code (PUT /_admin/api/code); the answer's JSON. */
   putCode(source: string): Promise<unknown>;
+  /** Any admin API call (path under /_admin/api); the answer's JSON. */
+  admin(method: string, path: string, body?: unknown): Promise<unknown>;
   /** Batch-create n objects (1000 per request); returns their keys in order. */
   seed(schema: string, n: number, make: (i: number) => Record<string, unknown>): Promise<string[]>;
   stop(): Promise<void>;
@@ -74,6 +76,15 @@ export async function startBenchServer(
       });
       if (!r.ok) throw new Error(`code: ${await r.text()}`);
       return r.json();
+    },
+    async admin(method, path, body) {
+      const r = await fetch(`${server.url}/_admin/api${path}`, {
+        method,
+        headers: { authorization: `Bearer ${login.token}`, "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${await r.text()}`);
+      return r.status === 204 ? null : r.json();
     },
     async seed(schema, n, make) {
       const started = performance.now();

@@ -87,6 +87,7 @@ export async function importCommand(config: Config, input: string | undefined, f
     report: typeof flags["--report"] === "string" ? flags["--report"] : undefined,
     crashAfterBatches: crash ? Number(crash) : undefined,
     live: flags["--live"] === true,
+    hooks: flags["--hooks"] === true,
   };
   const env = envOf(flags);
   const s = await openBurrow(config);

@@ -18,11 +18,23 @@ import { MAX_HOOK_DEPTH } from "../datastore/write-hooks.ts";
 
 /** How often each environment's queue is looked at while idle. */
 const POLL_MS = 50;
-/** Changes taken at once per environment. */
-const TAKE = 64;
-/** A lease lasts the hook's time limit plus this. */
-const LEASE_SLACK_MS = 30_000;
+/** Hooks running (or waiting for a sandbox) at once per environment; more are taken when half are done. */
+const IN_FLIGHT = 256;
+/** Changes taken per claim. */
+const TAKE = 128;
+/** A lease lasts the hook's time limit plus this (a change waiting for a sandbox counts against it too). */
+const LEASE_SLACK_MS = 60_000;
 const MAX_BACKOFF_MS = 5 * 60_000;
+/**
+ * Backpressure: past HIGH changes due in an environment's queue, its clients' writes that would queue after-hooks
+ * wait (at most MAX_WAIT_MS each) until it is back under LOW, so the queue keeps up with writes at full speed
+ * instead of growing without bound. Writes made by hooks never wait.
+ */
+const HIGH = 2_000;
+const LOW = 1_000;
+const MAX_WAIT_MS = 1_000;
+/** How often the due changes are counted while an environment has after-hooks. */
+const COUNT_MS = 100;
 
 /** The delay before try `attempt + 1` after `attempt` failed (1 s doubling, at most 5 minutes). Pure. */
 export function backoffMs(attempt: number): number {
@@ -70,21 +82,63 @@ export interface HookQueueDeps {
   active(env: EnvName): boolean;
 }
 
+type Outcome = { message: string; final: boolean } | null;
+
 export class HookQueue {
   private timers: Partial<Record<EnvName, ReturnType<typeof setTimeout>>> = {};
   private stopped = true;
   private counts = { ran: 0, failed: 0, dead: 0 };
   private idleRounds: Record<EnvName, number> = { development: 0, production: 0 };
+  private inFlight: Record<EnvName, number> = { development: 0, production: 0 };
+  private claiming: Record<EnvName, boolean> = { development: false, production: false };
+  /** Outcomes waiting to be written (one batch per turn and environment). */
+  private outcomes: Record<EnvName, { row: Row; outcome: Outcome }[]> = { development: [], production: [] };
+  private flushing: Record<EnvName, Promise<void> | null> = { development: null, production: null };
+  /** Changes due (last counted) per environment, and the writes waiting for it to go down. */
+  private backlog: Record<EnvName, number> = { development: 0, production: 0 };
+  private waiters: Record<EnvName, (() => void)[]> = { development: [], production: [] };
+  private counter: ReturnType<typeof setInterval> | undefined;
+  private waits = 0;
 
   constructor(private readonly deps: HookQueueDeps) {}
 
   start(): () => void {
     this.stopped = false;
     for (const env of ["development", "production"] as const) this.schedule(env, 0);
+    this.counter = setInterval(() => void this.countDue(), COUNT_MS);
+    this.counter.unref?.();
     return () => this.stop();
   }
 
+  /** A client's write that would queue after-hooks: a promise to wait on while the queue is past HIGH, else undefined. */
+  admit(env: EnvName): Promise<void> | undefined {
+    if (this.backlog[env] < HIGH || this.stopped) return undefined;
+    this.waits++;
+    return new Promise<void>((resolve) => {
+      this.waiters[env].push(resolve);
+      setTimeout(resolve, MAX_WAIT_MS).unref?.();
+    });
+  }
+
+  private async countDue(): Promise<void> {
+    for (const env of ["development", "production"] as const) {
+      if (!this.deps.active(env) && this.backlog[env] === 0) continue;
+      try {
+        const rs = await this.deps.envDbs[env].execute({
+          sql: `SELECT count(*) AS n FROM ${HOOK_QUEUE_TABLE} WHERE next_at <= ?`,
+          args: [Date.now()],
+        });
+        this.backlog[env] = Number(rs.rows[0]!.n);
+      } catch {
+        this.backlog[env] = 0;
+      }
+      if (this.backlog[env] < LOW) for (const w of this.waiters[env].splice(0)) w();
+    }
+  }
+
   stop(): void {
+    clearInterval(this.counter);
+    for (const env of ["development", "production"] as const) for (const w of this.waiters[env].splice(0)) w();
     this.stopped = true;
     for (const t of Object.values(this.timers)) clearTimeout(t);
     this.timers = {};
@@ -92,9 +146,14 @@ export class HookQueue {
 
   private schedule(env: EnvName, ms: number): void {
     if (this.stopped) return;
+    clearTimeout(this.timers[env]);
     const t = setTimeout(() => {
-      this.round(env).then(
-        (n) => this.schedule(env, n === TAKE ? 0 : POLL_MS),
+      this.timers[env] = undefined;
+      this.pump(env).then(
+        (n) => {
+          // Idle: look again later; busy: the hooks finishing call pump again.
+          if (n === 0 && this.inFlight[env] === 0) this.schedule(env, POLL_MS);
+        },
         (e) => {
           this.deps.log.warn("running after-hooks failed", { env, error: String((e as Error)?.message ?? e) });
           this.schedule(env, 1000);
@@ -105,28 +164,59 @@ export class HookQueue {
     this.timers[env] = t;
   }
 
-  /** One round for an environment: take due changes, run them, record the outcomes; how many were taken. */
-  async round(env: EnvName, now = Date.now()): Promise<number> {
-    // Without after-hooks the queue can only hold leftovers of removed code: looked at every 100th round.
+  /**
+   * Take due changes while fewer than IN_FLIGHT hooks run, and start them; how many were taken. Each finished hook
+   * records its outcome (batched) and, once half of the hooks are done, takes more.
+   */
+  async pump(env: EnvName, now = Date.now()): Promise<number> {
+    // Without after-hooks the queue can only hold leftovers of removed code: looked at every 100th time.
     if (!this.deps.active(env) && this.idleRounds[env]++ % 100 !== 0) return 0;
-    const db = this.deps.envDbs[env];
-    const { timeoutMs, attempts: maxAttempts } = hookSettings(this.deps.settings, env);
-    const rs = await db.execute({
-      sql: `UPDATE ${HOOK_QUEUE_TABLE} SET lease_until = ?, attempts = attempts + 1
-            WHERE id IN (SELECT id FROM ${HOOK_QUEUE_TABLE} WHERE next_at <= ? AND lease_until <= ? ORDER BY id LIMIT ${TAKE})
-            RETURNING id, schema, event, key, object, previous, user, auth, source, depth, version, attempts`,
-      args: [now + timeoutMs + LEASE_SLACK_MS, now, now],
-    });
-    const rows = (rs.rows as unknown as Row[]).sort((a, b) => Number(a.id) - Number(b.id));
-    if (rows.length === 0) return 0;
-    const outcomes = await Promise.all(rows.map((r) => this.run(env, r, timeoutMs)));
+    if (this.claiming[env]) return 0;
+    this.claiming[env] = true;
+    let taken = 0;
+    try {
+      const { timeoutMs } = hookSettings(this.deps.settings, env);
+      while (!this.stopped && this.inFlight[env] <= IN_FLIGHT - TAKE) {
+        const rs = await this.deps.envDbs[env].execute({
+          sql: `UPDATE ${HOOK_QUEUE_TABLE} SET lease_until = ?, attempts = attempts + 1
+                WHERE id IN (SELECT id FROM ${HOOK_QUEUE_TABLE} WHERE next_at <= ? AND lease_until <= ? ORDER BY id LIMIT ${TAKE})
+                RETURNING id, schema, event, key, object, previous, user, auth, source, depth, version, attempts`,
+          args: [now + timeoutMs + LEASE_SLACK_MS, now, now],
+        });
+        const rows = (rs.rows as unknown as Row[]).sort((a, b) => Number(a.id) - Number(b.id));
+        taken += rows.length;
+        for (const row of rows) {
+          this.inFlight[env]++;
+          void this.run(env, row, timeoutMs).then((outcome) => this.finished(env, row, outcome));
+        }
+        if (rows.length < TAKE) break;
+        now = Date.now();
+      }
+    } finally {
+      this.claiming[env] = false;
+    }
+    return taken;
+  }
+
+  private finished(env: EnvName, row: Row, outcome: Outcome): void {
+    this.inFlight[env]--;
+    this.outcomes[env].push({ row, outcome });
+    this.flushing[env] ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.flush(env));
+    if (this.inFlight[env] <= IN_FLIGHT / 2 && !this.timers[env]) this.schedule(env, 0);
+  }
+
+  /** Write the outcomes gathered this turn: done changes leave the queue, failed ones wait or go to the dead list. */
+  private async flush(env: EnvName): Promise<void> {
+    const list = this.outcomes[env].splice(0);
+    this.flushing[env] = null;
+    if (list.length === 0) return;
+    const { attempts: maxAttempts } = hookSettings(this.deps.settings, env);
     const done: number[] = [];
     const stmts: { sql: string; args: (string | number)[] }[] = [];
-    rows.forEach((r, i) => {
-      const error = outcomes[i] ?? null;
+    for (const { row: r, outcome: error } of list) {
       if (error === null) {
         done.push(Number(r.id));
-        return;
+        continue;
       }
       this.counts.failed++;
       if (Number(r.attempts) >= maxAttempts || error.final) {
@@ -144,16 +234,20 @@ export class HookQueue {
           sql: `UPDATE ${HOOK_QUEUE_TABLE} SET next_at = ?, lease_until = 0, error = ? WHERE id = ?`,
           args: [Date.now() + backoffMs(Number(r.attempts)), error.message, Number(r.id)],
         });
-    });
+    }
     if (done.length)
       stmts.push({ sql: `DELETE FROM ${HOOK_QUEUE_TABLE} WHERE id IN (SELECT value FROM json_each(?))`, args: [JSON.stringify(done)] });
-    await db.batch(stmts, "write");
-    this.counts.ran += done.length;
-    return rows.length;
+    try {
+      await this.deps.envDbs[env].batch(stmts, "write");
+      this.counts.ran += done.length;
+    } catch (e) {
+      // The leases run out and the changes are taken again (at least once).
+      this.deps.log.warn("recording after-hook outcomes failed", { env, error: String((e as Error)?.message ?? e) });
+    }
   }
 
   /** Run one change's hook: null when it ran (or there is no such hook any more), else why it failed. */
-  private async run(env: EnvName, r: Row, timeoutMs: number): Promise<{ message: string; final: boolean } | null> {
+  private async run(env: EnvName, r: Row, timeoutMs: number): Promise<Outcome> {
     const version = Number(r.version);
     const events = this.deps.code.hookEvents(env, version, r.schema);
     // The code of that version no longer has this hook (development's code changed): nothing to run.
@@ -185,12 +279,13 @@ export class HookQueue {
       const message =
         e instanceof CodeError && e.kind === "rejected" ? `hook ${r.schema}.${r.event} refused: ${e.message}` : hookFailure(r, e);
       this.deps.logs.append(env, "code", "error", message, { change: change.id, attempt: change.attempt });
-      return { message, final: false };
+      // A write past the hook depth fails the same way on every try: dead at once.
+      return { message, final: message.includes("hooks nested too deep") };
     }
   }
 
-  /** This process's after-hook figures since start. */
-  stats(): { ran: number; failed: number; dead: number } {
-    return { ...this.counts };
+  /** This process's after-hook figures since start (waits: client writes held back by the backlog). */
+  stats(): { ran: number; failed: number; dead: number; waits: number; backlog: Record<EnvName, number> } {
+    return { ...this.counts, waits: this.waits, backlog: { ...this.backlog } };
   }
 }

@@ -44,6 +44,8 @@ export function hookFailure(change: Pick<HookChange, "schema" | "event">, e: unk
 export class CodeHooks implements WriteHooks {
   /** Per environment: the after-hook targets its database has (as last written), to tell whether writes carry context. */
   private targets: Record<EnvName, string[]> = { development: [], production: [] };
+  /** The after-hook queue's backpressure (set once the queue runs). */
+  private gate: ((env: EnvName) => Promise<void> | undefined) | null = null;
 
   constructor(
     private readonly code: CustomCode,
@@ -58,6 +60,15 @@ export class CodeHooks implements WriteHooks {
 
   queuesAfterHooks(ctx: ApiContext): boolean {
     return this.targets[ctx.env].length > 0;
+  }
+
+  /** Let the after-hook queue hold back clients' writes while it is far behind. */
+  useBackpressure(gate: (env: EnvName) => Promise<void> | undefined): void {
+    this.gate = gate;
+  }
+
+  admit(ctx: ApiContext): Promise<void> | undefined {
+    return this.gate?.(ctx.env);
   }
 
   maxPerQuery(ctx: ApiContext): number {

@@ -212,17 +212,18 @@ export class JobScheduler {
     }));
     if (rows[0] && due.earlier > 0) rows[0].error += ` (and ${due.earlier}${due.exact ? "" : " or more"} earlier occurrences, not listed)`;
     const recorded = await this.deps.runs.record(env, job.name, rows);
-    if (recorded > 0 || runOnce) {
+    // Noted in the code log by the node that recorded them (or that runs the job for them).
+    const ranOnce = runOnce && (await this.#start(env, version, job, passed[passed.length - 1]!, "missed", now)) !== null;
+    if (recorded > 0 || ranOnce) {
       const count = passed.length + due.earlier;
       this.deps.logs.append(
         env,
         "code",
         "warn",
-        `custom code job ${job.name} missed ${count}${due.exact ? "" : " or more"} occurrence${count === 1 ? "" : "s"} while no node was running${runOnce ? "; it runs once now" : ""}`,
+        `custom code job ${job.name} missed ${count}${due.exact ? "" : " or more"} occurrence${count === 1 ? "" : "s"} while no node was running${ranOnce ? "; it runs once now" : ""}`,
         { job: job.name, newest: iso(passed[passed.length - 1]!) },
       );
     }
-    if (runOnce) await this.#start(env, version, job, passed[passed.length - 1]!, "missed", now);
     if (late) await this.#start(env, version, job, newest, "schedule", now);
   }
 
@@ -340,7 +341,7 @@ export class JobScheduler {
       if (this.#looking || this.#closed) return;
       this.#looking = true;
       this.tick()
-        .catch((e) => this.deps.log.warn("looking for due custom code jobs failed", { error: String(e) }))
+        .catch((e) => this.#closed || this.deps.log.warn("looking for due custom code jobs failed", { error: String(e) }))
         .finally(() => {
           this.#looking = false;
         });

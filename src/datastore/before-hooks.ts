@@ -12,6 +12,7 @@ import { isObject } from "./encode.ts";
 import { matchingKeys } from "./find.ts";
 import { type Objects, newObjectId } from "./objects.ts";
 import type { Conditions } from "./query/tree.ts";
+import type { NodeHook } from "./upsert.ts";
 import { type HookSource, type WriteHooks, changeOf, createBody, proposedUpdate, updateBody, withoutPassword } from "./write-hooks.ts";
 
 /** A batch's objects after their hooks: the body to create, or the refusal. */
@@ -68,6 +69,17 @@ export class BeforeHooks {
     );
   }
 
+  /** The before-hook of each object of a nested save (`check` refuses a schema past the hook depth). */
+  nodeHook(ctx: ApiContext, posted: string, check: (schema: string) => void): NodeHook {
+    return async (schema, id, body, exists) => {
+      if (schema !== posted) check(schema);
+      if (exists) return (await this.update(ctx, schema, id, body, "save")) as Record<string, unknown>;
+      const pk = ctx.schemas.schemas.get(schema)?.pk;
+      const sent = pk && !Object.hasOwn(body, pk) ? { ...body, [pk]: id } : body;
+      return (await this.create(ctx, schema, sent, "save", false)) as Record<string, unknown>;
+    };
+  }
+
   /** beforeUpdate of one object: the body to write (the body as sent when there is no hook or no object). */
   async update(ctx: ApiContext, schema: string, key: string, body: unknown, source: HookSource): Promise<unknown> {
     const s = this.has(ctx, schema, "beforeUpdate");
@@ -116,4 +128,27 @@ export class BeforeHooks {
       else await this.remove(ctx, schema, key, "query");
     return { keys, bodies };
   }
+}
+
+/**
+ * A batch's answer after its hooks: `sent` is what went to the create (null for a refused object), `r` what the
+ * create answered for it; the answer lists keys created and, in their places, the labels the client gave the others
+ * (its key, or its position).
+ */
+export function batchAnswer(
+  pk: string | undefined,
+  bodies: readonly unknown[],
+  sent: readonly unknown[],
+  r: { succeeded: string[]; failed: string[] },
+): { succeeded: string[]; failed: string[] } {
+  const label = (b: unknown, i: number) => (pk && isObject(b) && isKeyValue(b[pk]) ? (b[pk] as string) : String(i));
+  const succeeded: string[] = [];
+  const failed: string[] = [];
+  let next = 0;
+  sent.forEach((b, i) => {
+    const key = pk && isObject(b) ? b[pk] : undefined;
+    if (key !== undefined && r.succeeded[next] === key) succeeded.push(r.succeeded[next++]!);
+    else failed.push(label(bodies[i], i));
+  });
+  return { succeeded, failed };
 }

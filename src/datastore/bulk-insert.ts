@@ -7,7 +7,7 @@
 // URL they hold: files are not copied. The R*Tree of a geopoint field is filled once after the rows are in
 // (restoreGeoIndex), not object by object. An internal of the Datastore (datastore.ts).
 
-import { quietSql } from "../schema/change-log.ts";
+import { QUIET_HOOKS_ONLY, QUIET_LOG_ONLY, quietSql } from "../schema/change-log.ts";
 import type { InStatement, InValue } from "@libsql/core/api";
 import { hashPassword } from "../auth/passwords.ts";
 import { q } from "../db/sql.ts";
@@ -169,7 +169,8 @@ function encodeRow(
 /**
  * Insert the valid rows of `rows` into schema `name` with `extra` (e.g. the import's checkpoint) in one
  * transaction. A row whose key exists (or repeats an earlier row's) is rejected, never overwritten. Unless `live`,
- * the rows are not written to the change log (live streams see no events for them).
+ * the rows are not written to the change log (live streams see no events for them); unless `hooks`, they queue
+ * no after-hooks.
  */
 export async function bulkInsert(
   catalog: Catalog,
@@ -179,8 +180,10 @@ export async function bulkInsert(
   declared: ReadonlyMap<string, FieldDef>,
   extra: readonly InStatement[],
   live = false,
+  hooks = false,
+  refused: ReadonlyMap<BulkRow, string> = new Map(),
 ): Promise<BulkResult> {
-  const rejectedBy = new Map<BulkRow, string>();
+  const rejectedBy = new Map<BulkRow, string>(refused);
   const s = await prepareSchema(catalog, ctx, name, rows, declared, rejectedBy);
   const sql = insertSql(s);
   const now = Date.now();
@@ -199,9 +202,10 @@ export async function bulkInsert(
   // Geopoints: the R*Tree's insert trigger is dropped in the batch's transaction; restoreGeoIndex fills it.
   const geo = s.fieldColumns.filter((fc) => fc.def.type === "geopoint").map((fc) => pauseGeoInsertSql(s.name, fc.name));
   if (hashes.length) await Promise.all(hashes.map(async (h) => void (h.args[h.at] = await hashPassword(h.password))));
-  const quiet = quietSql("import");
-  const head = live ? geo : [quiet.begin, ...geo];
-  const results = (await ctx.db.batch([...head, ...stmts, ...extra, ...(live ? [] : [quiet.end])], "write")).slice(head.length);
+  const reason = live && hooks ? null : live ? QUIET_HOOKS_ONLY : hooks ? QUIET_LOG_ONLY : "import";
+  const quiet = reason === null ? null : quietSql(reason);
+  const head = quiet ? [quiet.begin, ...geo] : geo;
+  const results = (await ctx.db.batch([...head, ...stmts, ...extra, ...(quiet ? [quiet.end] : [])], "write")).slice(head.length);
   let inserted = 0;
   for (let i = 0; i < placed.length; i++) {
     if (results[i]!.rowsAffected > 0) inserted++;

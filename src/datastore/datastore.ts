@@ -22,7 +22,7 @@ import { updateMatching } from "./update-where.ts";
 import { type BulkResult, type BulkRow, bulkInsert, restoreGeoIndex } from "./bulk-insert.ts";
 import type { FieldDef } from "../schema/definition.ts";
 import { hasNested, upsert } from "./upsert.ts";
-import { BeforeHooks } from "./before-hooks.ts";
+import { BeforeHooks, batchAnswer } from "./before-hooks.ts";
 import { type HookSource, type WriteHooks, refuseTooDeep, sourceOf, withWriteContext } from "./write-hooks.ts";
 import { INC_RE } from "./encode.ts";
 
@@ -76,7 +76,7 @@ export class Datastore {
     const h = this.hooks;
     if (!h) return ctx;
     refuseTooDeep(ctx, schema, h.events(ctx, schema));
-    return h.queuesAfterHooks(ctx) ? withWriteContext(ctx, schema, sourceOf(ctx, kind), signup) : ctx;
+    return h.queuesAfterHooks(ctx) ? withWriteContext(ctx, schema, sourceOf(ctx, kind), signup, () => h.admit(ctx)) : ctx;
   }
 
   /** Whether a create of `schema` by this caller is a sign-up (the public creating an account). */
@@ -137,17 +137,7 @@ export class Datastore {
     // Refused objects go on as null (failed, keeping every position); answers use the labels the client gave.
     const sent = hooked.map((b) => (b instanceof ApiError ? null : b));
     const r = await this.objects.createMany(c, schema, sent, relations);
-    const pk = ctx.schemas.schemas.get(schema)?.pk;
-    const label = (b: unknown, i: number) => (pk && isObject(b) && isKeyValue(b[pk]) ? (b[pk] as string) : String(i));
-    const succeeded: string[] = [];
-    const failed: string[] = [];
-    let next = 0;
-    sent.forEach((b, i) => {
-      const key = pk && isObject(b) ? b[pk] : undefined;
-      if (key !== undefined && r.succeeded[next] === key) succeeded.push(r.succeeded[next++]!);
-      else failed.push(label(bodies[i], i));
-    });
-    return { succeeded, failed };
+    return batchAnswer(ctx.schemas.schemas.get(schema)?.pk, bodies, sent, r);
   }
 
   /**
@@ -175,7 +165,19 @@ export class Datastore {
     body: unknown,
     relations: RelationMap = NO_RELATIONS,
   ): Promise<{ status: number; body: JsonText }> {
-    return upsert(this.objects, this.writing(ctx, schema, "save"), schema, body, relations);
+    return this.upsertHooked(ctx, schema, body, relations);
+  }
+
+  /** A nested save: every object's before-hook (create or update) runs before the one transaction. */
+  private upsertHooked(
+    ctx: ApiContext,
+    schema: string,
+    body: unknown,
+    relations: RelationMap,
+  ): Promise<{ status: number; body: JsonText }> {
+    const c = this.writing(ctx, schema, "save");
+    const hook = this.before?.nodeHook(c, schema, (s) => refuseTooDeep(ctx, s, this.hooks!.events(ctx, s)));
+    return upsert(this.objects, c, schema, body, relations, hook);
   }
 
   /**
@@ -192,7 +194,7 @@ export class Datastore {
     body: unknown,
     relations: RelationMap = NO_RELATIONS,
   ): Promise<{ status: number; body: JsonText }> {
-    if (hasNested(body)) return upsert(this.objects, this.writing(ctx, schema, "save"), schema, body, relations);
+    if (hasNested(body)) return this.upsertHooked(ctx, schema, body, relations);
     const s = ctx.schemas.schemas.get(schema);
     const key = s && isObject(body) && isKeyValue(body[s.pk]) ? (body[s.pk] as string) : undefined;
     if (s === undefined || key === undefined) return { status: 201, body: await this.createOne(ctx, schema, body, relations, "save") };
@@ -341,17 +343,34 @@ export class Datastore {
    * in one transaction together with `extra` statements (the import's checkpoint). Bad rows and existing keys
    * are rejected one by one; development infers missing fields (`declared` gives definitions to use for some).
    * Geo queries miss the rows of geopoint schemas until finishImport. With `live` the rows reach live streams as
-   * creates; by default they are not written to the change log.
+   * creates; by default they are not written to the change log. With `hooks` each row runs beforeCreate (a refusal
+   * rejects it) and queues its after-hooks; by default imports run no hooks.
    */
-  importRows(
+  async importRows(
     ctx: ApiContext,
     schema: string,
     rows: BulkRow[],
     declared: ReadonlyMap<string, FieldDef> = new Map(),
     extra: readonly InStatement[] = [],
     live = false,
+    hooks = false,
   ): Promise<BulkResult> {
-    return bulkInsert(this.catalog, ctx, schema, rows, declared, extra, live);
+    if (!hooks) return bulkInsert(this.catalog, ctx, schema, rows, declared, extra, live);
+    // With hooks: each row goes through beforeCreate (a refusal rejects the row) and queues its after-hooks.
+    const c = this.writing({ ...ctx, origin: "import" }, schema, "import");
+    const refused = new Map<BulkRow, string>();
+    const hooked: BulkRow[] = [];
+    for (const row of rows) {
+      try {
+        hooked.push({ ...row, body: (await this.before?.create(c, schema, row.body, "import", false)) as Record<string, unknown> });
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        const r = { ...row };
+        refused.set(r, e.message);
+        hooked.push(r);
+      }
+    }
+    return bulkInsert(this.catalog, c, schema, hooked, declared, extra, live, true, refused);
   }
 
   /**

@@ -87,12 +87,16 @@ function build(
   return node;
 }
 
+/** Runs an object's before-hook (create or update): the body to write. */
+export type NodeHook = (schema: string, id: string, body: Obj, exists: boolean) => Promise<Obj>;
+
 export async function upsert(
   objects: Objects,
   ctx: ApiContext,
   name: string,
   posted: unknown,
   relations: ReadonlyMap<string, string>,
+  hook?: NodeHook,
 ): Promise<{ status: number; body: JsonText }> {
   const list = Array.isArray(posted) ? posted : [posted];
   if (list.length === 0 || list.length > MAX_BATCH) throw badRequest(`send 1 to ${MAX_BATCH} objects`);
@@ -133,6 +137,7 @@ export async function upsert(
   // Access control per schema: new objects need the create permission, existing ones the update permission
   // and must be inside the caller's update scope (checked here, and again in the statement's DO UPDATE WHERE).
   const scopes = new Map<string, SqlPart | null>();
+  const existingOf = new Map<string, Set<string>>();
   for (const schema of new Set(nodes.map((n) => n.schema))) {
     const s = known.get(schema)!;
     limitPasswords(
@@ -147,6 +152,7 @@ export async function upsert(
         (r) => r.k as string,
       ),
     );
+    existingOf.set(schema, existing);
     if (ids.some((id) => !existing.has(id))) await access(ctx, s, "create");
     let scope: SqlPart | null = null;
     if (existing.size) {
@@ -159,6 +165,9 @@ export async function upsert(
     }
     scopes.set(schema, scope);
   }
+
+  // Each object's before-hook (beforeCreate or beforeUpdate), before anything is written.
+  if (hook) for (const n of nodes) n.body = await hook(n.schema, n.id, n.body, existingOf.get(n.schema)?.has(n.id) ?? false);
 
   // One statement per object, children before parents, all in one transaction.
   const now = Date.now();

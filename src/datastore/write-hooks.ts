@@ -39,6 +39,8 @@ export interface WriteHooks {
   before(ctx: ApiContext, change: HookChange): Promise<Record<string, unknown> | undefined>;
   /** Objects an update or delete by query may touch when its schema has a before-hook. */
   maxPerQuery(ctx: ApiContext): number;
+  /** A client's write that queues after-hooks: a promise to wait on first while the queue is far behind. */
+  admit(ctx: ApiContext): Promise<void> | undefined;
 }
 
 /** Hooks run for a client's write (depth 1), for writes their code makes (2), and for those writes' (3); no deeper. */
@@ -162,7 +164,13 @@ const sqlOf = (s: InStatement | [string, unknown?]) => (typeof s === "string" ? 
  * batch (context, statement, clear), a write batch gets the context first and the clear last, and a write
  * transaction sets it at its start and clears it before its commit.
  */
-export function withWriteContext(ctx: ApiContext, schema: string, source: HookSource, signup = false): ApiContext {
+export function withWriteContext(
+  ctx: ApiContext,
+  schema: string,
+  source: HookSource,
+  signup = false,
+  admit?: () => Promise<void> | undefined,
+): ApiContext {
   const c = writeContextSql({
     schema,
     user: ctx.principal.kind === "user" ? ctx.principal.username : null,
@@ -173,6 +181,8 @@ export function withWriteContext(ctx: ApiContext, schema: string, source: HookSo
     signup,
   });
   const db = ctx.db;
+  // Writes made by hooks never wait for the queue (that would wait on itself).
+  const gate = (ctx.hookDepth ?? 0) === 0 ? admit : undefined;
   const wrapped = {
     get closed() {
       return db.closed;
@@ -187,15 +197,21 @@ export function withWriteContext(ctx: ApiContext, schema: string, source: HookSo
     execute: async (stmt: InStatement | string, args?: unknown) => {
       const s: InStatement = typeof stmt === "string" ? (args === undefined ? stmt : { sql: stmt, args: args as never }) : stmt;
       if (!writes(sqlOf(s))) return db.execute(s);
+      const wait = gate?.();
+      if (wait) await wait;
       const rs = await db.batch([c.set, s, c.clear], "write");
       return rs[1]!;
     },
     batch: async (stmts: InStatement[], mode?: TransactionMode) => {
       if (mode === "read" || !stmts.some((s) => writes(sqlOf(s)))) return db.batch(stmts, mode);
+      const wait = gate?.();
+      if (wait) await wait;
       const rs = await db.batch([c.set, ...stmts, c.clear], mode ?? "write");
       return rs.slice(1, -1);
     },
     transaction: async (mode?: TransactionMode) => {
+      const wait = mode === "read" ? undefined : gate?.();
+      if (wait) await wait;
       const tx = await db.transaction(mode);
       if (mode === "read") return tx;
       await tx.execute(c.set);

@@ -49,7 +49,7 @@ export function changeTriggersSql(layout: SchemaDef, floats: FloatStyle): string
   const json = (row: "new" | "old") => objectJsonSql(pk, fields, row, { floats }).sql;
   const table = q(tableName(layout.name));
   const name = lit(layout.name);
-  const when = `WHEN NOT EXISTS (SELECT 1 FROM ${QUIET_TABLE})`;
+  const when = `WHEN NOT EXISTS (SELECT 1 FROM ${QUIET_TABLE} WHERE reason <> '${QUIET_HOOKS_ONLY}')`;
   const insert = (kind: string, key: string, before: string, after: string) =>
     `INSERT INTO ${CHANGES_TABLE} (at, kind, schema, object, before, after) VALUES (${NOW_MS}, '${kind}', ${name}, ${key}, ${before}, ${after});`;
   return [
@@ -76,7 +76,15 @@ export function changeLoggingSql(layouts: readonly SchemaDef[], floats: FloatSty
 /** Whether logging is wanted: some live stream exists. */
 export const STREAMS_EXIST_SQL = `SELECT EXISTS (SELECT 1 FROM ${STREAMS_TABLE}) AS on_`;
 
-/** Statements that write without logging while they run in one transaction: put first and last around the writes. */
+/** Quiet rows with this reason hold back after-hooks only (src/schema/hook-queue-sql.ts), not the change log. */
+export const QUIET_HOOKS_ONLY = "hooks";
+/** Quiet rows with this reason hold back the change log only, not after-hooks. */
+export const QUIET_LOG_ONLY = "log";
+
+/**
+ * Statements that write without logging (and without queuing after-hooks) while they run in one transaction: put
+ * first and last around the writes. The reasons QUIET_HOOKS_ONLY and QUIET_LOG_ONLY hold back only one of the two.
+ */
 export function quietSql(reason: string): { begin: { sql: string; args: string[] }; end: { sql: string; args: string[] } } {
   return {
     begin: { sql: `INSERT INTO ${QUIET_TABLE} (reason) VALUES (?)`, args: [reason] },

@@ -6,7 +6,7 @@
 // schema queues is a cascade). Ids never repeat (AUTOINCREMENT): a hook de-duplicates by them. DDL text. Pure.
 
 import { q } from "../db/sql.ts";
-import { QUIET_TABLE } from "./change-log.ts";
+import { QUIET_LOG_ONLY, QUIET_TABLE } from "./change-log.ts";
 import { type SchemaDef, primaryKeyOf } from "./definition.ts";
 import { type FloatStyle, objectJsonSql } from "./json-sql.ts";
 import { tableName } from "./layout.ts";
@@ -47,7 +47,7 @@ export function dropHookTriggersSql(schema: string): string[] {
 
 /**
  * The triggers that queue one table's after-hooks for `events` (a schema without any gets none). Imports holding a
- * row in _burrow_quiet queue nothing, as they log nothing for live streams.
+ * row in _burrow_quiet queue nothing (unless the row holds back the change log only: `burrow import --hooks`).
  */
 export function hookTriggersSql(layout: SchemaDef, floats: FloatStyle, events: ReadonlySet<string>): string[] {
   const pk = primaryKeyOf(layout);
@@ -55,7 +55,7 @@ export function hookTriggersSql(layout: SchemaDef, floats: FloatStyle, events: R
   const json = (row: "new" | "old") => objectJsonSql(pk, fields, row, { floats }).sql;
   const table = q(tableName(layout.name));
   const name = lit(layout.name);
-  const when = `WHEN NOT EXISTS (SELECT 1 FROM ${QUIET_TABLE})`;
+  const when = `WHEN NOT EXISTS (SELECT 1 FROM ${QUIET_TABLE} WHERE reason <> '${QUIET_LOG_ONLY}')`;
   // Without a context row (a write outside the datastore) the change counts as the server's own.
   const queue = (event: AfterEvent, key: string, object: string, previous: string, only = "") =>
     `INSERT INTO ${HOOK_QUEUE_TABLE} (at, schema, event, key, object, previous, user, auth, source, depth, version, next_at)

@@ -17,6 +17,8 @@ import { SettingsScreen } from "./screens/settings.tsx";
 import { Outbox } from "./screens/outbox.tsx";
 import { Push } from "./screens/push.tsx";
 import { Code } from "./screens/code.tsx";
+import { Jobs } from "./screens/jobs.tsx";
+import { Hooks } from "./screens/hooks.tsx";
 import { Admins } from "./screens/admins.tsx";
 import { Backups } from "./screens/backups.tsx";
 
@@ -59,6 +61,8 @@ const NAV: NavItem[] = [
   { path: "roles", label: "Roles" },
   { path: "deploy", label: "Deploy" },
   { path: "code", label: "Custom code" },
+  { path: "hooks", label: "Hooks" },
+  { path: "jobs", label: "Jobs" },
   { path: "push", label: "Push" },
   { path: "outbox", label: "Outbox", editor: true },
   { path: "backups", label: "Backups" },
@@ -136,6 +140,10 @@ function Screen({ parts }: { parts: string[] }) {
       return <Deploy />;
     case "code":
       return <Code />;
+    case "hooks":
+      return <Hooks />;
+    case "jobs":
+      return <Jobs />;
     case "push":
       return <Push />;
     case "outbox":

@@ -78,6 +78,19 @@ describe("the example bundle", () => {
     expect(r.status).toBe(200);
   });
 
+  test("hooks: a todo needs a title (422), gets a priority, and its exports list the hooks and the nightly job", async () => {
+    const r = await upload(t, await bundleCode(EXAMPLE));
+    expect(r.body.hooks).toEqual({ todo: ["beforeCreate", "beforeUpdate", "afterCreate"] });
+    expect(r.body.jobs).toEqual([{ name: "nightly_cleanup", schedule: "0 3 * * *", timeoutMs: 600000 }]);
+    const empty = await t.request("POST", "/todo", { body: { title: "   " } });
+    expect([empty.status, empty.body]).toEqual([422, { error: "a todo needs a title" }]);
+    const made = await t.request("POST", "/todo", { body: { title: "  bread " } });
+    expect([made.status, made.body.title, made.body.priority]).toEqual([201, "bread", 1]);
+    const cleared = await t.request("PUT", `/todo/${made.body.todo_id}`, { body: { title: "" } });
+    expect([cleared.status, cleared.body]).toEqual([422, { error: "a todo keeps a title" }]);
+    expect((await t.request("DELETE", `/todo/${made.body.todo_id}`)).status).toBeLessThan(300);
+  });
+
   test("data, cache and log: add, list (cached), close conditionally, find near, report, clear", async () => {
     await t.request("POST", "/user", { body: { username: "ex_ann", password: "ex-ann-password" } });
     const creds = (await t.request("POST", "/user/accessToken", { body: { username: "ex_ann", password: "ex-ann-password" } })).body;

@@ -4,8 +4,9 @@
 // transaction and run with the change's id, caller and source (a cascade included).
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { makeTestApp, type TestApp } from "../helpers/app.ts";
+import { KEYS, makeTestApp, type TestApp } from "../helpers/app.ts";
 import { upload } from "../helpers/code.ts";
+import { systemContext } from "../../src/request-context.ts";
 
 let t: TestApp;
 
@@ -45,9 +46,20 @@ export const hooks = {
     },
     afterDelete: (change, services) => audit(services, change),
   },
+  line: {
+    beforeCreate(change) {
+      if (change.object.label === "no") throw reject(400, "no lines labelled no");
+      return { ...change.object, label: String(change.object.label).toUpperCase() };
+    },
+  },
   flaky: {
     afterCreate(change) {
       if (change.object.fail) throw new Error("the audit service is down");
+    },
+  },
+  chain: {
+    async afterCreate(change, services) {
+      await services.data.create("chain", { n: change.object.n + 1 });
     },
   },
   loop: {
@@ -101,12 +113,15 @@ beforeAll(async () => {
   auditFields.change = { type: "integer" };
   expect((await t.admin("PUT", "/schemas/audit", { fields: auditFields, permissions: open })).status).toBeLessThan(300);
   expect((await t.admin("PUT", "/schemas/flaky", { fields: { fail: { type: "boolean" } }, permissions: open })).status).toBeLessThan(300);
+  expect((await t.admin("PUT", "/schemas/chain", { fields: { n: { type: "integer" } }, permissions: open })).status).toBeLessThan(300);
   expect((await t.admin("PUT", "/schemas/loop", { fields: { n: { type: "integer" } }, permissions: open })).status).toBeLessThan(300);
   const up = await upload(t, MODULE);
   expect(up.status).toBe(200);
   expect(up.body.hooks).toEqual({
     order: ["beforeCreate", "afterCreate", "beforeUpdate", "afterUpdate", "beforeDelete", "afterDelete"],
+    chain: ["afterCreate"],
     loop: ["beforeCreate"],
+    line: ["beforeCreate"],
     flaky: ["afterCreate"],
     user: ["beforeSignup", "afterSignup"],
   });
@@ -233,8 +248,34 @@ describe("before-hooks", () => {
     const o = (await t.request("POST", "/order", { body: { title: "rel" } })).body;
     const made = await t.request("POST", `/order/${o.order_id}/lines`, { body: { label: "x" } });
     expect(made.status).toBeLessThan(300);
+    const line = await t.request("GET", `/line/${made.body.succeeded[0]}`);
+    expect(line.body.label).toBe("X");
+    const refused = await t.request("POST", `/order/${o.order_id}/lines`, { body: { label: "no" } });
+    expect([refused.status, refused.body]).toEqual([400, { error: "no lines labelled no" }]);
     const rows = await auditOf(o.order_id, 2);
     expect(rows[1]).toMatchObject({ event: "afterUpdate", source: "relationship" });
+  });
+
+  test("a nested save runs every object's before-hook before its one transaction", async () => {
+    const r = await t.request("POST", "/order", {
+      body: { title: " nest ", lines: [{ label: "a" }, { label: "b" }] },
+      headers: { "x-service-relations": "lines=line" },
+    });
+    expect(r.status).toBe(201);
+    expect(r.body.title).toBe("nest");
+    expect(r.body.lines.map((l: { label: string }) => l.label)).toEqual(["A", "B"]);
+    const refused = await t.request("POST", "/order", {
+      body: { order_id: "nest-no", title: "n", lines: [{ label: "a" }, { label: "no" }] },
+      headers: { "x-service-relations": "lines=line" },
+    });
+    expect([refused.status, refused.body]).toEqual([400, { error: "no lines labelled no" }]);
+    expect((await t.request("GET", "/order/nest-no")).status).toBe(404);
+    // Saved again: the existing order runs beforeUpdate (title "upper" becomes "UPPER").
+    const again = await t.request("POST", "/order", {
+      body: { order_id: r.body.order_id, title: "upper", lines: [{ label: "c" }] },
+      headers: { "x-service-relations": "lines=line" },
+    });
+    expect([again.status, again.body.title, again.body.lines[0].label]).toEqual([200, "UPPER", "C"]);
   });
 
   test("hooks writing what runs them again stop at depth 3 with a clear error", async () => {
@@ -262,6 +303,21 @@ describe("sign-up hooks", () => {
 });
 
 describe("after-hooks", () => {
+  test("after-hooks writing what runs them again stop at depth 3: the last change is dead at once", async () => {
+    expect((await t.request("POST", "/chain", { body: { n: 0 } })).status).toBe(201);
+    let dead: Record<string, unknown>[] = [];
+    for (let i = 0; i < 100 && dead.length === 0; i++) {
+      await Bun.sleep(50);
+      dead = (await t.admin("GET", "/hooks/dead?env=development")).body.dead.filter((d: { schema: string }) => d.schema === "chain");
+    }
+    expect(dead.length).toBe(1);
+    expect(dead[0]!.attempts).toBe(1);
+    expect(String(dead[0]!.error)).toContain("hooks nested too deep");
+    const made = (await t.request("GET", "/chain", { headers: { "x-service-orderby": "n" } })).body.map((o: { n: number }) => o.n);
+    expect(made).toEqual([0, 1, 2]);
+    expect((await t.admin("DELETE", `/hooks/dead/${dead[0]!.id}?env=development`)).status).toBe(200);
+  });
+
   test("a user's deletion clears the owner of its objects: their afterUpdate says cascade", async () => {
     await t.request("POST", "/user", { body: { username: "owner1", password: "secret-1", email: "o@example.com" } });
     const login = await t.request("POST", "/user/accessToken", {
@@ -305,10 +361,74 @@ describe("after-hooks", () => {
     expect(retry.status).toBe(202);
     expect((await t.admin("GET", "/hooks/dead?env=development")).body.dead).toEqual([]);
     for (let i = 0; i < 100 && (await t.admin("GET", "/hooks/dead?env=development")).body.dead.length === 0; i++) await Bun.sleep(50);
-    expect((await t.admin("DELETE", `/hooks/dead/${dead[0]!.id}?env=development`)).status).toBe(204);
+    expect((await t.admin("DELETE", `/hooks/dead/${dead[0]!.id}?env=development`)).status).toBe(200);
     expect((await t.admin("DELETE", `/hooks/dead/${dead[0]!.id}?env=development`)).status).toBe(404);
     expect((await t.admin("POST", "/hooks/dead/x/retry?env=development")).status).toBe(400);
     expect((await t.admin("GET", "/hooks/dead?env=staging")).status).toBe(404);
     expect((await t.admin("PUT", "/settings/development", { code: { hooks: { attempts: null } } })).status).toBe(200);
+  });
+});
+
+describe("imports", () => {
+  const ctx = () => systemContext("development", t.burrow.envDbs.development, t.burrow.catalog.development(), () => "http://127.0.0.1");
+
+  test("run no hooks by default; with hooks each row goes through beforeCreate and queues its after-hooks", async () => {
+    const plain = await t.burrow.data.importRows(ctx(), "order", [{ line: 1, body: { order_id: "imp-1", title: "  raw  " } }]);
+    expect(plain).toEqual({ inserted: 1, rejected: [] });
+    expect((await t.request("GET", "/order/imp-1")).body.title).toBe("  raw  ");
+    const hooked = await t.burrow.data.importRows(
+      ctx(),
+      "order",
+      [
+        { line: 1, body: { order_id: "imp-2", title: "  cooked  " } },
+        { line: 2, body: { order_id: "imp-3", title: "refuse" } },
+      ],
+      new Map(),
+      [],
+      false,
+      true,
+    );
+    expect(hooked).toEqual({ inserted: 1, rejected: [{ line: 2, reason: "orders need a real title" }] });
+    expect((await t.request("GET", "/order/imp-2")).body).toMatchObject({ title: "cooked", seen_source: "import" });
+    expect((await auditOf("imp-2"))[0]).toMatchObject({ event: "afterCreate", source: "import" });
+    await Bun.sleep(300);
+    expect((await t.request("GET", "/audit?ref=imp-1")).body).toEqual([]);
+  });
+});
+
+describe("versions", () => {
+  test("production version N runs version N's hooks, for its clients, after a newer deploy too", async () => {
+    const p = await makeTestApp();
+    try {
+      const open2 = { create: "open", read: "open", update: "open", delete: "open" };
+      await p.admin("PUT", "/schemas/note", { fields: { title: { type: "string" }, by: { type: "string" } }, permissions: open2 });
+      await p.admin("PUT", "/schemas/trail", { fields: { ref: { type: "string" }, v: { type: "string" } }, permissions: open2 });
+      const code = (v: string) => `export const hooks = { note: {
+        beforeCreate(c) { return { ...c.object, by: "${v}" }; },
+        async afterCreate(c, s) { await s.data.create("trail", { ref: c.key, v: "${v}" }); },
+      } };`;
+      expect((await upload(p, code("v1"))).status).toBe(200);
+      expect((await p.admin("POST", "/deploy", {})).status).toBeLessThan(300);
+      expect((await upload(p, code("v2"))).status).toBe(200);
+      expect((await p.admin("POST", "/deploy", {})).status).toBeLessThan(300);
+      const prod = (version: number, body: unknown) => p.request("POST", "/note", { body, version, key: KEYS.prodPublic });
+      const one = await prod(1, { title: "a" });
+      const two = await prod(2, { title: "b" });
+      expect([one.status, one.body.by, two.status, two.body.by]).toEqual([201, "v1", 201, "v2"]);
+      const trail = async (ref: string) => {
+        for (let i = 0; i < 100; i++) {
+          const r = await p.request("GET", `/trail?ref=${ref}`, { version: 2, key: KEYS.prodPublic });
+          if (r.body.length) return r.body[0].v;
+          await Bun.sleep(50);
+        }
+        return null;
+      };
+      expect([await trail(one.body.note_id), await trail(two.body.note_id)]).toEqual(["v1", "v2"]);
+      // Development runs the newest upload.
+      expect((await upload(p, code("dev"))).status).toBe(200);
+      expect((await p.request("POST", "/note", { body: { title: "c" } })).body.by).toBe("dev");
+    } finally {
+      await p.close();
+    }
   });
 });

@@ -1,8 +1,9 @@
 // The admin console in real Chromium (docs/api/admin.md#console-and-reference-pages), driven by playwright-core
 // against the built binary: sign in, create a schema through the form (with its migration plan), add objects,
 // filter, edit in place, see changes made elsewhere appear live (a refused value keeps what was typed), see a script uploaded under /_files/ refused by the
-// page's policy, deploy, change a setting, add a viewer and check what a viewer cannot do, in the browser and at the
-// API. Screenshots of every screen, light and dark, and a phone-width view go to test-results/console/.
+// page's policy, run a custom code job now and read its log, deploy, change a setting, add a viewer and check what a
+// viewer cannot do, in the browser and at the API. Screenshots of every screen, light and dark, and a phone-width
+// view go to test-results/console/.
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, rmSync } from "node:fs";
@@ -40,6 +41,7 @@ const SCREENS = [
   "roles",
   "deploy",
   "code",
+  "jobs",
   "push",
   "outbox",
   "backups",
@@ -298,6 +300,33 @@ describe("an owner", () => {
     await result.waitFor();
     expect(await result.textContent()).toContain('{"hello":"console"}');
     expect(await result.textContent()).toContain("200");
+  }, 30_000);
+
+  test("sees a job of the uploaded code with its next runs, runs it now and reads the lines it logged", async () => {
+    await go("code");
+    await page
+      .getByLabel("Custom code source")
+      .fill(
+        'export const methods = [{ name: "greet", params: ["who"], execute(r) { return { body: { hello: r.params.who } }; } }];\n' +
+          'export const jobs = [{ name: "yearly_report", schedule: "0 3 1 1 *", run(job, s) { s.log.info("report " + job.trigger); } }];',
+      );
+    await page.getByRole("button", { name: "Upload" }).click();
+    await toast("Uploaded: greet");
+    await go("jobs");
+    const job = page.getByTestId("job-yearly_report");
+    await job.waitFor();
+    expect(await job.textContent()).toContain("0 3 1 1 *");
+    expect(await job.textContent()).toContain("No runs yet.");
+    expect(await page.getByTestId("next-yearly_report").textContent()).toMatch(/^Next: .+ · .+/);
+    await job.getByRole("button", { name: "Run now" }).click();
+    await toast("Started yearly_report");
+    const runs = page.getByTestId("runs-yearly_report");
+    await runs.locator("tbody tr").first().filter({ hasText: "ok" }).waitFor();
+    expect(await runs.locator("tbody tr").first().textContent()).toContain("manual");
+    await runs.getByRole("button", { name: "1 line" }).click();
+    expect(await page.getByTestId("run-log").textContent()).toBe("info: report manual");
+    await page.getByRole("dialog").getByRole("button", { name: "Close" }).click();
+    expect((await apiFromPage("GET", "/jobs?env=development")).body.jobs[0].runs[0]).toMatchObject({ trigger: "manual", status: "ok" });
   }, 30_000);
 
   test("counts only when asked (a short page ends the list, so its total is known)", async () => {

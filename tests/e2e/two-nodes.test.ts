@@ -4,8 +4,9 @@
 // on the other node, a logout on one node honoured by the other, a rate limit counted across both, a schema change
 // and a deploy made on one node served by the other within a second, exact counters from both, live events and
 // channel messages crossing from one node to a stream on the other, a backup made on one
-// node while the other writes (every acknowledged write in it, restored onto new namespaces), and a push
-// broadcast to 10,000 devices with one node killed (kill -9) halfway.
+// node while the other writes (every acknowledged write in it, restored onto new namespaces), a custom code job
+// scheduled every minute run once per occurrence by the two, and a push broadcast to 10,000 devices with one node
+// killed (kill -9) halfway.
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { execFileSync } from "node:child_process";
@@ -107,6 +108,15 @@ function admin(method: string, path: string, body?: unknown, base = lb.url): Pro
     method,
     headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+/** Upload development's custom code through `base` (the balancer unless a node is named). */
+function uploadCode(source: string, base = lb.url): Promise<Response> {
+  return fetch(`${base}/_admin/api/code`, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/javascript" },
+    body: source,
   });
 }
 
@@ -247,12 +257,7 @@ test("counters incremented from both nodes at once are exact", async () => {
 test("live: a write on one node reaches a stream on the other within a second; a channel message too; a reconnect to the other node replays", async () => {
   const [a, b] = nodes.map((n) => n.url);
   const code = `export const methods = [{ name: "shout", async execute(r, s) { await s.live.publish("public:room", JSON.parse(r.body)); return { body: {} }; } }];`;
-  const up = await fetch(`${lb.url}/_admin/api/code`, {
-    method: "PUT",
-    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/javascript" },
-    body: code,
-  });
-  expect(up.status).toBe(200);
+  expect((await uploadCode(code)).status).toBe(200);
   const created = await api("POST", "/_live/streams", { base: a });
   expect(created.status).toBe(201);
   const { stream, token } = created.body as { stream: string; token: string };
@@ -321,6 +326,79 @@ test("a backup made on a while b writes holds every write b had acknowledged, an
     restored.close();
   }
 }, 60_000);
+
+test("hooks: writes on both nodes run the before-hook and each change's after-hook once", async () => {
+  const [a, b] = nodes.map((n) => n.url);
+  const open = { create: "open", read: "open", update: "open", delete: "open" };
+  expect(
+    (await admin("PUT", "/schemas/hooked", { fields: { n: { type: "integer" }, tag: { type: "string" } }, permissions: open }, a)).status,
+  ).toBe(201);
+  expect(
+    (await admin("PUT", "/schemas/hook_audit", { fields: { ref: { type: "string" }, change: { type: "integer" } }, permissions: open }, a))
+      .status,
+  ).toBe(201);
+  const code = `export const hooks = { hooked: {
+    beforeCreate(c) { if (c.object.n < 0) throw reject(422, "n is not negative"); return { ...c.object, tag: "hooked" }; },
+    async afterCreate(c, s) { await s.data.create("hook_audit", { ref: c.key, change: c.id }); },
+  } };`;
+  const up = await fetch(`${a}/_admin/api/code`, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/javascript" },
+    body: code,
+  });
+  expect(up.status).toBe(200);
+  await Bun.sleep(1000);
+  const made: string[] = [];
+  for (let i = 0; i < 100; i++) {
+    const r = await api("POST", "/hooked", { base: i % 2 === 0 ? a : b, body: { n: i } });
+    expect([r.status, r.body.tag]).toEqual([201, "hooked"]);
+    made.push(r.body.hooked_id);
+  }
+  expect((await api("POST", "/hooked", { base: b, body: { n: -1 } })).status).toBe(422);
+  let audits: { ref: string; change: number }[] = [];
+  for (let i = 0; i < 100 && audits.length < made.length; i++) {
+    await Bun.sleep(100);
+    audits = (await (await admin("GET", "/data/development/hook_audit", undefined, b)).json()) as typeof audits;
+  }
+  await Bun.sleep(500);
+  audits = (await (await admin("GET", "/data/development/hook_audit", undefined, a)).json()) as typeof audits;
+  expect(audits.length).toBe(made.length);
+  expect(new Set(audits.map((x) => x.ref))).toEqual(new Set(made));
+  expect(new Set(audits.map((x) => x.change)).size).toBe(made.length);
+  expect((await admin("DELETE", "/code", undefined, a)).status).toBe(200);
+}, 120_000);
+
+test("a job scheduled every minute runs once per occurrence across both nodes", async () => {
+  const [a, b] = nodes.map((n) => n.url);
+  expect((await admin("PUT", "/schemas/beat", { fields: { occurrence: { type: "string" }, run: { type: "string" } } }, a)).status).toBe(
+    201,
+  );
+  const code = `export const jobs = [{ name: "beat", schedule: "* * * * *", async run(job, s) { await s.data.create("beat", { occurrence: job.occurrence, run: job.run }); } }];`;
+  expect((await uploadCode(code, a)).status).toBe(200);
+  // Both nodes have the code within a second; from then on every occurrence is theirs to race for. A real minute
+  // passes per occurrence: two are waited for.
+  await Bun.sleep(1000);
+  const since = Date.now();
+  type Run = { id: string; occurrence: string; trigger: string; status: string };
+  let runs: Run[] = [];
+  for (let i = 0; i < 150; i++) {
+    const listed = (await (await admin("GET", "/jobs?env=development", undefined, i % 2 === 0 ? a : b)).json()) as {
+      jobs: { runs: Run[] }[];
+    };
+    runs = listed.jobs[0]!.runs.filter((r) => Date.parse(r.occurrence) > since);
+    if (runs.filter((r) => r.status === "ok").length >= 2) break;
+    await Bun.sleep(1000);
+  }
+  const done = runs.filter((r) => r.status === "ok");
+  expect(done.length).toBeGreaterThanOrEqual(2);
+  // One row per occurrence (a node that lost the race records nothing), each a scheduled run that ended well.
+  expect(new Set(runs.map((r) => r.occurrence)).size).toBe(runs.length);
+  expect(runs.filter((r) => r.status !== "running").map((r) => [r.trigger, r.status])).toEqual(done.map(() => ["schedule", "ok"]));
+  // Each ran once: one object per occurrence, written by that run.
+  const objects = (await (await admin("GET", "/data/development/beat", undefined, b)).json()) as { occurrence: string; run: string }[];
+  for (const r of done) expect(objects.filter((o) => o.occurrence === r.occurrence).map((o) => o.run)).toEqual([r.id]);
+  expect((await admin("DELETE", "/code", undefined, a)).status).toBe(200);
+}, 180_000);
 
 test("a broadcast to 10,000 devices reaches every one once with a node killed halfway", async () => {
   const N = 10_000;

@@ -29,6 +29,8 @@ export interface ImportOptions {
   crashAfterBatches?: number;
   /** Write the rows to the change log, so live streams get them as creates (--live). */
   live?: boolean;
+  /** Run the custom code's beforeCreate on each row and queue its after-hooks (--hooks). */
+  hooks?: boolean;
 }
 
 export interface ImportSummary {
@@ -270,7 +272,15 @@ export async function importData(s: Burrow, env: "development" | "production", o
         let rejected = bad;
         let inserted = 0;
         if (rows.length) {
-          const result = await s.data.importRows(ctx(), src.schema, rows, src.declared, [checkpointStatement(id, at)], opts.live === true);
+          const result = await s.data.importRows(
+            ctx(),
+            src.schema,
+            rows,
+            src.declared,
+            [checkpointStatement(id, at)],
+            opts.live === true,
+            opts.hooks === true,
+          );
           inserted = result.inserted;
           rejected = [...bad, ...result.rejected].sort((a, b) => a.line - b.line);
           countPasswords(src.schema, rows, result.rejected);

@@ -93,14 +93,14 @@ export function adminHookRoutes(burrow: Burrow, parsers: BodyParsers) {
       async ({ request, params }) => {
         if (!(await removeDead(burrow.envDbs[envOf(new URL(request.url))], idOf(params.id))))
           throw notFound("there is no such dead change");
-        return new Response(null, { status: 204 });
+        return json({ removed: true });
       },
       {
         role: "editor",
         params: IdParams,
         query: EnvQuery,
-        detail: admin("Remove a dead change", "204."),
-        response: { 204: t.Void(), ...S.errors(400, 401, 404) },
+        detail: admin("Remove a dead change", '200 {"removed": true}.'),
+        response: { 200: S.AnyObject, ...S.errors(400, 401, 404) },
       },
     );
 }

@@ -47,11 +47,11 @@ const JobList = t.Object({
 const envOf = (url: URL): EnvName => environmentOf(url.searchParams.get("env") ?? "development");
 
 export function adminJobRoutes(burrow: Burrow, parsers: BodyParsers) {
-  return new Elysia({ name: "admin-jobs", prefix: "/_admin/api/jobs" })
+  return new Elysia({ name: "admin-jobs", prefix: "/_admin/api" })
     .use(parsers)
     .use(adminGuard(burrow))
     .get(
-      "/",
+      "/jobs",
       async ({ request }) => {
         const url = new URL(request.url);
         const raw = url.searchParams.get("runs");
@@ -69,7 +69,7 @@ export function adminJobRoutes(burrow: Burrow, parsers: BodyParsers) {
       },
     )
     .post(
-      "/:name/run",
+      "/jobs/:name/run",
       async ({ request, params }) => {
         const id = await burrow.jobs.runNow(envOf(new URL(request.url)), params.name);
         return json({ run: id }, 202);
@@ -86,7 +86,7 @@ export function adminJobRoutes(burrow: Burrow, parsers: BodyParsers) {
       },
     )
     .get(
-      "/:name/runs/:id",
+      "/jobs/:name/runs/:id",
       async ({ request, params }) => {
         const env = envOf(new URL(request.url));
         const run = await burrow.jobs.run(env, params.name, params.id);
