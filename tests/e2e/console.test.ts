@@ -41,6 +41,7 @@ const SCREENS = [
   "roles",
   "deploy",
   "code",
+  "hooks",
   "jobs",
   "push",
   "outbox",
@@ -327,6 +328,35 @@ describe("an owner", () => {
     expect(await page.getByTestId("run-log").textContent()).toBe("info: report manual");
     await page.getByRole("dialog").getByRole("button", { name: "Close" }).click();
     expect((await apiFromPage("GET", "/jobs?env=development")).body.jobs[0].runs[0]).toMatchObject({ trigger: "manual", status: "ok" });
+  }, 30_000);
+
+  test("sees the hooks of the uploaded code and an after-hook that failed every try, and sends it back to the queue", async () => {
+    expect((await apiFromPage("PUT", "/settings/development", { code: { hooks: { attempts: 1 } } })).status).toBe(200);
+    await go("code");
+    await page
+      .getByLabel("Custom code source")
+      .fill(
+        'export const methods = [{ name: "greet", params: ["who"], execute(r) { return { body: { hello: r.params.who } }; } }];\n' +
+          'export const hooks = { todo: { afterCreate(c) { throw new Error("the mail server is down"); } } };',
+      );
+    await page.getByRole("button", { name: "Upload" }).click();
+    await toast("Uploaded: greet");
+    const made = await apiFromPage("POST", "/data/development/todo", { title: "hooked" });
+    expect(made.status).toBe(201);
+    await go("hooks");
+    expect(await page.getByTestId("hooks").textContent()).toContain("afterCreate");
+    const dead = page.getByTestId("dead-hooks");
+    for (let i = 0; i < 50 && !(await dead.isVisible()); i++) {
+      await Bun.sleep(100);
+      await page.getByRole("button", { name: "Refresh" }).click();
+    }
+    expect(await dead.textContent()).toContain("todo.afterCreate");
+    expect(await dead.textContent()).toContain("the mail server is down");
+    await dead.getByRole("button", { name: "Try again" }).first().click();
+    await toast(/is queued again/);
+    expect((await apiFromPage("PUT", "/settings/development", { code: { hooks: { attempts: null } } })).status).toBe(200);
+    expect((await apiFromPage("DELETE", "/code")).status).toBe(200);
+    expect((await apiFromPage("DELETE", `/data/development/todo/${made.body.todo_id}`)).status).toBeLessThan(300);
   }, 30_000);
 
   test("counts only when asked (a short page ends the list, so its total is known)", async () => {
