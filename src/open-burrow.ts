@@ -294,6 +294,7 @@ export async function openBurrow(config: Config, opts: OpenOptions = {}): Promis
     requestLog: new RequestLogRing(),
     backups,
     live,
+    hooks: hookQueue,
     jobs: scheduler,
     keys,
     refreshIfDue() {

@@ -26,6 +26,7 @@ import type { RequestLogRing } from "../system/request-log-ring.ts";
 import type { Backups } from "../backup/backups.ts";
 import type { Live } from "../live/live.ts";
 import type { JobScheduler } from "../code/job-scheduler.ts";
+import type { HookQueue } from "../code/hook-queue.ts";
 
 export interface KeyIndex {
   set: KeySet;
@@ -67,6 +68,8 @@ export interface Burrow {
   readonly backups: Backups;
   /** Live data: streams, their subscriptions and channels, fed from the change log. */
   readonly live: Live;
+  /** The after-hook queue's runner (its figures). */
+  readonly hooks: Pick<HookQueue, "stats">;
   /** Custom code jobs: their schedules, runs and history (looking for due ones starts with the maintenance). */
   readonly jobs: JobScheduler;
   keys: KeyIndex;

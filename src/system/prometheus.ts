@@ -10,6 +10,8 @@ export interface GaugeFigures {
   push: Record<string, { depth: number; retrying: number; leased: number; oldestAgeMs: number | null; tokens: number }>;
   code: { running: boolean; bundles: number; calls: number; failures: number; inFlight: number };
   live: { streams: number; subscriptions: number; delivered: number; lagMs: number };
+  /** After-hook queues by environment, and this process's runs since start. */
+  hooks?: { queues: Record<string, { queued: number; oldestMs: number; dead: number }>; ran: number; failed: number; waits: number };
   version: string;
 }
 
@@ -86,6 +88,21 @@ export function prometheusText(stats: RequestStats, g: GaugeFigures): string {
   out.push(`burrow_live_events_total ${g.live.delivered}`);
   metric("burrow_live_lag_seconds", "gauge", "How long after it was written the newest change reached the connected streams.");
   out.push(`burrow_live_lag_seconds ${(g.live.lagMs / 1000).toFixed(3)}`);
+
+  if (g.hooks) {
+    metric("burrow_hooks_queued", "gauge", "Changes waiting for their after-hooks, by environment.");
+    for (const [env, h] of Object.entries(g.hooks.queues)) out.push(`burrow_hooks_queued{env="${env}"} ${h.queued}`);
+    metric("burrow_hooks_oldest_seconds", "gauge", "Age of the oldest change waiting for its after-hooks, by environment.");
+    for (const [env, h] of Object.entries(g.hooks.queues)) out.push(`burrow_hooks_oldest_seconds{env="${env}"} ${(h.oldestMs / 1000).toFixed(3)}`);
+    metric("burrow_hooks_dead", "gauge", "Changes whose after-hook failed every try, by environment.");
+    for (const [env, h] of Object.entries(g.hooks.queues)) out.push(`burrow_hooks_dead{env="${env}"} ${h.dead}`);
+    metric("burrow_hooks_run_total", "counter", "After-hooks this process ran to the end since start.");
+    out.push(`burrow_hooks_run_total ${g.hooks.ran}`);
+    metric("burrow_hooks_failures_total", "counter", "After-hook tries that failed in this process since start.");
+    out.push(`burrow_hooks_failures_total ${g.hooks.failed}`);
+    metric("burrow_hooks_write_waits_total", "counter", "Client writes this process held back while the after-hook queue was far behind.");
+    out.push(`burrow_hooks_write_waits_total ${g.hooks.waits}`);
+  }
 
   metric("process_resident_memory_bytes", "gauge", "Resident memory of the process.");
   out.push(`process_resident_memory_bytes ${g.rssBytes}`);

@@ -97,6 +97,7 @@ describe("Prometheus text", () => {
     push: { development: { depth: 3, retrying: 1, leased: 0, oldestAgeMs: 1500, tokens: 7 } },
     code: { running: true, bundles: 1, calls: 9, failures: 1, inFlight: 0 },
     live: { streams: 4, subscriptions: 6, delivered: 120, lagMs: 45 },
+    hooks: { queues: { development: { queued: 12, oldestMs: 2500, dead: 1 } }, ran: 30, failed: 2, waits: 5 },
   };
 
   test("counters by status class and a cumulative histogram per area", () => {
@@ -118,6 +119,11 @@ describe("Prometheus text", () => {
     expect(text).toContain("burrow_live_streams 4");
     expect(text).toContain("burrow_live_events_total 120");
     expect(text).toContain("burrow_live_lag_seconds 0.045");
+    expect(text).toContain('burrow_hooks_queued{env="development"} 12');
+    expect(text).toContain('burrow_hooks_oldest_seconds{env="development"} 2.500');
+    expect(text).toContain('burrow_hooks_dead{env="development"} 1');
+    expect(text).toContain("burrow_hooks_run_total 30");
+    expect(text).toContain("burrow_hooks_write_waits_total 5");
     expect(text).toContain('burrow_build_info{version="1.2.3"} 1');
     // Every sample line is "<name>{labels} <number>" and every metric has HELP and TYPE.
     for (const line of text.trim().split("\n")) {

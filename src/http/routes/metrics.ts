@@ -5,6 +5,7 @@ import { Elysia } from "elysia";
 import { timingSafeEqual } from "node:crypto";
 import { ApiError, notFound } from "../../errors.ts";
 import { prometheusText } from "../../system/prometheus.ts";
+import { hookFigures } from "../../code/hook-dead.ts";
 import { ENVIRONMENTS } from "../../system/environments.ts";
 import type { Burrow } from "../burrow.ts";
 import { storeSizes } from "../status-figures.ts";
@@ -32,6 +33,8 @@ export function metricsRoutes(burrow: Burrow) {
       const push: Record<string, { depth: number; retrying: number; leased: number; oldestAgeMs: number | null; tokens: number }> = {};
       for (const env of ENVIRONMENTS)
         push[env] = { ...(await burrow.push.queue(env).stats()), tokens: await burrow.push.tokens(env).count() };
+      const queues: Record<string, { queued: number; oldestMs: number; dead: number }> = {};
+      for (const env of ENVIRONMENTS) queues[env] = await hookFigures(burrow.envDbs[env]);
       const mem = process.memoryUsage();
       const text = prometheusText(burrow.requestStats, {
         version: burrow.version,
@@ -42,6 +45,7 @@ export function metricsRoutes(burrow: Burrow) {
         push,
         code: burrow.code.stats(),
         live: burrow.live.figures(),
+        hooks: { queues, ...burrow.hooks.stats() },
       });
       return new Response(text, { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8", "cache-control": "no-store" } });
     },
