@@ -13,6 +13,7 @@ import { matchingKeys } from "./find.ts";
 import { type Objects, newObjectId } from "./objects.ts";
 import type { Conditions } from "./query/tree.ts";
 import type { NodeHook } from "./upsert.ts";
+import type { BulkRow } from "./bulk-insert.ts";
 import { type HookSource, type WriteHooks, changeOf, createBody, proposedUpdate, updateBody, withoutPassword } from "./write-hooks.ts";
 
 /** A batch's objects after their hooks: the body to create, or the refusal. */
@@ -78,6 +79,27 @@ export class BeforeHooks {
       const sent = pk && !Object.hasOwn(body, pk) ? { ...body, [pk]: id } : body;
       return (await this.create(ctx, schema, sent, "save", false)) as Record<string, unknown>;
     };
+  }
+
+  /** The beforeCreate of each row of an import: the rows to insert, and the refused ones with the reason. */
+  async importRows(
+    ctx: ApiContext,
+    schema: string,
+    rows: readonly BulkRow[],
+  ): Promise<{ hooked: BulkRow[]; refused: Map<BulkRow, string> }> {
+    const refused = new Map<BulkRow, string>();
+    const hooked: BulkRow[] = [];
+    for (const row of rows) {
+      try {
+        hooked.push({ ...row, body: (await this.create(ctx, schema, row.body, "import", false)) as Record<string, unknown> });
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        const r = { ...row };
+        refused.set(r, e.message);
+        hooked.push(r);
+      }
+    }
+    return { hooked, refused };
   }
 
   /** beforeUpdate of one object: the body to write (the body as sent when there is no hook or no object). */

@@ -23,7 +23,7 @@ import { type BulkResult, type BulkRow, bulkInsert, restoreGeoIndex } from "./bu
 import type { FieldDef } from "../schema/definition.ts";
 import { hasNested, upsert } from "./upsert.ts";
 import { BeforeHooks, batchAnswer } from "./before-hooks.ts";
-import { type HookSource, type WriteHooks, refuseTooDeep, sourceOf, withWriteContext } from "./write-hooks.ts";
+import { type HookSource, type WriteHooks, hasHookWork, isSignup, refuseTooDeep, writingContext } from "./write-hooks.ts";
 import { INC_RE } from "./encode.ts";
 
 export type { FindResult } from "./find.ts";
@@ -68,20 +68,12 @@ export class Datastore {
     this.before = new BeforeHooks(this.objects, hooks);
   }
 
-  /**
-   * The context a write of `schema` runs in: refused past the hook depth; in an environment with after-hooks, a
-   * database client that writes the write's context into its transaction (write-hooks.ts).
-   */
   private writing(ctx: ApiContext, schema: string, kind: HookSource, signup = false): ApiContext {
-    const h = this.hooks;
-    if (!h) return ctx;
-    refuseTooDeep(ctx, schema, h.events(ctx, schema));
-    return h.queuesAfterHooks(ctx) ? withWriteContext(ctx, schema, sourceOf(ctx, kind), signup, () => h.admit(ctx)) : ctx;
+    return writingContext(this.hooks, ctx, schema, kind, signup);
   }
 
-  /** Whether a create of `schema` by this caller is a sign-up (the public creating an account). */
-  private signup(ctx: ApiContext, schema: string): boolean {
-    return ctx.principal.kind === "anonymous" && ctx.schemas.schemas.get(schema)?.def.user !== undefined;
+  private hooked(ctx: ApiContext, schema: string): boolean {
+    return hasHookWork(this.hooks, ctx, schema);
   }
 
   /** Follow users whose sessions the datastore ended (the service layer wires the session caches to this). */
@@ -120,8 +112,20 @@ export class Datastore {
   }
 
   /** One create with its before-hooks (source: what kind of write asked for it). */
-  private async createOne(ctx: ApiContext, schema: string, body: unknown, relations: RelationMap, kind: HookSource): Promise<JsonText> {
-    const signup = this.signup(ctx, schema);
+  private createOne(ctx: ApiContext, schema: string, body: unknown, relations: RelationMap, kind: HookSource): Promise<JsonText> {
+    // Without hooks here (most writes): straight on, no extra promise.
+    if (!this.hooked(ctx, schema)) return this.objects.create(ctx, schema, body, relations);
+    return this.createOneHooked(ctx, schema, body, relations, kind);
+  }
+
+  private async createOneHooked(
+    ctx: ApiContext,
+    schema: string,
+    body: unknown,
+    relations: RelationMap,
+    kind: HookSource,
+  ): Promise<JsonText> {
+    const signup = isSignup(ctx, schema);
     const c = this.writing(ctx, schema, kind, signup);
     const sent = this.before ? await this.before.create(c, schema, body, kind, signup) : body;
     return this.objects.create(c, schema, sent, relations);
@@ -129,7 +133,7 @@ export class Datastore {
 
   /** A batch create: each object's before-hooks first (a refused object is failed, in its place). */
   private async createBatch(ctx: ApiContext, schema: string, bodies: readonly unknown[], relations: RelationMap): Promise<BatchResult> {
-    const signup = this.signup(ctx, schema);
+    const signup = isSignup(ctx, schema);
     const c = this.writing(ctx, schema, "batch", signup);
     if (!this.before || bodies.length === 0) return this.objects.createMany(c, schema, [...bodies], relations);
     const hooked = await this.before.createMany(c, schema, bodies, signup);
@@ -237,7 +241,19 @@ export class Datastore {
     return this.updateOne(ctx, schema, key, body, relations, isCounting(body) ? "counter" : "api");
   }
 
-  private async updateOne(
+  private updateOne(
+    ctx: ApiContext,
+    schema: string,
+    key: string,
+    body: unknown,
+    relations: RelationMap,
+    kind: HookSource,
+  ): Promise<JsonText> {
+    if (!this.hooked(ctx, schema)) return this.objects.update(ctx, schema, key, body, relations);
+    return this.updateOneHooked(ctx, schema, key, body, relations, kind);
+  }
+
+  private async updateOneHooked(
     ctx: ApiContext,
     schema: string,
     key: string,
@@ -358,18 +374,7 @@ export class Datastore {
     if (!hooks) return bulkInsert(this.catalog, ctx, schema, rows, declared, extra, live);
     // With hooks: each row goes through beforeCreate (a refusal rejects the row) and queues its after-hooks.
     const c = this.writing({ ...ctx, origin: "import" }, schema, "import");
-    const refused = new Map<BulkRow, string>();
-    const hooked: BulkRow[] = [];
-    for (const row of rows) {
-      try {
-        hooked.push({ ...row, body: (await this.before?.create(c, schema, row.body, "import", false)) as Record<string, unknown> });
-      } catch (e) {
-        if (!(e instanceof ApiError)) throw e;
-        const r = { ...row };
-        refused.set(r, e.message);
-        hooked.push(r);
-      }
-    }
+    const { hooked, refused } = this.before ? await this.before.importRows(c, schema, rows) : { hooked: rows, refused: new Map() };
     return bulkInsert(this.catalog, c, schema, hooked, declared, extra, live, true, refused);
   }
 

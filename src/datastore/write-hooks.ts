@@ -60,6 +60,26 @@ export function refuseTooDeep(ctx: ApiContext, schema: string, events: readonly 
     );
 }
 
+/**
+ * The context a write of `schema` runs in: refused past the hook depth; in an environment with after-hooks, a
+ * database client that writes the write's context into its transaction (withWriteContext).
+ */
+export function writingContext(hooks: WriteHooks | null, ctx: ApiContext, schema: string, kind: HookSource, signup = false): ApiContext {
+  if (!hooks) return ctx;
+  refuseTooDeep(ctx, schema, hooks.events(ctx, schema));
+  return hooks.queuesAfterHooks(ctx) ? withWriteContext(ctx, schema, sourceOf(ctx, kind), signup, () => hooks.admit(ctx)) : ctx;
+}
+
+/** Whether a write of `schema` by this caller has anything to do with hooks (its own, or the after-hook queue). */
+export function hasHookWork(hooks: WriteHooks | null, ctx: ApiContext, schema: string): boolean {
+  return hooks !== null && (hooks.events(ctx, schema).length > 0 || hooks.queuesAfterHooks(ctx));
+}
+
+/** Whether a create of `schema` by this caller is a sign-up (the public creating an account). */
+export function isSignup(ctx: ApiContext, schema: string): boolean {
+  return ctx.principal.kind === "anonymous" && ctx.schemas.schemas.get(schema)?.def.user !== undefined;
+}
+
 /** The change object of a hook call. */
 export function changeOf(
   ctx: ApiContext,
