@@ -7,7 +7,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "../../tests/helpers/app.ts";
 import { freePort } from "../../tests/helpers/loopback-process.ts";
-import { ROOT } from "./env.ts";
+import { startClients } from "./live-client-process.ts";
 
 const KEY = "bench-kill-public-key";
 const ADMIN = { email: "bench@example.com", password: "bench-password" };
@@ -39,28 +39,7 @@ export async function killDuringBurst(exe: string, streams = 200, writes = 600) 
     throw new Error("the server did not start");
   };
   let server = await start();
-  const clients = Bun.spawn([process.execPath, join(ROOT, "scripts/bench/live-clients.ts")], {
-    stdin: "pipe",
-    stdout: "pipe",
-    stderr: "inherit",
-  });
-  const reader = clients.stdout.getReader();
-  let buffered = "";
-  const ask = async (msg: unknown): Promise<any> => {
-    clients.stdin.write(`${JSON.stringify(msg)}\n`);
-    clients.stdin.flush();
-    for (;;) {
-      const nl = buffered.indexOf("\n");
-      if (nl >= 0) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        return JSON.parse(line);
-      }
-      const r = await reader.read();
-      if (r.done) throw new Error("the client process ended");
-      buffered += new TextDecoder().decode(r.value);
-    }
-  };
+  const { ask, stop: stopClients } = startClients();
   try {
     const token = (
       (await (await fetch(`${url}/_admin/api/login`, { method: "POST", body: JSON.stringify(ADMIN) })).json()) as { token: string }
@@ -118,7 +97,7 @@ export async function killDuringBurst(exe: string, streams = 200, writes = 600) 
       downMs: backAt - killedAt,
     };
   } finally {
-    clients.kill();
+    stopClients();
     server.kill();
     await server.exited;
     rmSync(dir, { recursive: true, force: true });

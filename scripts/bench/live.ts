@@ -8,13 +8,13 @@
 // Usage: bun run scripts/bench/live.ts [--streams 10000] [--writes 30] [--seconds 5] [--build] [--binary path] [--write]
 
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { ROOT, ensureBinary, machine, table, writeSection } from "./env.ts";
+import { ensureBinary, machine, table, writeSection } from "./env.ts";
 import { runLoad } from "./load.ts";
 import { startBenchServer, type BenchServer } from "./server.ts";
 import { killDuringBurst } from "./live-kill.ts";
 import { hubCostPerWrite } from "./live-hub-cost.ts";
+import { startClients } from "./live-client-process.ts";
 
 const { values } = parseArgs({
   options: {
@@ -33,33 +33,6 @@ const exe = values.binary ?? ensureBinary(values.build!);
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
 const now = () => performance.timeOrigin + performance.now();
 const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
-
-/** The client process and a request/answer over its stdin/stdout. */
-function startClients() {
-  const proc = Bun.spawn([process.execPath, join(ROOT, "scripts/bench/live-clients.ts")], {
-    stdin: "pipe",
-    stdout: "pipe",
-    stderr: "inherit",
-  });
-  const reader = proc.stdout.getReader();
-  let buffered = "";
-  const ask = async (msg: unknown): Promise<any> => {
-    proc.stdin.write(`${JSON.stringify(msg)}\n`);
-    proc.stdin.flush();
-    for (;;) {
-      const nl = buffered.indexOf("\n");
-      if (nl >= 0) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        return JSON.parse(line);
-      }
-      const r = await reader.read();
-      if (r.done) throw new Error("the client process ended");
-      buffered += new TextDecoder().decode(r.value);
-    }
-  };
-  return { proc, ask, stop: () => proc.kill() };
-}
 
 /** Streams with one subscription each; `spec(i)` is stream i's subscription. */
 async function makeStreams(server: BenchServer, n: number, spec: (i: number) => unknown): Promise<[string, string][]> {
