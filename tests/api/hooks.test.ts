@@ -47,6 +47,9 @@ export const hooks = {
     afterDelete: (change, services) => audit(services, change),
   },
   line: {
+    beforeDelete(change) {
+      if (change.previous.label === "KEEP") throw reject(409, "this line stays (" + change.source + ")");
+    },
     beforeCreate(change) {
       if (change.object.label === "no") throw reject(400, "no lines labelled no");
       return { ...change.object, label: String(change.object.label).toUpperCase() };
@@ -121,7 +124,7 @@ beforeAll(async () => {
     order: ["beforeCreate", "afterCreate", "beforeUpdate", "afterUpdate", "beforeDelete", "afterDelete"],
     chain: ["afterCreate"],
     loop: ["beforeCreate"],
-    line: ["beforeCreate"],
+    line: ["beforeDelete", "beforeCreate"],
     flaky: ["afterCreate"],
     user: ["beforeSignup", "afterSignup"],
   });
@@ -252,6 +255,17 @@ describe("before-hooks", () => {
     expect(line.body.label).toBe("X");
     const refused = await t.request("POST", `/order/${o.order_id}/lines`, { body: { label: "no" } });
     expect([refused.status, refused.body]).toEqual([400, { error: "no lines labelled no" }]);
+    // Pulled with cascade: the related object's beforeDelete runs first, and may refuse.
+    const kept = await t.request("POST", `/order/${o.order_id}/lines`, { body: { label: "keep" } });
+    const keptId = kept.body.succeeded[0];
+    const pull = await t.request("DELETE", `/order/${o.order_id}/lines/${keptId}`, { headers: { "x-service-cascadedelete": "true" } });
+    expect([pull.status, pull.body]).toEqual([409, { error: "this line stays (cascade)" }]);
+    expect((await t.request("GET", `/line/${keptId}`)).status).toBe(200);
+    const gone = await t.request("DELETE", `/order/${o.order_id}/lines/${made.body.succeeded[0]}`, {
+      headers: { "x-service-cascadedelete": "true" },
+    });
+    expect(gone.status).toBeLessThan(300);
+    expect((await t.request("GET", `/line/${made.body.succeeded[0]}`)).status).toBe(404);
     const rows = await auditOf(o.order_id, 2);
     expect(rows[1]).toMatchObject({ event: "afterUpdate", source: "relationship" });
   });
@@ -424,6 +438,18 @@ describe("versions", () => {
         return null;
       };
       expect([await trail(one.body.note_id), await trail(two.body.note_id)]).toEqual(["v1", "v2"]);
+      // A change queued under version 3 whose hook fails once runs again with version 3's code after version 4's deploy.
+      const flaky = (v: string) => `export const hooks = { note: { async afterCreate(c, s) {
+        if (!(await s.cache.get("t" + c.id))) { await s.cache.set("t" + c.id, "1", 60000); throw new Error("the first try fails"); }
+        await s.data.create("trail", { ref: c.key, v: "${v}" });
+      } } };`;
+      expect((await upload(p, flaky("v3"))).status).toBe(200);
+      expect((await p.admin("POST", "/deploy", {})).status).toBeLessThan(300);
+      const three = await prod(3, { title: "c" });
+      expect(three.status).toBe(201);
+      expect((await upload(p, flaky("v4"))).status).toBe(200);
+      expect((await p.admin("POST", "/deploy", {})).status).toBeLessThan(300);
+      expect(await trail(three.body.note_id)).toBe("v3");
       // Development runs the newest upload.
       expect((await upload(p, code("dev"))).status).toBe(200);
       expect((await p.request("POST", "/note", { body: { title: "c" } })).body.by).toBe("dev");
