@@ -93,7 +93,8 @@ export function prometheusText(stats: RequestStats, g: GaugeFigures): string {
     metric("burrow_hooks_queued", "gauge", "Changes waiting for their after-hooks, by environment.");
     for (const [env, h] of Object.entries(g.hooks.queues)) out.push(`burrow_hooks_queued{env="${env}"} ${h.queued}`);
     metric("burrow_hooks_oldest_seconds", "gauge", "Age of the oldest change waiting for its after-hooks, by environment.");
-    for (const [env, h] of Object.entries(g.hooks.queues)) out.push(`burrow_hooks_oldest_seconds{env="${env}"} ${(h.oldestMs / 1000).toFixed(3)}`);
+    for (const [env, h] of Object.entries(g.hooks.queues))
+      out.push(`burrow_hooks_oldest_seconds{env="${env}"} ${(h.oldestMs / 1000).toFixed(3)}`);
     metric("burrow_hooks_dead", "gauge", "Changes whose after-hook failed every try, by environment.");
     for (const [env, h] of Object.entries(g.hooks.queues)) out.push(`burrow_hooks_dead{env="${env}"} ${h.dead}`);
     metric("burrow_hooks_run_total", "counter", "After-hooks this process ran to the end since start.");
