@@ -10,7 +10,7 @@ import type { CompiledSchema } from "../schema/compiled.ts";
 import { isKeyValue } from "../schema/values.ts";
 import { isObject } from "./encode.ts";
 import { matchingKeys } from "./find.ts";
-import { type Objects, newObjectId } from "./objects.ts";
+import { MAX_BATCH, type Objects, newObjectId } from "./objects.ts";
 import type { Conditions } from "./query/tree.ts";
 import type { NodeHook } from "./upsert.ts";
 import type { BulkRow } from "./bulk-insert.ts";
@@ -114,6 +114,16 @@ export class BeforeHooks {
       changeOf(ctx, "beforeUpdate", schema, proposed, previous, source, withoutPassword(s, body)),
     );
     return updateBody(s, body, proposed, result);
+  }
+
+  /**
+   * A pull from an array or relationship field: the parent's beforeUpdate; with cascade, the beforeDelete of each
+   * related object named (the cascade deletes them; source "cascade").
+   */
+  async pull(ctx: ApiContext, schema: string, key: string, field: string, values: readonly string[], cascade: boolean): Promise<void> {
+    await this.update(ctx, schema, key, { [field]: { pull: values } }, "relationship");
+    const related = cascade ? ctx.schemas.schemas.get(schema)?.fields.get(field)?.schema : undefined;
+    if (related && values.length <= MAX_BATCH) for (const v of values) await this.remove(ctx, related, v, "cascade");
   }
 
   /** beforeDelete of one object (it can only refuse). */

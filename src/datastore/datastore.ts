@@ -13,7 +13,7 @@ import { isKeyValue } from "../schema/values.ts";
 import type { CompiledSchema } from "../schema/compiled.ts";
 import type { ApiContext } from "../request-context.ts";
 import { type FindResult, countMatching, countObjects, deleteObjects, findObjects } from "./find.ts";
-import { type JsonText, MAX_BATCH, Objects } from "./objects.ts";
+import { type JsonText, Objects } from "./objects.ts";
 import { isObject } from "./encode.ts";
 import type { ReadShape } from "./query/parse.ts";
 import type { Conditions, QueryTree } from "./query/tree.ts";
@@ -336,10 +336,7 @@ export class Datastore {
   /** Remove values (or references) from a field; with cascade, delete the related objects whose references went. */
   async pull(ctx: ApiContext, schema: string, key: string, field: string, values: string[], cascade = false): Promise<void> {
     const c = this.writing(ctx, schema, "relationship");
-    await this.before?.update(c, schema, key, { [field]: { pull: values } }, "relationship");
-    // A cascade deletes the related objects named: their beforeDelete runs first (source "cascade").
-    const related = cascade ? ctx.schemas.schemas.get(schema)?.fields.get(field)?.schema : undefined;
-    if (this.before && related && values.length <= MAX_BATCH) for (const v of values) await this.before.remove(c, related, v, "cascade");
+    await this.before?.pull(c, schema, key, field, values, cascade);
     return this.relations.pull(c, schema, key, field, values, cascade);
   }
 
