@@ -63,7 +63,7 @@ declare namespace Burrow {
   }
 
   /** How the caller of a write authenticated. */
-  type AuthKind = "public key" | "mac" | "cookie" | "oauth1" | "private key" | "admin" | "code";
+  type AuthKind = "public key" | "mac" | "bearer" | "cookie" | "oauth1" | "private key" | "admin" | "code";
   /**
    * What kind of write it was. "cascade": a change another write made (a deleted user's objects losing their
    * owner, related objects deleted with their parent). The console, custom code (hooks and jobs included) and

@@ -7,11 +7,13 @@ export class ApiError extends Error {
   readonly headers?: Record<string, string>;
   /** Detail for the server's debug log only (never sent): e.g. the string a signature was expected over. */
   readonly debug?: string;
+  /** More members of the answer (a token endpoint's `mfa_token`). */
+  readonly extra?: Record<string, string>;
 
   constructor(
     status: number,
     message: string,
-    opts: { description?: string; headers?: Record<string, string>; cause?: unknown; debug?: string } = {},
+    opts: { description?: string; headers?: Record<string, string>; cause?: unknown; debug?: string; extra?: Record<string, string> } = {},
   ) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = "ApiError";
@@ -19,15 +21,19 @@ export class ApiError extends Error {
     this.description = opts.description;
     this.headers = opts.headers;
     this.debug = opts.debug;
+    this.extra = opts.extra;
   }
 
   toJSON(): Record<string, string> {
-    return this.description === undefined ? { error: this.message } : { error: this.message, error_description: this.description };
+    const base: Record<string, string> =
+      this.description === undefined ? { error: this.message } : { error: this.message, error_description: this.description };
+    return this.extra ? { ...base, ...this.extra } : base;
   }
 }
 
 /** An OAuth 2.0 token-endpoint error: the RFC 6749 code as `error`, the details as `error_description`. */
-export const oauthError = (status: 400 | 401, code: string, description: string) => new ApiError(status, code, { description });
+export const oauthError = (status: 400 | 401, code: string, description: string, extra?: Record<string, string>) =>
+  new ApiError(status, code, extra ? { description, extra } : { description });
 export const badRequest = (message: string) => new ApiError(400, message);
 export const unauthorized = (message = "Insufficient authorization") => new ApiError(401, message);
 export const notFound = (message = "object instance does not exist") => new ApiError(404, message);

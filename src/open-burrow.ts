@@ -8,7 +8,11 @@ import { openStore } from "./db/open-store.ts";
 import { Datastore } from "./datastore/datastore.ts";
 import { TEMP_PASSWORDS_DDL, userRows } from "./datastore/user-rows.ts";
 import { Accounts, type RateLimits } from "./auth/accounts.ts";
+import { EmailAccounts, type EmailTemplates } from "./auth/email-accounts.ts";
+import { EMAIL_CODES_DDL } from "./auth/email-codes.ts";
 import { SESSIONS_DDL, Sessions } from "./auth/sessions.ts";
+import { MFA_DDL, TotpFactor } from "./auth/second-factor.ts";
+import { PASSKEYS_DDL, Passkeys } from "./auth/passkeys.ts";
 import { openSharedState } from "./shared-state.ts";
 import { Mailer } from "./mail/mailer.ts";
 import { PushService } from "./push/push-service.ts";
@@ -98,6 +102,9 @@ export async function openBurrow(config: Config, opts: OpenOptions = {}): Promis
         ...FILES_DDL,
         ...SESSIONS_DDL,
         TEMP_PASSWORDS_DDL,
+        EMAIL_CODES_DDL,
+        ...MFA_DDL,
+        ...PASSKEYS_DDL,
         ...SOCIAL_LINKS_DDL,
         ...PUSH_TOKENS_DDL,
         ...PUSH_QUEUE_DDL,
@@ -147,6 +154,24 @@ export async function openBurrow(config: Config, opts: OpenOptions = {}): Promis
     limits: (ctx) => settings.get(ctx.env).rateLimits as RateLimits,
     appName: (ctx) => (settings.get(ctx.env).app as { name: string }).name,
   });
+  // Accounts by email: verification mails and sign-in codes (grant_type=email_code).
+  const emailAccounts = new EmailAccounts({
+    accounts,
+    users: userRows,
+    limiter,
+    mailer,
+    templates: (ctx) => (settings.get(ctx.env).auth as { mail: EmailTemplates }).mail,
+    appName: (ctx) => (settings.get(ctx.env).app as { name: string }).name,
+    failed: (message) => log.warn(message),
+  });
+  accounts.useGrant("email_code", emailAccounts.grant);
+  // The TOTP second factor: asked for after a password (or email code), completed with grant_type=mfa.
+  const secondFactor = new TotpFactor({ accounts, users: userRows, limiter, settings });
+  accounts.useSecondFactor(secondFactor);
+  accounts.useGrant("mfa", secondFactor.grant);
+  // Passkeys (WebAuthn), grant_type=passkey; decoy credential ids come from the private key (read when used).
+  const passkeys = new Passkeys({ accounts, users: userRows, settings, secret: (env) => burrow.keys.set[env].privateKey });
+  accounts.useGrant("passkey", passkeys.grant);
   if (config.admin) {
     const what = await admins.upsert(config.admin.email, config.admin.password);
     log.info(`admin ${config.admin.email} ${what} from BURROW_ADMIN_EMAIL`);
@@ -286,6 +311,9 @@ export async function openBurrow(config: Config, opts: OpenOptions = {}): Promis
     limiter,
     mailer,
     accounts,
+    emailAccounts,
+    secondFactor,
+    passkeys,
     social,
     push,
     logs,

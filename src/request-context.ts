@@ -21,7 +21,7 @@ export type Principal =
   | { kind: "system" };
 
 /** How the caller authenticated (a hook's `change.auth`). */
-export type AuthKind = "public key" | "mac" | "cookie" | "oauth1" | "private key" | "admin" | "code";
+export type AuthKind = "public key" | "mac" | "bearer" | "cookie" | "oauth1" | "private key" | "admin" | "code";
 /** Where a write came from when it was not a client of the REST API (a hook's `change.source` then says so). */
 export type WriteOrigin = "console" | "code" | "import";
 

@@ -9,10 +9,11 @@ import { hashPassword, verifyNothing, verifyPassword } from "./passwords.ts";
 import { type ApiError, badRequest, notFound, oauthError, tooManyRequests, unauthorized } from "../errors.ts";
 import type { ApiContext, EnvName } from "../request-context.ts";
 import type { CompiledSchema } from "../schema/compiled.ts";
-import type { Sessions, Tokens } from "./sessions.ts";
+import type { Sessions } from "./sessions.ts";
 import { randomToken } from "./sessions.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import { rateKeyOfIp } from "../net/ip.ts";
+import { type Credential, type Grant, type SecondFactor, type TokenKind, tokenKindOf, tokenResponse } from "./login-flow.ts";
 
 const TEMP_PASSWORD_TTL_MS = 24 * 3600 * 1000;
 const TEMP_REQUIRED = "Temporary password reset required.";
@@ -70,6 +71,8 @@ export interface UserRows {
   tempPasswordHash(ctx: ApiContext, s: CompiledSchema, username: string, now: number): Promise<string | null>;
   /** Store (or replace) the user's temporary password. */
   setTempPasswordHash(ctx: ApiContext, s: CompiledSchema, username: string, hash: string, expires: number): Promise<void>;
+  /** Mark the user's email address verified, when it is still `email`; the updated user's JSON, or null. */
+  setEmailVerified(ctx: ApiContext, s: CompiledSchema, username: string, email: string): Promise<string | null>;
 }
 
 /** Outgoing mail as accounts send it (the Mailer satisfies it). */
@@ -91,7 +94,21 @@ interface AccountDeps {
 }
 
 export class Accounts {
+  /** accessToken grants beside the password, by grant_type (email codes, the second factor, passkeys). */
+  private readonly grants = new Map<string, Grant>();
+  private secondFactor: SecondFactor | null = null;
+
   constructor(private readonly deps: AccountDeps) {}
+
+  /** Accept `grant_type=<name>` on accessToken. */
+  useGrant(name: string, grant: Grant): void {
+    this.grants.set(name, grant);
+  }
+
+  /** Ask for a second factor after a password (or email code) when the user has one. */
+  useSecondFactor(factor: SecondFactor): void {
+    this.secondFactor = factor;
+  }
 
   /** The user schema an endpoint is called on; 404 when the schema is not one. */
   userSchema(ctx: ApiContext, name: string): CompiledSchema {
@@ -130,6 +147,16 @@ export class Accounts {
    * guesses cannot all pass a check made before any of them failed: at most `failedLoginsPerAccount` checks
    * run per window, the rest are 429. A correct password gives the budget back (the count starts again).
    */
+  /** Take one attempt from a user's failed-login budget (email codes, second factors, passkeys count there too). */
+  takeLoginAttempt(ctx: ApiContext, s: CompiledSchema, username: string): Promise<void> {
+    return this.takeAttempt(ctx, this.accountKey(ctx, s, username));
+  }
+
+  /** A login that succeeded gives the user's budget back. */
+  async resetLoginAttempts(ctx: ApiContext, s: CompiledSchema, username: string): Promise<void> {
+    await this.deps.limiter.reset(this.accountKey(ctx, s, username));
+  }
+
   private async takeAttempt(ctx: ApiContext, key: string): Promise<void> {
     const limits = this.deps.limits(ctx);
     const r = await this.deps.limiter.hit(key, limits.failedLoginsPerAccount, limits.failedLoginWindowMinutes * 60_000);
@@ -140,16 +167,25 @@ export class Accounts {
     return `${ctx.env}|fail|${s.name}|${username}`;
   }
 
-  /** The token answer: the tokens, and the user's JSON (never the password) as GET /<schema>/<key> answers it. */
-  private tokenResponse(user: string, tokens: Tokens): string {
-    const head = JSON.stringify({ ...tokens, mac_algorithm: "hmac-sha-1", token_type: "mac" });
-    return `${head.slice(0, -1)},"service":{"user":${user}}}`;
+  /** A new login of `username` (social sign-in): the token response around the user's JSON. */
+  async issueTokens(ctx: ApiContext, s: CompiledSchema, username: string, user: string, kind: TokenKind = "mac"): Promise<string> {
+    const tokens = await this.deps.sessions(ctx).issue(s.name, username, s.def.user?.singleSession === true, kind);
+    return tokenResponse(user, tokens, kind);
   }
 
-  /** A new login of `username` (social sign-in): the token response around the user's JSON. */
-  async issueTokens(ctx: ApiContext, s: CompiledSchema, username: string, user: string): Promise<string> {
-    const tokens = await this.deps.sessions(ctx).issue(s.name, username, s.def.user?.singleSession === true);
-    return this.tokenResponse(user, tokens);
+  /**
+   * The checks every login passes once its first proof is in: a user schema requiring a verified email refuses an
+   * unverified user (401 email_not_verified) unless the proof was a code sent to that email or a social or OpenID
+   * provider's (which vouches for the account itself); a user with a second
+   * factor gets 401 mfa_required with a challenge token unless the proof was the second factor or a passkey.
+   */
+  async admit(ctx: ApiContext, s: CompiledSchema, cred: Credential): Promise<void> {
+    if (s.def.user?.requireVerifiedEmail && cred.method !== "email_code" && cred.method !== "social" && !isVerified(cred.user))
+      throw oauthError(401, "email_not_verified", "verify your email address first (requestVerification)");
+    if (cred.method === "mfa" || cred.method === "passkey" || !this.secondFactor) return;
+    const token = await this.secondFactor.challenge(ctx, s, cred.username);
+    if (token !== null)
+      throw oauthError(401, "mfa_required", "a second factor is needed: send grant_type=mfa with mfa_token and code", { mfa_token: token });
   }
 
   /** A new cookie session of `username` (the pre-OAuth 2.0 social logins): its token and lifetime in seconds. */
@@ -174,16 +210,23 @@ export class Accounts {
     return user;
   }
 
-  /** POST (or GET) /<userSchema>/accessToken. */
+  /** POST (or GET) /<userSchema>/accessToken: the password, or another grant_type; MAC or bearer tokens. */
   async login(ctx: ApiContext, s: CompiledSchema, params: Record<string, string>, ip: string | null): Promise<string> {
     await this.limitIp(ctx, ip);
-    if (params.token_type !== undefined && params.token_type !== "mac")
-      throw oauthError(400, "unsupported_token_type", "token_type must be mac");
-    if (params.mac_algorithm !== undefined && !["hmac-sha-1", "hmac-sha1"].includes(params.mac_algorithm))
+    const kind = tokenKindOf(params);
+    if (kind === "mac" && params.mac_algorithm !== undefined && !["hmac-sha-1", "hmac-sha1"].includes(params.mac_algorithm))
       throw oauthError(400, "invalid_request", "mac_algorithm must be hmac-sha-1");
-    const { username, user } = await this.checkPassword(ctx, s, params, TOKEN_REFUSALS);
-    const tokens = await this.deps.sessions(ctx).issue(s.name, username, s.def.user?.singleSession === true);
-    return this.tokenResponse(user, tokens);
+    const grantType = params.grant_type ?? "password";
+    let cred: Credential;
+    if (grantType === "password") cred = { ...(await this.checkPassword(ctx, s, params, TOKEN_REFUSALS)), method: "password" };
+    else {
+      const grant = this.grants.get(grantType);
+      if (!grant)
+        throw oauthError(400, "unsupported_grant_type", `grant_type must be one of ${["password", ...this.grants.keys()].join(", ")}`);
+      cred = await grant(ctx, s, params, ip);
+    }
+    await this.admit(ctx, s, cred);
+    return this.issueTokens(ctx, s, cred.username, cred.user, kind);
   }
 
   /**
@@ -198,6 +241,7 @@ export class Accounts {
   ): Promise<{ user: string; token: string; expiresIn: number }> {
     await this.limitIp(ctx, ip);
     const { username, user } = await this.checkPassword(ctx, s, params, SESSION_REFUSALS);
+    await this.admit(ctx, s, { username, user, method: "password" });
     const tokens = await this.deps.sessions(ctx).issue(s.name, username, s.def.user?.singleSession === true, "cookie");
     return { user, token: tokens.access_token, expiresIn: tokens.expires_in };
   }
@@ -243,15 +287,16 @@ export class Accounts {
     await this.limitIp(ctx, ip);
     if (params.grant_type !== undefined && params.grant_type !== "refresh_token")
       throw oauthError(400, "unsupported_grant_type", "grant_type must be refresh_token");
+    const asked = params.token_type === undefined ? undefined : tokenKindOf(params);
     const token = params.refresh_token;
     if (!token) throw oauthError(401, "invalid_grant", "refresh_token is missing");
-    const r = await this.deps.sessions(ctx).refresh(token);
+    const r = await this.deps.sessions(ctx).refresh(token, asked);
     if (r === null) throw oauthError(401, "invalid_grant", "the refresh token is unknown or expired");
     if (r === "reused") throw oauthError(401, "invalid_grant", "the refresh token was already used; every token of this login is revoked");
     if (r.schema !== s.name) throw oauthError(401, "invalid_grant", `the refresh token does not belong to ${s.name}`);
     const user = await this.deps.users.json(ctx, s, r.username);
     if (user === null) throw TOKEN_REFUSALS.denied();
-    return this.tokenResponse(user, r.tokens);
+    return tokenResponse(user, r.tokens, r.kind === "bearer" ? "bearer" : "mac");
   }
 
   private signedIn(ctx: ApiContext, s: CompiledSchema): { username: string; family: string } {
@@ -324,4 +369,9 @@ export class Accounts {
     await this.deps.limiter.reset(key);
     await this.setPassword(ctx, s, username, next, family);
   }
+}
+
+/** Whether a user's JSON says its email is verified (`emailverified`: true). */
+function isVerified(user: string): boolean {
+  return /"emailverified":true[,}]/.test(user);
 }

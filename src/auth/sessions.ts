@@ -1,5 +1,6 @@
-// OAuth 2.0 MAC sessions of an environment, and the cookie sessions of the legacy /login (the cookie holds an
-// access token; its MAC key and refresh token go unused). A login starts a session ("family"): one row holding
+// OAuth 2.0 MAC sessions of an environment, bearer sessions (the access token alone authenticates; no MAC key),
+// and the cookie sessions of the legacy /login (the cookie holds an access token; its MAC key and refresh token go
+// unused). The kind is in the mac_key column: a MAC key, "" for a cookie session, "-" for a bearer session. A login starts a session ("family"): one row holding
 // the current access token, MAC key and refresh token (as SHA-256 digests, except the MAC key, which verifying
 // needs). Tokens start with the family id, so a refresh is one UPDATE; presenting any older refresh token of the
 // family (it was rotated away) revokes the family. Access tokens live an hour, refresh tokens a year.
@@ -19,6 +20,12 @@ export const SESSIONS_DDL = [
   `CREATE INDEX IF NOT EXISTS _burrow_sessions_user ON _burrow_sessions (user_schema, username)`,
 ];
 
+/** What a session's access token is: a MAC id, a bearer token, or a legacy /login cookie. Never another of them. */
+export type SessionKind = "mac" | "bearer" | "cookie";
+
+/** The mac_key column of a bearer session (a MAC key is alphanumeric, a cookie session's is ""). */
+const BEARER_MARK = "-";
+
 export interface Session {
   /** Signs with the session's MAC key (keyed once per cached session). */
   sign: MacSigner;
@@ -28,7 +35,10 @@ export interface Session {
   expires: number;
   /** A cookie session of the legacy /login: its token is never a MAC id, and a MAC session's is never a cookie. */
   cookie: boolean;
+  kind: SessionKind;
 }
+
+const kindOfKey = (macKey: string): SessionKind => (macKey === "" ? "cookie" : macKey === BEARER_MARK ? "bearer" : "mac");
 
 export interface Tokens {
   access_token: string;
@@ -119,7 +129,7 @@ export class Sessions {
    * stores no MAC key (its token never verifies as a MAC id, since a MAC id travels in clear in every signed
    * request) and no usable refresh token: it ends with its access token and is swept then.
    */
-  async issue(schema: string, username: string, single: boolean, kind: "mac" | "cookie" = "mac"): Promise<Tokens> {
+  async issue(schema: string, username: string, single: boolean, kind: SessionKind = "mac"): Promise<Tokens> {
     const cookie = kind === "cookie";
     const now = Date.now();
     const family = randomToken(FAMILY_LENGTH);
@@ -132,7 +142,7 @@ export class Sessions {
           args: [
             family,
             digest(tokens.access_token),
-            cookie ? "" : tokens.mac_key,
+            cookie ? "" : kind === "bearer" ? BEARER_MARK : tokens.mac_key,
             digest(tokens.refresh_token),
             schema,
             username,
@@ -190,6 +200,7 @@ export class Sessions {
       family,
       expires: Number(r.expires),
       cookie: macKey === "",
+      kind: kindOfKey(macKey),
     };
     if (this.cache.size >= SESSION_CACHE_MAX) this.cache.clear();
     this.cache.set(family, { token: accessToken, session, until: now + this.cacheMs });
@@ -200,16 +211,21 @@ export class Sessions {
    * Exchange the family's current refresh token for a new token set (one UPDATE). The old access token stops
    * working. Presenting a refresh token of the family that is no longer current revokes the whole family.
    */
-  async refresh(refreshToken: string): Promise<{ tokens: Tokens; schema: string; username: string } | "reused" | null> {
+  async refresh(
+    refreshToken: string,
+    kind?: "mac" | "bearer",
+  ): Promise<{ tokens: Tokens; schema: string; username: string; kind: SessionKind } | "reused" | null> {
     const family = familyOf(refreshToken);
     if (!family) return null;
     const now = Date.now();
     const tokens = this.newTokens(family);
+    // The session keeps its kind unless the refresh asks for the other one (token_type).
+    const key = kind === undefined ? `CASE WHEN mac_key = '${BEARER_MARK}' THEN '${BEARER_MARK}' ELSE ? END` : "?";
     const rs = await this.db.execute({
-      sql: `UPDATE _burrow_sessions SET access = ?, mac_key = ?, refresh = ?, expires = ? WHERE family = ? AND refresh = ? AND refresh_expires > ? AND mac_key <> '' RETURNING user_schema, username`,
+      sql: `UPDATE _burrow_sessions SET access = ?, mac_key = ${key}, refresh = ?, expires = ? WHERE family = ? AND refresh = ? AND refresh_expires > ? AND mac_key <> '' RETURNING user_schema, username, mac_key`,
       args: [
         digest(tokens.access_token),
-        tokens.mac_key,
+        kind === "bearer" ? BEARER_MARK : tokens.mac_key,
         digest(tokens.refresh_token),
         now + ACCESS_TTL_S * 1000,
         family,
@@ -219,7 +235,7 @@ export class Sessions {
     });
     this.cache.delete(family);
     const r = rs.rows[0];
-    if (r) return { tokens, schema: r.user_schema as string, username: r.username as string };
+    if (r) return { tokens, schema: r.user_schema as string, username: r.username as string, kind: kindOfKey(r.mac_key as string) };
     const live = await this.db.execute({
       sql: `SELECT 1 FROM _burrow_sessions WHERE family = ? AND refresh_expires > ?`,
       args: [family, now],

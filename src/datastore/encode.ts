@@ -9,7 +9,7 @@ import { type ApiError, badRequest } from "../errors.ts";
 import type { Files, SavedFile } from "../files/files.ts";
 import { looksLikeUpload, parseUpload, type Upload } from "../files/upload.ts";
 import type { CompiledSchema } from "../schema/compiled.ts";
-import { AUTO_FIELDS } from "../schema/definition.ts";
+import { AUTO_FIELDS, EMAIL_VERIFIED } from "../schema/definition.ts";
 import { UPLOAD, ValueTypeError, describeValue, integerMismatch, keyOf } from "../schema/value-errors.ts";
 import { encodeValue, isKeyValue } from "../schema/values.ts";
 import type { ApiContext } from "../request-context.ts";
@@ -84,7 +84,7 @@ export async function encodeBody(
       out.owner = v === null ? "" : v;
       continue;
     }
-    if (IGNORED_ON_WRITE.has(key)) continue;
+    if (IGNORED_ON_WRITE.has(key) || (key === EMAIL_VERIFIED && s.def.user?.verifyEmail)) continue;
     const fc = s.columnsByField.get(key)!;
     if (v === null || v === "NULL") {
       out.values.set(
@@ -165,6 +165,13 @@ export function setClause(s: CompiledSchema, enc: Encoded): SqlPart {
   if (enc.owner !== undefined) {
     sets.push(`"sm_owner" = ?`);
     args.push(enc.owner || null);
+  }
+  // A new email address is not verified (the same address again keeps the flag). SET reads the row before it.
+  const email = s.def.user?.verifyEmail ? s.def.user.email : undefined;
+  const newEmail = email === undefined ? undefined : enc.values.get(email);
+  if (newEmail) {
+    sets.push(`${q(EMAIL_VERIFIED)} = CASE WHEN ${q(email!)} IS ? THEN ${q(EMAIL_VERIFIED)} ELSE NULL END`);
+    args.push(newEmail[0]!);
   }
   sets.push(`"lastmoddate" = max("lastmoddate" + 1, ?)`);
   args.push(Date.now());

@@ -7,6 +7,7 @@ import type { UserRows } from "../auth/accounts.ts";
 import type { ApiContext } from "../request-context.ts";
 import type { CompiledSchema } from "../schema/compiled.ts";
 import { fullViewer, objectSql } from "./viewer.ts";
+import { EMAIL_VERIFIED } from "../schema/definition.ts";
 
 export const TEMP_PASSWORDS_DDL = `CREATE TABLE IF NOT EXISTS _burrow_temp_passwords (user_schema TEXT NOT NULL, username TEXT NOT NULL, hash TEXT NOT NULL, expires INTEGER NOT NULL, PRIMARY KEY (user_schema, username)) STRICT`;
 
@@ -72,6 +73,15 @@ export const userRows: UserRows = {
       args: [s.name, username, now],
     });
     return (rs.rows[0]?.hash as string | undefined) ?? null;
+  },
+
+  async setEmailVerified(ctx: ApiContext, s: CompiledSchema, username: string, email: string) {
+    const j = own(ctx, s, null);
+    const rs = await ctx.db.execute({
+      sql: `UPDATE ${s.table} SET ${q(EMAIL_VERIFIED)} = 1, "lastmoddate" = max("lastmoddate" + 1, ?) ${byKey(s)} AND ${q(s.def.user!.email!)} = ? RETURNING ${j.sql} AS j`,
+      args: [Date.now(), username, email, ...j.args],
+    });
+    return (rs.rows[0]?.j as string | undefined) ?? null;
   },
 
   async setTempPasswordHash(ctx: ApiContext, s: CompiledSchema, username: string, hash: string, expires: number) {

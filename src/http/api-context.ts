@@ -14,7 +14,8 @@ import type { Burrow } from "./burrow.ts";
 import type { EnvName } from "../system/environments.ts";
 import { parseAcceptVersion } from "./accept.ts";
 import { isFormType, readText } from "./body.ts";
-import { candidatePorts, defaultPort, fileLinkBase, rawTarget, requestOrigin } from "./origin.ts";
+import { candidatePorts, clientIp, defaultPort, fileLinkBase, rawTarget, requestOrigin } from "./origin.ts";
+import { isLoopbackIp } from "../net/ip.ts";
 import { checkPathParams } from "./path-params.ts";
 import type { RequestInfo } from "./request-meta.ts";
 
@@ -170,7 +171,40 @@ function signedContext(burrow: Burrow, info: RequestInfo, request: Request, auth
       : macContext(burrow, info, request, env, header, session);
   }
   if (/^OAuth\s/i.test(auth)) return oauthContext(burrow, info, request, auth);
-  throw unauthorized("unsupported Authorization scheme; use MAC (OAuth 2.0) or OAuth (OAuth 1.0)");
+  if (/^Bearer\s/i.test(auth)) return bearerContext(burrow, info, request, auth);
+  throw unauthorized("unsupported Authorization scheme; use MAC or Bearer (OAuth 2.0) or OAuth (OAuth 1.0)");
+}
+
+/**
+ * A bearer token: the access token of a bearer session (never a MAC id, which travels in clear in every MAC header,
+ * nor a cookie session's), accepted over https (directly or through a trusted proxy) and from loopback; elsewhere
+ * only with the setting auth.bearerOverHttp.
+ */
+function bearerContext(burrow: Burrow, info: RequestInfo, request: Request, auth: string): ApiContext | Promise<ApiContext> {
+  const env = keyEnvironment(burrow, request);
+  const token = /^Bearer\s+(\S+)\s*$/i.exec(auth)?.[1];
+  if (!token) throw unauthorized("malformed Bearer Authorization header");
+  if (!bearerTransportOk(burrow, info, request, env))
+    throw unauthorized("bearer tokens are accepted over https only (or from loopback); set auth.bearerOverHttp to allow plain http");
+  const session = burrow.sessions[env].lookup(token);
+  const use = (s: Session | null): ApiContext | Promise<ApiContext> => {
+    if (s?.kind !== "bearer") return refusedToken(burrow.sessions[env], token);
+    const ctx = contextFor(burrow, info, request, env, parseAcceptVersion(request.headers.get("accept")), {
+      kind: "user",
+      schema: s.schema,
+      username: s.username,
+      family: s.family,
+    });
+    return { ...ctx, auth: "bearer" };
+  };
+  return session instanceof Promise ? session.then(use) : use(session);
+}
+
+function bearerTransportOk(burrow: Burrow, info: RequestInfo, request: Request, env: EnvName): boolean {
+  if (requestOrigin(request, info, burrow.config.trustedProxy).scheme === "https") return true;
+  const ip = clientIp(request, info, burrow.config.trustedProxy);
+  if (ip !== null && isLoopbackIp(ip)) return true;
+  return (burrow.settings.get(env).auth as { bearerOverHttp: boolean }).bearerOverHttp === true;
 }
 
 function macContext(
@@ -181,8 +215,8 @@ function macContext(
   header: MacHeader,
   session: Session | null,
 ): ApiContext | Promise<ApiContext> {
-  // A cookie session's token is not a MAC id (it has no MAC key); it is refused like an unknown token.
-  if (!session || session.cookie) return refusedToken(burrow.sessions[env], header.id);
+  // A cookie or bearer session's token is not a MAC id (it has no MAC key); it is refused like an unknown token.
+  if (session?.kind !== "mac") return refusedToken(burrow.sessions[env], header.id);
   const now = Date.now();
   const origin = requestOrigin(request, info, burrow.config.trustedProxy);
   const result = verifyMac({

@@ -23,6 +23,9 @@ import { objectRoutes } from "./routes/objects.ts";
 import { pushRoutes } from "./routes/push.ts";
 import { liveRoutes } from "./routes/live.ts";
 import { userRoutes } from "./routes/users.ts";
+import { userMfaRoutes } from "./routes/users-mfa.ts";
+import { userPasskeyRoutes } from "./routes/users-passkeys.ts";
+import { authLinkRoutes } from "./routes/auth-links.ts";
 import { socialRoutes } from "./routes/social.ts";
 
 interface AppOptions {
@@ -88,6 +91,9 @@ export function createApp(burrow: Burrow, opts: AppOptions = {}) {
     .use(fileRoutes(burrow))
     .use(pushRoutes(burrow, info, parsers))
     .use(liveRoutes(burrow, info, parsers))
+    .use(authLinkRoutes(burrow, info))
+    .use(userMfaRoutes(burrow, info, parsers))
+    .use(userPasskeyRoutes(burrow, info, parsers))
     .use(userRoutes(burrow, info, parsers))
     .use(socialRoutes(burrow, info, parsers))
     .use(objectRoutes(burrow, info, parsers));

@@ -4,7 +4,10 @@
 
 import type { Client } from "@libsql/core/api";
 import type { Accounts } from "../auth/accounts.ts";
+import type { EmailAccounts } from "../auth/email-accounts.ts";
 import type { NonceCache } from "../auth/nonces.ts";
+import type { TotpFactor } from "../auth/second-factor.ts";
+import type { Passkeys } from "../auth/passkeys.ts";
 import type { RateLimiter } from "../auth/rate-limit.ts";
 import type { Sessions } from "../auth/sessions.ts";
 import type { Config } from "../config.ts";
@@ -52,6 +55,12 @@ export interface Burrow {
   readonly limiter: RateLimiter;
   readonly mailer: Mailer;
   readonly accounts: Accounts;
+  /** Email verification and sign-in codes of user schemas. */
+  readonly emailAccounts: EmailAccounts;
+  /** The TOTP second factor of user accounts: enrolment, confirmation, turning it off. */
+  readonly secondFactor: TotpFactor;
+  /** Passkeys (WebAuthn) of user accounts: registration, login options, the list of a user's passkeys. */
+  readonly passkeys: Passkeys;
   /** Social sign-in: create, log in, link and unlink users through provider accounts. */
   readonly social: SocialAccounts;
   /** Device tokens, the push queue and its delivery workers (started by `serve`). */

@@ -35,8 +35,8 @@ const objects = {
   description: "a JSON array of objects",
   content: { "application/json": { schema: { type: "array", items: { type: "object", additionalProperties: true } } } },
 };
-const empty = { description: "done: {}", content: { "application/json": { schema: { type: "object" } } } };
-const fail = (description: string) => ({ description, content: { "application/json": { schema: ErrorBody } } });
+export const empty = { description: "done: {}", content: { "application/json": { schema: { type: "object" } } } };
+export const fail = (description: string) => ({ description, content: { "application/json": { schema: ErrorBody } } });
 const FAILS = {
   400: fail("bad input, with the reason"),
   401: fail("no valid key, signature or permission"),
@@ -51,7 +51,7 @@ one OR block is written \`[or1].field=…\`, with AND groups inside it as \`[or1
 X-Service-OrderBy (\`field:asc,other:desc\`), Range (\`objects=0-19\`: a 206 with Content-Range when it is a strict part),
 X-Service-Select and X-Service-Expand. Only objects the caller may read are returned or counted.`;
 
-const doc = (
+export const doc = (
   tag: string,
   summary: string,
   description: string,
@@ -177,13 +177,13 @@ const tokenParams: Pick<DocumentDecoration, "requestBody"> = {
 };
 const LOGIN = doc(
   "users",
-  "Log in: exchange the login field and password for an OAuth 2.0 MAC token pair",
-  `${TOKEN_PROSE} Send grant_type=password, the schema's login field, password and token_type=mac. Rate-limited per IP and per account.`,
+  "Log in: exchange credentials for an OAuth 2.0 token pair (MAC or bearer)",
+  `${TOKEN_PROSE} grant_type=password (the schema's login field and password), email_code (username and a mailed code), mfa (mfa_token and a TOTP or recovery code) or passkey; token_type=mac (default) or bearer. Rate-limited per IP and per account.`,
   [],
   {
     200: tokens("the token pair and the user object"),
     400: fail("bad parameters"),
-    401: fail("invalid credentials (or a temporary password that must be reset)"),
+    401: fail("invalid credentials (or a temporary password that must be reset); email_not_verified; mfa_required with mfa_token"),
     404: fail("not a user schema"),
     429: fail("too many attempts; Retry-After"),
   },
@@ -250,6 +250,46 @@ export const userDocs = {
       502: fail("the SMTP server refused the mail"),
     },
     "the login field",
+  ),
+  requestCode: doc(
+    "users",
+    "Mail a sign-in code",
+    'Body {"username": "…"}. A 6-digit code valid 10 minutes, used once with accessToken grant_type=email_code; five wrong codes void it. The answer is the same whoever the username names (at most 5 mails per user an hour).',
+    [],
+    {
+      200: empty,
+      400: fail("a bad body, or no email field on the schema"),
+      404: fail("not a user schema"),
+      429: fail("too many requests"),
+    },
+    "the username",
+  ),
+  requestVerification: doc(
+    "users",
+    "Mail a link and code that confirm the email address",
+    'Body {"username": "…"}, on a schema with user.verifyEmail. The answer is the same whoever the username names (at most 5 mails per user an hour).',
+    [],
+    {
+      200: empty,
+      400: fail("a bad body, or the schema does not verify emails"),
+      404: fail("not a user schema"),
+      429: fail("too many requests"),
+    },
+    "the username",
+  ),
+  verifyEmail: doc(
+    "users",
+    "Confirm the email address with the mailed code",
+    'Body {"username": "…", "code": "123456"}: the user with emailverified true. Counts against the failed-login limit.',
+    [],
+    {
+      200: { description: "the user object" },
+      400: fail("a bad body"),
+      401: fail("a wrong, expired or used code"),
+      404: fail("not a user schema"),
+      429: fail("too many attempts; Retry-After"),
+    },
+    "the username and code",
   ),
   resetPassword: doc(
     "users",

@@ -111,9 +111,9 @@ export const OutboxQuery = t.Object({
 export const TokenResponse = t.Object(
   {
     access_token: t.String(),
-    mac_key: t.String(),
-    mac_algorithm: t.Literal("hmac-sha-1"),
-    token_type: t.Literal("mac"),
+    mac_key: t.Optional(t.String({ description: "MAC tokens only" })),
+    mac_algorithm: t.Optional(t.Literal("hmac-sha-1", { description: "MAC tokens only" })),
+    token_type: t.Union([t.Literal("mac"), t.Literal("bearer")]),
     expires_in: int({ description: "seconds" }),
     refresh_token: t.String(),
   },
@@ -121,5 +121,6 @@ export const TokenResponse = t.Object(
 );
 /** accessToken / refreshToken parameters, sent as a form or JSON (GET: the query string). */
 export const TokenParams = t.Record(t.String(), t.String(), {
-  description: "grant_type, the login field (e.g. username) and password, or refresh_token; token_type=mac",
+  description:
+    "grant_type (password, email_code, mfa, passkey) with its parameters (the login field and password; username and code; mfa_token and code; the passkey assertion), or refresh_token; token_type=mac (default) or bearer",
 });

@@ -31,6 +31,14 @@ export function parseIp(s: string): Uint8Array | null {
   return out;
 }
 
+/** Whether an address is loopback (127.0.0.0/8, ::1, or an IPv4-mapped loopback). */
+export function isLoopbackIp(s: string): boolean {
+  const b = parseIp(s);
+  if (!b) return false;
+  if (b.length === 4) return b[0] === 127;
+  return b.every((x, i) => (i < 15 ? x === 0 : x === 1));
+}
+
 export function parseCidr(s: string): Cidr | null {
   const [addr, bits, extra] = s.split("/");
   if (extra !== undefined || !addr) return null;

@@ -35,7 +35,14 @@ interface UserConfig {
   email?: string;
   forgotPassword?: boolean;
   singleSession?: boolean;
+  /** Verification mails and the read-only automatic field `emailverified` (needs `email`). */
+  verifyEmail?: boolean;
+  /** Password logins of users whose email is not verified are refused (needs `verifyEmail`). */
+  requireVerifiedEmail?: boolean;
 }
+
+/** The read-only automatic field of a user schema with verifyEmail. */
+export const EMAIL_VERIFIED = "emailverified";
 
 export interface SchemaDef {
   name: string;
@@ -132,19 +139,28 @@ export function validateDefinition(input: unknown, expectedName?: string): Schem
   if (input.user !== undefined) {
     const u = input.user;
     if (!isPlainObject(u)) throw badRequest(`schema "${name}": "user" must be an object like {"key": "username", "password": "password"}`);
-    checkKeys(u, ["key", "password", "email", "forgotPassword", "singleSession"], `schema "${name}": user`);
+    checkKeys(
+      u,
+      ["key", "password", "email", "forgotPassword", "singleSession", "verifyEmail", "requireVerifiedEmail"],
+      `schema "${name}": user`,
+    );
     const key = u.key ?? "username";
     const password = u.password ?? "password";
     if (!isValidName(key)) throw badRequest(`schema "${name}": user.key "${String(key)}" is not a valid field name`);
     if (!isValidName(password)) throw badRequest(`schema "${name}": user.password "${String(password)}" is not a valid field name`);
     if (u.email !== undefined && !isValidName(u.email))
       throw badRequest(`schema "${name}": user.email "${String(u.email)}" is not a valid field name`);
-    for (const k of ["forgotPassword", "singleSession"] as const)
+    for (const k of ["forgotPassword", "singleSession", "verifyEmail", "requireVerifiedEmail"] as const)
       if (u[k] !== undefined && typeof u[k] !== "boolean") throw badRequest(`schema "${name}": user.${k} must be true or false`);
     user = { key, password };
     if (u.email !== undefined) user.email = u.email as string;
     if (u.forgotPassword !== undefined) user.forgotPassword = u.forgotPassword as boolean;
     if (u.singleSession !== undefined) user.singleSession = u.singleSession as boolean;
+    if (u.verifyEmail !== undefined) user.verifyEmail = u.verifyEmail as boolean;
+    if (u.requireVerifiedEmail !== undefined) user.requireVerifiedEmail = u.requireVerifiedEmail as boolean;
+    if (user.verifyEmail && user.email === undefined) throw badRequest(`schema "${name}": user.verifyEmail needs user.email`);
+    if (user.requireVerifiedEmail && !user.verifyEmail)
+      throw badRequest(`schema "${name}": user.requireVerifiedEmail needs user.verifyEmail`);
   }
   const pk = user ? user.key : `${name}_id`;
 
@@ -214,6 +230,15 @@ export function validateDefinition(input: unknown, expectedName?: string): Schem
     indexes.push([...ix]);
   }
 
+  // The automatic field of verified emails: a boolean the server alone sets (clients' values are ignored).
+  if (user?.verifyEmail) {
+    const f = fields[EMAIL_VERIFIED];
+    if (f && f.type !== "boolean")
+      throw badRequest(`schema "${name}": "${EMAIL_VERIFIED}" is the automatic field of user.verifyEmail (a boolean)`);
+    // Seen by whoever may see the address itself.
+    const visibility = fields[user.email!]?.visibility;
+    fields[EMAIL_VERIFIED] = visibility ? { type: "boolean", visibility } : { type: "boolean" };
+  }
   const def: SchemaDef = { name, fields, permissions, indexes };
   if (user) def.user = user;
   return def;

@@ -142,9 +142,10 @@ export function userTriggerName(name: string): string {
 
 /**
  * Per user schema, the trigger that ends everything of a deleted user in the same transaction as the delete, by
- * whatever path it is deleted: its sessions (tokens and cookies), temporary password, social links and push tokens
- * go, objects it owned lose their owner, and its key leaves every relationship field that points at its schema
- * (roles included), so a later account with the same username inherits nothing. `layouts` is every table of the
+ * whatever path it is deleted: its sessions (tokens and cookies), temporary password, social links, second factor
+ * (and pending mfa_tokens), passkeys (and pending passkey challenges) and push tokens go, objects it owned lose their owner, and its key leaves every
+ * relationship field that points at its schema (roles included), so a later account with the same username
+ * inherits nothing. `layouts` is every table of the
  * database; the triggers are rebuilt whenever it changes (they name the tables and fields). DDL text. Pure.
  */
 export function userTriggersSql(layouts: readonly SchemaDef[]): string[] {
@@ -156,7 +157,12 @@ export function userTriggersSql(layouts: readonly SchemaDef[]): string[] {
     const body = [
       `DELETE FROM _burrow_sessions WHERE user_schema = ${name} AND username = ${key};`,
       `DELETE FROM _burrow_temp_passwords WHERE user_schema = ${name} AND username = ${key};`,
+      `DELETE FROM _burrow_email_codes WHERE user_schema = ${name} AND username = ${key};`,
       `DELETE FROM _burrow_social_links WHERE user_schema = ${name} AND username = ${key};`,
+      `DELETE FROM _burrow_mfa WHERE user_schema = ${name} AND username = ${key};`,
+      `DELETE FROM _burrow_mfa_tokens WHERE user_schema = ${name} AND username = ${key};`,
+      `DELETE FROM _burrow_passkeys WHERE user_schema = ${name} AND username = ${key};`,
+      `DELETE FROM _burrow_passkey_challenges WHERE user_schema = ${name} AND username = ${key};`,
       `DELETE FROM _burrow_push_tokens WHERE user = ${key};`,
     ];
     for (const t of layouts) {
@@ -183,8 +189,8 @@ export function userTriggersSql(layouts: readonly SchemaDef[]): string[] {
 const lit = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
 /**
- * What dropping user schema `name` leaves to end: every session, temporary password, social link of its users,
- * and their ownership of objects in the remaining tables (`others`). Push tokens name users without their schema
+ * What dropping user schema `name` leaves to end: every session, temporary password, social link, second factor,
+ * passkey of its users, and their ownership of objects in the remaining tables (`others`). Push tokens name users without their schema
  * and stay with the registry. DDL and DML text. Pure.
  */
 export function dropUsersSql(name: string, others: readonly SchemaDef[]): string[] {
@@ -193,7 +199,12 @@ export function dropUsersSql(name: string, others: readonly SchemaDef[]): string
   return [
     `DELETE FROM _burrow_sessions WHERE user_schema = ${n}`,
     `DELETE FROM _burrow_temp_passwords WHERE user_schema = ${n}`,
+    `DELETE FROM _burrow_email_codes WHERE user_schema = ${n}`,
     `DELETE FROM _burrow_social_links WHERE user_schema = ${n}`,
+    `DELETE FROM _burrow_mfa WHERE user_schema = ${n}`,
+    `DELETE FROM _burrow_mfa_tokens WHERE user_schema = ${n}`,
+    `DELETE FROM _burrow_passkeys WHERE user_schema = ${n}`,
+    `DELETE FROM _burrow_passkey_challenges WHERE user_schema = ${n}`,
     `DROP TRIGGER IF EXISTS ${q(userTriggerName(name))}`,
     ...others.map(
       (t) => `UPDATE ${q(tableName(t.name))} SET "sm_owner" = NULL WHERE substr("sm_owner", 1, ${name.length + 1}) = ${prefix}`,

@@ -265,11 +265,16 @@ export class SocialAccounts {
       linked = await this.createUser(ctx, s, p, v, params[s.pk] ?? params.username);
     }
     const { username, user } = linked;
+    // The provider vouches for the account (no verified-email requirement); a second factor still applies.
+    await this.deps.accounts.admit(ctx, s, { username, user, method: "social" });
     if (action === "sessionLogin" || action === "sessionLoginWithCreate") {
       const session = await this.deps.accounts.issueCookieSession(ctx, s, username);
       return { status: 200, body: JSON.stringify({ username, [infoKey]: v.profile.info }), session };
     }
-    return { status: 200, body: await this.deps.accounts.issueTokens(ctx, s, username, user) };
+    return {
+      status: 200,
+      body: await this.deps.accounts.issueTokens(ctx, s, username, user, params.token_type === "bearer" ? "bearer" : "mac"),
+    };
   }
 
   private async link(ctx: ApiContext, s: CompiledSchema, p: Provider, params: Record<string, string>): Promise<SocialAnswer> {

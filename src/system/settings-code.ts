@@ -1,5 +1,6 @@
 // The custom code settings of an environment (`code.*`): limits of calls, the http and config services, the time
-// zone of job schedules, hooks, jobs and the mail service. Part of the settings spec (settings.ts).
+// zone of job schedules, hooks, jobs and the mail service; and the account settings (`auth.*`). Part of the
+// settings spec (settings.ts).
 
 import type { Spec } from "./settings.ts";
 
@@ -35,5 +36,34 @@ export const CODE_SETTINGS: Spec = {
   mail: {
     /** Mails custom code may send per hour in this environment (services.mail.send). */
     perHour: { type: "integer", min: 1, max: 1_000_000, default: { development: 100, production: 1_000 } },
+  },
+};
+
+/** Accounts (`auth.*`): bearer tokens over plain http, the mails of email verification and sign-in codes, passkeys. */
+export const AUTH_SETTINGS: Spec = {
+  /** Accept `Authorization: Bearer` on plain http from other hosts than loopback (off: https through a trusted proxy only). */
+  bearerOverHttp: { type: "boolean", default: both(false) },
+  mail: {
+    /** {app}, {username}, {code} and {link} are replaced. */
+    verifySubject: { type: "string", default: both("{app}: confirm your email address") },
+    verifyText: {
+      type: "string",
+      default: both(
+        "Hello {username},\n\nconfirm your email address for {app} with this code: {code}\n\nor open this link: {link}\n\nThe code is valid for 10 minutes. If you did not ask for it, ignore this mail.\n",
+      ),
+    },
+    codeSubject: { type: "string", default: both("{app}: your sign-in code") },
+    codeText: {
+      type: "string",
+      default: both(
+        "Hello {username},\n\nyour sign-in code for {app} is: {code}\n\nIt is valid for 10 minutes and works once. If you did not ask for it, ignore this mail.\n",
+      ),
+    },
+  },
+  passkeys: {
+    /** The relying party id (the site's domain, e.g. "example.com"); empty: the host of the request. */
+    rpId: { type: "string", default: both("") },
+    /** Origins a passkey ceremony may come from (e.g. "https://app.example.com"); empty: the request's origin. */
+    origins: { type: "string[]", default: both([]) },
   },
 };

@@ -6,7 +6,7 @@ import { badRequest } from "../errors.ts";
 import { BUMP_EPOCH, readEpoch } from "./system-db.ts";
 import { ENVIRONMENTS, type EnvName } from "./environments.ts";
 import { isPlainObject as isObj } from "../plain-object.ts";
-import { CODE_SETTINGS } from "./settings-code.ts";
+import { AUTH_SETTINGS, CODE_SETTINGS } from "./settings-code.ts";
 import { isTimeZone } from "../time-zone.ts";
 
 export type Leaf = {
@@ -75,6 +75,7 @@ const SETTINGS_SPEC: Spec = {
     concurrency: { type: "integer", min: 1, max: 10_000, default: both(500) },
   },
   code: CODE_SETTINGS,
+  auth: AUTH_SETTINGS,
   social: {
     /** The Graph-style network (the original: Facebook): GET <baseUrl>/me?fields=...&access_token=...&appsecret_proof=... */
     social1: {

@@ -283,7 +283,7 @@ describe("hostile login input", () => {
     expect(
       (
         await t.request("POST", "/user/accessToken", {
-          raw: "username=ann&password=ann-password&token_type=bearer",
+          raw: "username=ann&password=ann-password&token_type=jwt",
           headers: { "content-type": "application/x-www-form-urlencoded" },
         })
       ).status,

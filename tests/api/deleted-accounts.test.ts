@@ -1,13 +1,15 @@
 // A deleted account leaves nothing behind, whichever way it is deleted (the user itself, an admin, the private key,
 // custom code, a delete by query, a cascade): its tokens, refresh tokens, cookie session, temporary password,
-// social links and push tokens end in the delete's transaction, and a new account under the same username gets
+// social links, second factor (and logins waiting for it), passkeys and push tokens end in the delete's transaction, and a new account under the same username gets
 // none of them, nor the objects, roles and relationship access the deleted one had. Also the other way round: a
 // password change ends the user's other sessions, whoever makes it.
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Secret, TOTP } from "otpauth";
 import { KEYS, makeTestApp, type RequestOptions, type TestApp } from "../helpers/app.ts";
 import { upload } from "../helpers/code.ts";
 import { macAuth, oauthAuth } from "../helpers/sign.ts";
+import { SoftAuthenticator } from "../helpers/soft-authenticator.ts";
 
 let t: TestApp;
 type Creds = { access_token: string; mac_key: string; refresh_token: string };
@@ -86,6 +88,16 @@ async function fullAccount(name: string) {
   expect((await as(mac, "GET", "/board/b1")).status).toBe(200);
   expect((await as(mac, "GET", `/team/team-${name}`)).status).toBe(200);
   expect((await t.request("GET", "/user/loggedInUser", { headers: { cookie } })).status).toBe(200);
+  // A second factor, and a password login waiting for it.
+  const secret = (await as(mac, "POST", "/user/mfa/totp")).body.secret as string;
+  const code = TOTP.generate({ secret: Secret.fromBase32(secret) });
+  expect((await as(mac, "POST", "/user/mfa/totp/confirm", { code })).status).toBe(200);
+  expect((await t.request("POST", "/user/accessToken", form({ username: name, password }))).body.error).toBe("mfa_required");
+  // A passkey, and a registration of another one under way.
+  const passkey = await as(mac, "POST", "/user/passkeys/registerOptions");
+  const response = await new SoftAuthenticator().create(passkey.body, "http://localhost");
+  expect((await as(mac, "POST", "/user/passkeys/register", response)).status).toBe(201);
+  expect((await as(mac, "POST", "/user/passkeys/registerOptions")).status).toBe(200);
   return { name, password, mac, cookie, temp, note };
 }
 
@@ -118,7 +130,15 @@ describe("a deleted account leaves nothing behind", () => {
       expect((await as(a.mac, "GET", "/user/loggedInUser")).status).toBe(401);
       expect((await t.request("POST", "/user/refreshToken", form({ refresh_token: a.mac.refresh_token }))).status).toBe(401);
       expect((await t.request("GET", "/user/loggedInUser", { headers: { cookie: a.cookie } })).status).toBe(401);
-      for (const table of ["_burrow_sessions", "_burrow_temp_passwords", "_burrow_social_links"])
+      for (const table of [
+        "_burrow_sessions",
+        "_burrow_temp_passwords",
+        "_burrow_social_links",
+        "_burrow_mfa",
+        "_burrow_mfa_tokens",
+        "_burrow_passkeys",
+        "_burrow_passkey_challenges",
+      ])
         expect(await count(`SELECT count(*) AS n FROM ${table} WHERE username = ?`, a.name)).toBe(0);
       expect(await count("SELECT count(*) AS n FROM _burrow_push_tokens WHERE user = ?", a.name)).toBe(0);
 
@@ -158,10 +178,16 @@ describe("a deleted account leaves nothing behind", () => {
     expect((await t.request("POST", "/member", { body: { login: "m1", pw: "m1-password" } })).status).toBe(201);
     const m1 = (await t.request("POST", "/member/accessToken", form({ login: "m1", pw: "m1-password", token_type: "mac" }))).body as Creds;
     const memo = (await as(m1, "POST", "/memo", { text: "m1's" })).body.memo_id as string;
+    expect((await as(m1, "POST", "/member/mfa/totp")).status).toBe(200);
+    const passkey = await as(m1, "POST", "/member/passkeys/registerOptions");
+    const response = await new SoftAuthenticator().create(passkey.body, "http://localhost");
+    expect((await as(m1, "POST", "/member/passkeys/register", response)).status).toBe(201);
     expect((await t.admin("DELETE", "/schemas/member")).status).toBe(200);
     await t.admin("PUT", "/schemas/member", { fields: { pw: { type: "password" } }, user: { key: "login", password: "pw" } });
     expect((await as(m1, "GET", "/member/loggedInUser")).status).toBe(401);
     expect(await count("SELECT count(*) AS n FROM _burrow_sessions WHERE user_schema = 'member'")).toBe(0);
+    expect(await count("SELECT count(*) AS n FROM _burrow_mfa WHERE user_schema = 'member'")).toBe(0);
+    expect(await count("SELECT count(*) AS n FROM _burrow_passkeys WHERE user_schema = 'member'")).toBe(0);
     expect((await t.request("POST", "/member", { body: { login: "m1", pw: "new-m1" } })).status).toBe(201);
     const newcomer = (await t.request("POST", "/member/accessToken", form({ login: "m1", pw: "new-m1", token_type: "mac" }))).body as Creds;
     expect((await as(newcomer, "GET", `/memo/${memo}`)).status).toBe(404);

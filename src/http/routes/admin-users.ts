@@ -1,5 +1,5 @@
 // The admin API on user accounts (editors and owners; viewers may read): set a password, revoke every session,
-// list and remove linked social accounts. Development uses its schemas, production those of the latest deployed
+// list and remove linked social accounts and passkeys, see and reset the second factor (TOTP). Development uses its schemas, production those of the latest deployed
 // version. Roles are adminGuard's; the account work is src/social/user-admin.ts.
 
 import { Elysia, t } from "elysia";
@@ -15,6 +15,7 @@ import {
   userExists,
   userPasswordProblem,
 } from "../../social/user-admin.ts";
+import { mfaStatus, resetMfa } from "../../auth/second-factor.ts";
 import { adminGuard } from "../admin-guard.ts";
 import type { BodyParsers } from "../parsers.ts";
 import { json } from "../respond.ts";
@@ -36,6 +37,20 @@ const NewPassword = t.Object(
   { password: t.String({ description: "a non-empty string of at most 1024 characters" }) },
   { additionalProperties: false },
 );
+const MfaState = t.Object({
+  totp: t.String({ description: "off, pending (enrolled, not confirmed) or on" }),
+  recovery_codes_left: t.Number({ multipleOf: 1 }),
+});
+const PasskeyParams = t.Object({
+  ...UserParams.properties,
+  id: t.String({ description: "the passkey's credential id (base64url)" }),
+});
+const PasskeyRow = t.Object({
+  id: t.String({ description: "the credential id (base64url)" }),
+  name: t.String(),
+  created: t.String({ format: "date-time" }),
+  lastUsed: t.Union([t.String({ format: "date-time" }), t.Null()]),
+});
 const LinkedAccount = t.Object({
   provider: t.String(),
   subject: t.String({ description: "the provider's id of the account" }),
@@ -99,6 +114,70 @@ export function adminUserRoutes(burrow: Burrow, parsers: BodyParsers) {
           "Revokes every token and cookie session of the user; answers how many.",
         ),
         response: { 200: t.Object({ revoked: t.Number({ multipleOf: 1 }) }), ...S.errors(401, 403, 404) },
+      },
+    )
+    .get(
+      "/:env/:schema/:key/mfa",
+      async ({ request, params }) => {
+        const { ctx, s, key } = userSchemaOf(burrow, request, params);
+        const state = await mfaStatus(ctx, s.name, key);
+        if (state.totp === "off" && !(await userExists(ctx, s, key))) throw noUser(s, key);
+        return json(state);
+      },
+      {
+        role: "viewer",
+        params: UserParams,
+        detail: admin("A user's second factor", "Whether TOTP is off, pending or on, and how many recovery codes are unused."),
+        response: { 200: MfaState, ...S.errors(401, 404) },
+      },
+    )
+    .delete(
+      "/:env/:schema/:key/mfa",
+      async ({ request, params }) => {
+        const { ctx, s, key } = userSchemaOf(burrow, request, params);
+        if (!(await resetMfa(ctx, s.name, key)) && !(await userExists(ctx, s, key))) throw noUser(s, key);
+        return json({});
+      },
+      {
+        role: "editor",
+        params: UserParams,
+        detail: admin(
+          "Reset a user's second factor (editors and owners)",
+          "Turns TOTP off (or drops a pending enrolment) with its recovery codes; the next password login needs no code.",
+        ),
+        response: { 200: S.AnyObject, ...S.errors(401, 403, 404) },
+      },
+    )
+    .get(
+      "/:env/:schema/:key/passkeys",
+      async ({ request, params }) => {
+        const { ctx, s, key } = userSchemaOf(burrow, request, params);
+        const passkeys = await burrow.passkeys.ofUser(ctx, s.name, key);
+        if (passkeys.length === 0 && !(await userExists(ctx, s, key))) throw noUser(s, key);
+        return json(passkeys);
+      },
+      {
+        role: "viewer",
+        params: UserParams,
+        detail: admin("A user's passkeys", "Name, credential id, when it was registered and last used; never the keys."),
+        response: { 200: t.Array(PasskeyRow), ...S.errors(401, 404) },
+      },
+    )
+    .delete(
+      "/:env/:schema/:key/passkeys/:id",
+      async ({ request, params }) => {
+        const { ctx, s, key } = userSchemaOf(burrow, request, params);
+        if (!(await burrow.passkeys.removeOf(ctx, s.name, key, params.id))) {
+          if (!(await userExists(ctx, s, key))) throw noUser(s, key);
+          throw notFound(`${s.name} "${key.slice(0, 64)}" has no passkey of that id`);
+        }
+        return json({});
+      },
+      {
+        role: "editor",
+        params: PasskeyParams,
+        detail: admin("Remove a user's passkey (editors and owners)", "It stops signing in at once."),
+        response: { 200: S.AnyObject, ...S.errors(401, 403, 404) },
       },
     )
     .get(

@@ -1,5 +1,6 @@
 // User-schema endpoints under /<userSchema>/<name>: accessToken (form, JSON or GET), the legacy session login
-// (a cookie), refreshToken, logout, loggedInUser, forgotPassword, resetPassword. On a schema without a user
+// (a cookie), refreshToken, logout, loggedInUser, forgotPassword, resetPassword, requestCode, requestVerification,
+// verifyEmail. On a schema without a user
 // block, a GET of these names is an ordinary read by key and a POST answers the 404 of a schema that is not a
 // user schema.
 
@@ -8,7 +9,7 @@ import type { ApiContext } from "../../request-context.ts";
 import type { Burrow } from "../burrow.ts";
 import { apiContextStep, resolveApi, withSessionCookie } from "../api-context.ts";
 import { requestParams } from "../params.ts";
-import { clientIp, requestOrigin } from "../origin.ts";
+import { clientIp, originText, requestOrigin } from "../origin.ts";
 import { endSessionCookie, sessionCookie, sessionToken } from "../../auth/session-cookie.ts";
 import { sessionCookieHeaders } from "../set-cookie.ts";
 import { familyOf } from "../../auth/sessions.ts";
@@ -37,6 +38,9 @@ export function userRoutes(burrow: Burrow, info: RequestInfo, parsers: BodyParse
   /** Session cookies are Secure when the client reached us over https (directly or through a trusted proxy). */
   const secure = (request: Request) => requestOrigin(request, info, burrow.config.trustedProxy).scheme === "https";
   const NO_STORE = { "cache-control": "no-store" };
+  /** Where a mailed verification link points: --public-url, else the origin the request addressed. */
+  const linkBase = (request: Request) =>
+    (burrow.config.publicUrl ?? originText(requestOrigin(request, info, burrow.config.trustedProxy))).replace(/\/+$/, "");
 
   return (
     new Elysia({ name: "users" })
@@ -116,6 +120,35 @@ export function userRoutes(burrow: Burrow, info: RequestInfo, parsers: BodyParse
           return json({});
         },
         { parse: "object", detail: docs.forgotPassword },
+      )
+      .post(
+        "/:schema/requestCode",
+        async ({ api, params, body, request }) => {
+          const ctx = await api;
+          const s = accounts.userSchema(ctx, schemaParam(params.schema));
+          await burrow.emailAccounts.requestCode(ctx, s, body as Record<string, unknown>, ip(request));
+          return json({});
+        },
+        { parse: "object", detail: docs.requestCode },
+      )
+      .post(
+        "/:schema/requestVerification",
+        async ({ api, params, body, request }) => {
+          const ctx = await api;
+          const s = accounts.userSchema(ctx, schemaParam(params.schema));
+          await burrow.emailAccounts.requestVerification(ctx, s, body as Record<string, unknown>, ip(request), linkBase(request));
+          return json({});
+        },
+        { parse: "object", detail: docs.requestVerification },
+      )
+      .post(
+        "/:schema/verifyEmail",
+        async ({ api, params, body, request }) => {
+          const ctx = await api;
+          const s = accounts.userSchema(ctx, schemaParam(params.schema));
+          return rawJson(await burrow.emailAccounts.verifyEmail(ctx, s, body as Record<string, unknown>, ip(request)));
+        },
+        { parse: "object", detail: docs.verifyEmail },
       )
       .post(
         "/:schema/resetPassword",

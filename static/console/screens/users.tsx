@@ -1,10 +1,18 @@
 // Users: the user schemas in the data browser (create, edit, delete), and one user's account: set a new
-// password, sign it out everywhere, see and remove its linked social accounts.
+// password, sign it out everywhere, see and reset its second factor (TOTP), see and remove its passkeys and linked social accounts.
 
 import { useState } from "preact/hooks";
 import { canWrite, del, enc, get, put } from "../api.ts";
 import { Confirm, ErrorBox, Loading, attempt, formatTime, useApp, useLoad } from "../ui.tsx";
 import { DataScreen } from "./data.tsx";
+import { UserPasskeys } from "./user-passkeys.tsx";
+
+interface Mfa {
+  totp: "off" | "pending" | "on";
+  recovery_codes_left: number;
+}
+
+const MFA_TEXT = { off: "off", pending: "enrolment pending (not confirmed)", on: "on" };
 
 interface Link {
   provider: string;
@@ -43,8 +51,10 @@ function Account({ schema, userKey }: { schema: string; userKey: string }) {
   const writable = canWrite(app.me);
   const base = `/users/${app.env}/${enc(schema)}/${enc(userKey)}`;
   const links = useLoad(() => get<Link[]>(`${base}/social`), [base]);
+  const mfa = useLoad(() => get<Mfa>(`${base}/mfa`), [base]);
   const [password, setPassword] = useState("");
   const [confirmRevoke, setConfirmRevoke] = useState(false);
+  const [confirmReset, setConfirmReset] = useState(false);
   return (
     <div class="stack" style={{ marginTop: "10px" }}>
       <h3>{userKey}</h3>
@@ -72,6 +82,22 @@ function Account({ schema, userKey }: { schema: string; userKey: string }) {
           </button>
         </form>
       )}
+      <h3>Second factor</h3>
+      <ErrorBox error={mfa.error} />
+      {mfa.data && (
+        <div class="row">
+          <span data-testid="mfa-state">
+            TOTP {MFA_TEXT[mfa.data.totp]}
+            {mfa.data.totp === "on" && `, ${mfa.data.recovery_codes_left} recovery code(s) left`}
+          </span>
+          {writable && mfa.data.totp !== "off" && (
+            <button type="button" class="small danger" onClick={() => setConfirmReset(true)}>
+              Reset second factor
+            </button>
+          )}
+        </div>
+      )}
+      <UserPasskeys base={base} writable={writable} />
       <h3>Linked social accounts</h3>
       <ErrorBox error={links.error} />
       <Loading when={links.loading && !links.data} />
@@ -130,6 +156,22 @@ function Account({ schema, userKey }: { schema: string; userKey: string }) {
           }}
         >
           <p>Every access token and cookie session of this user stops working.</p>
+        </Confirm>
+      )}
+      {confirmReset && (
+        <Confirm
+          title={`Reset ${userKey}'s second factor?`}
+          confirm="Reset"
+          danger
+          onCancel={() => setConfirmReset(false)}
+          onConfirm={async () => {
+            await del(`${base}/mfa`);
+            setConfirmReset(false);
+            mfa.reload();
+            app.toast("Second factor reset");
+          }}
+        >
+          <p>TOTP and its recovery codes are removed: the user signs in with the password alone until enrolling again.</p>
         </Confirm>
       )}
     </div>
