@@ -1,6 +1,8 @@
 // Accounts benchmark against the built binary (loopback, bounded): GET by key unsigned, MAC-signed and with a bearer
 // token in the same run (interleaved rounds of requests prepared in advance and sent once each by wrk, so no MAC
-// nonce repeats), and the login rate of each grant: password (MAC and bearer tokens) and a mailed email code.
+// nonce repeats), and the login rate of each grant: password (MAC and bearer tokens), a mailed email code, a
+// password then a TOTP code (grant_type=mfa), and a passkey (loginOptions, then grant_type=passkey with an
+// assertion by the tests' software authenticator).
 // Usage: bun run scripts/bench/accounts.ts [--seconds 3] [--rounds 5] [--logins 200] [--build] [--write]
 
 import { parseArgs } from "node:util";
@@ -8,6 +10,8 @@ import { macSignature, normalizedString } from "../../src/auth/mac.ts";
 import { ensureBinary, machine, table, writeSection } from "./env.ts";
 import { type LoadResult, runPreparedGets } from "./load.ts";
 import { startBenchServer } from "./server.ts";
+import { Secret, TOTP } from "otpauth";
+import { SoftAuthenticator } from "../../tests/helpers/soft-authenticator.ts";
 
 const { values } = parseArgs({
   options: {
@@ -38,6 +42,25 @@ async function token(username: string, kind: "mac" | "bearer"): Promise<{ access
   return (await r.json()) as { access_token: string; mac_key?: string };
 }
 
+/** Sign up `n` users `<prefix><i>` (20 passwords a request: the most one request may carry). */
+async function seedUsers(prefix: string, n: number, extra: (i: number) => Record<string, unknown> = () => ({})): Promise<void> {
+  for (let i = 0; i < n; i += 20) {
+    const batch = Array.from({ length: Math.min(20, n - i) }, (_, j) => ({
+      username: `${prefix}${i + j}`,
+      password: "bench-password-1",
+      ...extra(i + j),
+    }));
+    const r = (await (
+      await fetch(`${server.url}/user`, {
+        method: "POST",
+        headers: { ...server.headers, "content-type": "application/json" },
+        body: JSON.stringify(batch),
+      })
+    ).json()) as { failed: string[] };
+    if (r.failed.length) throw new Error(`sign-ups failed: ${r.failed.join(", ")}`);
+  }
+}
+
 /** `n` calls of `one` at concurrency `c`: calls a second and failures. */
 async function rate(n: number, c: number, one: (i: number) => Promise<boolean>): Promise<{ perSecond: number; failed: number }> {
   let next = 0;
@@ -54,9 +77,11 @@ async function rate(n: number, c: number, one: (i: number) => Promise<boolean>):
 try {
   await server.putSchema("bench", { fields: { title: { type: "string" }, n: { type: "integer" } } });
   const ids = await server.seed("bench", 10_000, (i) => ({ title: `object ${i}`, n: i }));
-  await server.seed("user", LOGINS + 10, (i) => ({ username: `u${i}`, password: "bench-password-1", email: `u${i}@example.com` }));
-  // All load comes from one address: the per-IP limit would stop it at once.
-  await server.putSettings("development", { rateLimits: { ipPerMinute: 1_000_000, failedLoginsPerAccount: 1_000_000 } });
+  // All load comes from one address: the per-IP limits would stop it at once.
+  await server.putSettings("development", {
+    rateLimits: { ipPerMinute: 1_000_000, failedLoginsPerAccount: 1_000_000, signupsPerIpPerHour: 1_000_000 },
+  });
+  await seedUsers("u", LOGINS + 10, (i) => ({ email: `u${i}@example.com` }));
 
   // 1. GET by key: unsigned, MAC-signed, bearer; c=50, paired rounds in rotating order.
   const mac = await token("u0", "mac");
@@ -138,6 +163,85 @@ try {
     return r.ok;
   });
 
+  // A password, then a TOTP code: users with TOTP on (their confirm used this step, so the login uses the next one).
+  const MFA_USERS = Math.min(100, LOGINS);
+  await seedUsers("m", MFA_USERS * 2);
+  const bearerOf = async (u: string) => {
+    const r = await fetch(`${server.url}/user/accessToken`, {
+      method: "POST",
+      headers: form,
+      body: `username=${u}&password=bench-password-1&token_type=bearer`,
+    });
+    return ((await r.json()) as { access_token: string }).access_token;
+  };
+  const signedJson = (tok: string) => ({ ...server.headers, "content-type": "application/json", authorization: `Bearer ${tok}` });
+  const secrets: string[] = [];
+  for (let i = 0; i < MFA_USERS; i++) {
+    const tok = await bearerOf(`m${i}`);
+    const e = (await (await fetch(`${server.url}/user/mfa/totp`, { method: "POST", headers: signedJson(tok) })).json()) as {
+      secret: string;
+    };
+    const code = TOTP.generate({ secret: Secret.fromBase32(e.secret) });
+    const c = await fetch(`${server.url}/user/mfa/totp/confirm`, {
+      method: "POST",
+      headers: signedJson(tok),
+      body: JSON.stringify({ code }),
+    });
+    if (!c.ok) throw new Error(`confirm m${i}: ${await c.text()}`);
+    secrets.push(e.secret);
+  }
+  const byMfa = await rate(MFA_USERS, 10, async (i) => {
+    const first = await fetch(`${server.url}/user/accessToken`, {
+      method: "POST",
+      headers: form,
+      body: `username=m${i}&password=bench-password-1`,
+    });
+    const { mfa_token } = (await first.json()) as { mfa_token?: string };
+    if (!mfa_token) return false;
+    const code = TOTP.generate({ secret: Secret.fromBase32(secrets[i]!), timestamp: Date.now() + 30_000 });
+    const r = await fetch(`${server.url}/user/accessToken`, {
+      method: "POST",
+      headers: form,
+      body: `grant_type=mfa&mfa_token=${mfa_token}&code=${code}`,
+    });
+    await r.text();
+    return r.ok;
+  });
+
+  // Passkeys: each user registers one; a login is loginOptions then the grant with the software authenticator's assertion.
+  const origin = `http://localhost:${url.port}`;
+  await server.putSettings("development", { auth: { passkeys: { rpId: "localhost", origins: [origin] } } });
+  const authenticators: SoftAuthenticator[] = [];
+  for (let i = 0; i < MFA_USERS; i++) {
+    const tok = await bearerOf(`m${MFA_USERS + i}`);
+    const options = await (await fetch(`${server.url}/user/passkeys/registerOptions`, { method: "POST", headers: signedJson(tok) })).json();
+    const a = new SoftAuthenticator();
+    const reg = await fetch(`${server.url}/user/passkeys/register`, {
+      method: "POST",
+      headers: signedJson(tok),
+      body: JSON.stringify(await a.create(options as never, origin)),
+    });
+    if (!reg.ok) throw new Error(`register m${MFA_USERS + i}: ${await reg.text()}`);
+    authenticators.push(a);
+  }
+  const byPasskey = await rate(MFA_USERS, 10, async (i) => {
+    const o = (await (
+      await fetch(`${server.url}/user/passkeys/loginOptions`, {
+        method: "POST",
+        headers: { ...server.headers, "content-type": "application/json" },
+        body: JSON.stringify({ username: `m${MFA_USERS + i}` }),
+      })
+    ).json()) as { challenge: string; challenge_id: string };
+    const assertion = await authenticators[i]!.get(o as never, origin);
+    const r = await fetch(`${server.url}/user/accessToken`, {
+      method: "POST",
+      headers: form,
+      body: new URLSearchParams({ grant_type: "passkey", assertion: JSON.stringify(assertion), challenge_id: o.challenge_id }).toString(),
+    });
+    await r.text();
+    return r.ok;
+  });
+
   const med = (k: (typeof kinds)[number]) => median(runs[k].map((r) => r.rps));
   const p99 = (k: (typeof kinds)[number]) => median(runs[k].map((r) => r.p99));
   const md = [
@@ -173,6 +277,12 @@ try {
         ["password, bearer token", pwBearer.perSecond.toFixed(1), pwBearer.failed],
         ["requestCode (answers before the mail is prepared)", asked.perSecond.toFixed(1), asked.failed],
         ["email_code (a mailed 6-digit code)", byCode.perSecond.toFixed(1), byCode.failed],
+        ["password then mfa (two calls: mfa_required, then grant_type=mfa with a TOTP code)", byMfa.perSecond.toFixed(1), byMfa.failed],
+        [
+          "passkey (two calls: loginOptions, then grant_type=passkey with an ES256 assertion)",
+          byPasskey.perSecond.toFixed(1),
+          byPasskey.failed,
+        ],
       ],
     ),
   ].join("\n");

@@ -1,5 +1,6 @@
 // Users: the user schemas in the data browser (create, edit, delete), and one user's account: set a new
-// password, sign it out everywhere, see and reset its second factor (TOTP), see and remove its passkeys and linked social accounts.
+// password, sign it out everywhere, see whether its email is verified, see and reset its second factor (TOTP), see
+// and remove its passkeys and linked social accounts.
 
 import { useState } from "preact/hooks";
 import { canWrite, del, enc, get, put } from "../api.ts";
@@ -52,6 +53,13 @@ function Account({ schema, userKey }: { schema: string; userKey: string }) {
   const base = `/users/${app.env}/${enc(schema)}/${enc(userKey)}`;
   const links = useLoad(() => get<Link[]>(`${base}/social`), [base]);
   const mfa = useLoad(() => get<Mfa>(`${base}/mfa`), [base]);
+  const email = useLoad(async () => {
+    const def = await get<{ user?: { email?: string; verifyEmail?: boolean } }>(`/schemas/${enc(schema)}`);
+    const u = def.user?.email ? await get<Record<string, unknown>>(`/data/${app.env}/${enc(schema)}/${enc(userKey)}`) : null;
+    return u && def.user?.email
+      ? { address: u[def.user.email] as string | undefined, verifies: !!def.user.verifyEmail, verified: u.emailverified === true }
+      : null;
+  }, [base]);
   const [password, setPassword] = useState("");
   const [confirmRevoke, setConfirmRevoke] = useState(false);
   const [confirmReset, setConfirmReset] = useState(false);
@@ -81,6 +89,12 @@ function Account({ schema, userKey }: { schema: string; userKey: string }) {
             Sign out everywhere
           </button>
         </form>
+      )}
+      {email.data && (
+        <p class="small" data-testid="email-state">
+          Email {email.data.address ?? "(none)"}
+          {email.data.verifies ? (email.data.verified ? " · verified" : " · not verified") : " · this schema does not verify emails"}
+        </p>
       )}
       <h3>Second factor</h3>
       <ErrorBox error={mfa.error} />
