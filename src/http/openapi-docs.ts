@@ -178,7 +178,7 @@ const tokenParams: Pick<DocumentDecoration, "requestBody"> = {
 const LOGIN = doc(
   "users",
   "Log in: exchange credentials for an OAuth 2.0 token pair (MAC or bearer)",
-  `${TOKEN_PROSE} grant_type=password (the schema's login field and password), email_code (username and a mailed code), mfa (mfa_token and a TOTP or recovery code) or passkey; token_type=mac (default) or bearer. Rate-limited per IP and per account.`,
+  `${TOKEN_PROSE} grant_type=password (the schema's login field and password), email_code (username and a mailed code), mfa (mfa_token and a TOTP or recovery code) or passkey; token_type=mac (default) or bearer. Rate-limited per IP and per account. Examples: curl -H "X-Service-API-Key: $KEY" -d "username=ann&password=secret&token_type=bearer" $URL/user/accessToken; with a mailed code -d "grant_type=email_code&username=ann&code=123456"; after mfa_required -d "grant_type=mfa&mfa_token=$MFA_TOKEN&code=654321"; with a passkey --data-urlencode grant_type=passkey --data-urlencode "assertion=$ASSERTION" --data-urlencode challenge_id=$ID.`,
   [],
   {
     200: tokens("the token pair and the user object"),
@@ -254,7 +254,7 @@ export const userDocs = {
   requestCode: doc(
     "users",
     "Mail a sign-in code",
-    'Body {"username": "…"}. A 6-digit code valid 10 minutes, used once with accessToken grant_type=email_code; five wrong codes void it. The answer is the same whoever the username names (at most 5 mails per user an hour).',
+    'Body {"username": "…"}. A 6-digit code valid 10 minutes, used once with accessToken grant_type=email_code; five wrong codes void it. The answer is the same whoever the username names (at most 5 mails per user an hour). Example: curl -H "X-Service-API-Key: $KEY" -H "Content-Type: application/json" -d \'{"username":"ann"}\' $URL/user/requestCode',
     [],
     {
       200: empty,
@@ -267,7 +267,7 @@ export const userDocs = {
   requestVerification: doc(
     "users",
     "Mail a link and code that confirm the email address",
-    'Body {"username": "…"}, on a schema with user.verifyEmail. The answer is the same whoever the username names (at most 5 mails per user an hour).',
+    'Body {"username": "…"}, on a schema with user.verifyEmail. The answer is the same whoever the username names (at most 5 mails per user an hour). Example: curl -H "X-Service-API-Key: $KEY" -H "Content-Type: application/json" -d \'{"username":"ann"}\' $URL/user/requestVerification',
     [],
     {
       200: empty,
@@ -280,7 +280,7 @@ export const userDocs = {
   verifyEmail: doc(
     "users",
     "Confirm the email address with the mailed code",
-    'Body {"username": "…", "code": "123456"}: the user with emailverified true. Counts against the failed-login limit.',
+    'Body {"username": "…", "code": "123456"}: the user with emailverified true. Counts against the failed-login limit. Example: curl -H "X-Service-API-Key: $KEY" -H "Content-Type: application/json" -d \'{"username":"ann","code":"123456"}\' $URL/user/verifyEmail',
     [],
     {
       200: { description: "the user object" },

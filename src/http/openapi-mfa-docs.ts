@@ -28,7 +28,7 @@ export const mfaDocs = {
   enrol: doc(
     "users",
     "Start TOTP enrolment: a new secret",
-    `${SIGNED} Answers a new base32 secret and its otpauth:// URL (for a QR code); the factor stays pending until confirmed, and a new POST replaces a pending one. RFC 6238: SHA-1, 6 digits, 30-second steps.`,
+    `${SIGNED} Answers a new base32 secret and its otpauth:// URL (for a QR code); the factor stays pending until confirmed, and a new POST replaces a pending one. RFC 6238: SHA-1, 6 digits, 30-second steps. Example: curl -X POST -H "X-Service-API-Key: $KEY" -H "Authorization: Bearer $ACCESS" $URL/user/mfa/totp`,
     [],
     {
       200: answer("the secret and its otpauth URL", { secret: { type: "string" }, otpauth_url: { type: "string" } }),
@@ -41,7 +41,7 @@ export const mfaDocs = {
   confirm: doc(
     "users",
     "Turn TOTP on with a first code",
-    `${SIGNED} Body {"code": "123456"}, a current code of the pending secret. Answers ten recovery codes, shown this once; each signs in once in place of a code. From now on a password login answers 401 mfa_required with an mfa_token (accessToken grant_type=mfa completes it).`,
+    `${SIGNED} Body {"code": "123456"}, a current code of the pending secret. Answers ten recovery codes, shown this once; each signs in once in place of a code. From now on a password login answers 401 mfa_required with an mfa_token (accessToken grant_type=mfa completes it). Example: curl -H "X-Service-API-Key: $KEY" -H "Authorization: Bearer $ACCESS" -H "Content-Type: application/json" -d '{"code":"123456"}' $URL/user/mfa/totp/confirm`,
     [],
     {
       200: answer("the recovery codes", { recovery_codes: { type: "array", items: { type: "string" } } }),

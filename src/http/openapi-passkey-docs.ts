@@ -24,7 +24,7 @@ export const passkeyDocs = {
   registerOptions: doc(
     "users",
     "Start registering a passkey: the creation options",
-    `${SIGNED} Answers the PublicKeyCredentialCreationOptions (JSON) for navigator.credentials.create: the relying party (auth.passkeys.rpId, else the request's host; its name is app.name), a challenge valid 5 minutes and once, the user's passkeys in excludeCredentials, resident key and user verification required. No body.`,
+    `${SIGNED} Answers the PublicKeyCredentialCreationOptions (JSON) for navigator.credentials.create: the relying party (auth.passkeys.rpId, else the request's host; its name is app.name), a challenge valid 5 minutes and once, the user's passkeys in excludeCredentials, resident key and user verification required. No body. Example: curl -X POST -H "X-Service-API-Key: $KEY" -H "Authorization: Bearer $ACCESS" $URL/user/passkeys/registerOptions`,
     [],
     {
       200: options("the creation options"),
@@ -52,7 +52,7 @@ export const passkeyDocs = {
   loginOptions: doc(
     "users",
     "Start a passkey login: the request options",
-    'With the API key. Body {} (a discoverable passkey: allowCredentials is empty) or {"username": "…"} (allowCredentials lists its passkeys; a username with none, or unknown, gets one decoy credential, so the answer looks the same). Answers the PublicKeyCredentialRequestOptions (JSON) for navigator.credentials.get and a challenge_id for accessToken grant_type=passkey; the challenge is valid 5 minutes and once.',
+    'With the API key. Body {} (a discoverable passkey: allowCredentials is empty) or {"username": "…"} (allowCredentials lists its passkeys; a username with none, or unknown, gets one decoy credential, so the answer looks the same). Answers the PublicKeyCredentialRequestOptions (JSON) for navigator.credentials.get and a challenge_id for accessToken grant_type=passkey; the challenge is valid 5 minutes and once. Example: curl -H "X-Service-API-Key: $KEY" -H "Content-Type: application/json" -d \'{"username":"ann"}\' $URL/user/passkeys/loginOptions',
     [],
     {
       200: options("the request options and challenge_id"),

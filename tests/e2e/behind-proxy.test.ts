@@ -13,7 +13,7 @@ import { KEYS, tempDir } from "../helpers/app.ts";
 import { DOMAIN, type Proxy as RunningProxy, selfSigned, startCaddy, startHaproxy, startNginx } from "../helpers/proxies.ts";
 import { headerLines, type RawAnswer, rawExchange } from "../helpers/raw-http.ts";
 import { macAuth } from "../helpers/sign.ts";
-import { ROOT, startServerProcess, type ServerProcess } from "../helpers/spawn.ts";
+import { buildBinary, ROOT, type ServerProcess, startServerProcess } from "../helpers/spawn.ts";
 
 const dir = tempDir("burrow-proxy-");
 const exe = join(dir, "burrow");
@@ -39,12 +39,7 @@ const install = (script: string) =>
 // Up to 120 s: the first run may install Caddy and nginx with apt-get; afterwards everything starts in about 2 s.
 beforeAll(async () => {
   const [caddy, haproxy, nginx] = ["install-caddy.mjs", "install-haproxy.mjs", "install-nginx.mjs"].map(install);
-  const build = Bun.spawnSync([process.execPath, "run", "scripts/build.ts", "--outfile", exe], {
-    cwd: ROOT,
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr}`);
+  buildBinary(exe);
   server = await startServerProcess([exe], {
     BURROW_DIR: join(dir, "data"),
     BURROW_TRUSTED_PROXY: "127.0.0.1",

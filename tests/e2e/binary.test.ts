@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "../helpers/app.ts";
-import { ROOT, runCli, startServerProcess, type ServerProcess } from "../helpers/spawn.ts";
+import { buildBinary, ROOT, runCli, type ServerProcess, startServerProcess } from "../helpers/spawn.ts";
 import { smtpSettings, startSmtp } from "../helpers/smtp.ts";
 import { TEST_P12_PASSWORD, TEST_TOPIC, makeApnsTestPki, startApnsFake } from "../helpers/apns-fake.ts";
 import { startWebPushFake } from "../helpers/web-push-fake.ts";
@@ -28,12 +28,7 @@ const rssFile = () => Number(/RssFile:\s+(\d+)/.exec(readFileSync(`/proc/${serve
 let fileBackedAtStart = 0;
 
 beforeAll(async () => {
-  const build = Bun.spawnSync([process.execPath, "run", "scripts/build.ts", "--outfile", exe], {
-    cwd: ROOT,
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr}`);
+  buildBinary(exe);
   server = await startServerProcess([exe], env);
   fileBackedAtStart = rssFile();
 }, 120_000);

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { type Browser, type Page, chromium } from "playwright-core";
 import { formatUpload } from "../../src/files/upload.ts";
 import { tempDir } from "../helpers/app.ts";
-import { ROOT, type ServerProcess, startServerProcess } from "../helpers/spawn.ts";
+import { buildBinary, ROOT, type ServerProcess, startServerProcess } from "../helpers/spawn.ts";
 import { CHROMIUM_ARGS, chromiumPath } from "../helpers/chromium.ts";
 
 /** The page's globals the checks below read (the tests compile without the DOM library). */
@@ -57,12 +57,7 @@ let page: Page;
 const pageErrors: string[] = [];
 
 beforeAll(async () => {
-  const build = Bun.spawnSync([process.execPath, "run", "scripts/build.ts", "--outfile", exe], {
-    cwd: ROOT,
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr}`);
+  buildBinary(exe);
   server = await startServerProcess([exe], {
     BURROW_DIR: join(dir, "data"),
     BURROW_ADMIN_EMAIL: OWNER.email,

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "../helpers/app.ts";
-import { ROOT } from "../helpers/spawn.ts";
+import { buildBinary, ROOT } from "../helpers/spawn.ts";
 
 const supported = process.platform === "linux" && process.arch === "x64";
 if (!supported)
@@ -55,12 +55,7 @@ beforeAll(async () => {
   if (!supported) return;
   const install = Bun.spawnSync(["node", join(ROOT, "scripts/install-podman.mjs")], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
   if (install.exitCode !== 0) throw new Error(`installing podman failed (scripts/install-podman.mjs): ${install.stderr}`);
-  const build = Bun.spawnSync([process.execPath, "run", "scripts/build.ts", "--outfile", exe], {
-    cwd: ROOT,
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr}`);
+  buildBinary(exe);
   const started = performance.now();
   const image = Bun.spawnSync(
     [process.execPath, "run", "scripts/build-image.ts", "--engine", "podman", "--binary", exe, "--tag", TAG, "--", ...GLOBAL],

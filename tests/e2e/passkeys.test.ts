@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { type Browser, type CDPSession, type Page, chromium } from "playwright-core";
 import { tempDir } from "../helpers/app.ts";
 import { CHROMIUM_ARGS, chromiumPath } from "../helpers/chromium.ts";
-import { ROOT, type ServerProcess, startServerProcess } from "../helpers/spawn.ts";
+import { buildBinary, type ServerProcess, startServerProcess } from "../helpers/spawn.ts";
 
 const dir = tempDir("burrow-passkeys-e2e-");
 const exe = join(dir, "burrow");
@@ -67,12 +67,7 @@ const LOGIN = `async ({ key }) => {
 }`;
 
 beforeAll(async () => {
-  const build = Bun.spawnSync([process.execPath, "run", "scripts/build.ts", "--outfile", exe], {
-    cwd: ROOT,
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr}`);
+  buildBinary(exe);
   server = await startServerProcess([exe], {
     BURROW_DIR: join(dir, "data"),
     BURROW_ADMIN_EMAIL: ADMIN.email,

@@ -106,3 +106,13 @@ export async function startServerProcess(
     },
   };
 }
+
+/** Build the server binary (scripts/build.ts) into `exe`; `extra` are more build flags (e.g. --arm64). Throws with the build's output. */
+export function buildBinary(exe: string, extra: string[] = []): void {
+  const build = Bun.spawnSync([process.execPath, "run", "scripts/build.ts", ...extra, "--outfile", exe], {
+    cwd: ROOT,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr}`);
+}
