@@ -41,7 +41,7 @@ import { JobRuns } from "./code/job-runs.ts";
 import { JobScheduler } from "./code/job-scheduler.ts";
 import { CodeHooks } from "./code/hooks.ts";
 import { HookQueue } from "./code/hook-queue.ts";
-import { HOOK_QUEUE_DDL } from "./schema/hook-queue-sql.ts";
+import { HOOK_QUEUE_DDL, RELEASE_HOOK_LEASES_SQL } from "./schema/hook-queue-sql.ts";
 import { systemContext } from "./request-context.ts";
 import { ThreadRunner } from "./code/thread-runner.ts";
 import type { CodeRunner } from "./code/code-runner.ts";
@@ -256,6 +256,8 @@ export async function openBurrow(config: Config, opts: OpenOptions = {}): Promis
       return schemas ? systemContext(env, envDbs[env], schemas, fileBase) : undefined;
     },
   });
+  // On its own store a starting process is the only one: leases taken by a process that died are free at once.
+  if (!store.remote) for (const env of ENVIRONMENTS) await envDbs[env].execute(RELEASE_HOOK_LEASES_SQL);
   const stopHookQueue = hookQueue.start();
   hooks.useBackpressure((env) => hookQueue.admit(env));
   catalog.setCodeHooks({

@@ -93,6 +93,9 @@ export function hookTriggersForSql(
   });
 }
 
+/** Free every lease (a process starting alone on its store: whoever held them is gone). */
+export const RELEASE_HOOK_LEASES_SQL = `UPDATE ${HOOK_QUEUE_TABLE} SET lease_until = 0 WHERE lease_until > 0`;
+
 export const READ_HOOK_TARGETS_SQL = `SELECT schema, event FROM ${HOOK_TARGETS_TABLE}`;
 
 /** The targets as read from the table. */
