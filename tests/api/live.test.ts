@@ -127,7 +127,8 @@ describe("permissions", () => {
       readers.push([name, await connect(t, stream, token)]);
     }
     await write("POST", `/${schema}`, body, owner);
-    const heard = await Promise.all(readers.map(([, r]) => r.quiet(300)));
+    // Quiet for 600 ms: on a busy machine (and on a libSQL store, tailed every 100 ms) an event may take a while.
+    const heard = await Promise.all(readers.map(([, r]) => r.quiet(600)));
     await Promise.all(readers.map(([, r]) => r.close()));
     return readers.filter((_, i) => heard[i]!.some((e) => e.event === "create")).map(([name]) => name);
   }
