@@ -26,7 +26,8 @@ test("threads: a runaway method demotes its thread, which is replaced; other cal
       expect((await runner.call("r", "ok", JSON.stringify({}), async () => null)).body).toEqual({ kind: "json", text: JSON.stringify(1) });
     expect(performance.now() - t0).toBeLessThan(1000);
     expect((await spinning).kind).toBe("timeout");
-    await Bun.sleep(50);
+    // The demoted thread, at idle priority, is retired once it has stopped the call itself (later on a busy machine).
+    for (let i = 0; i < 100 && runner.stats().demoted > 0; i++) await Bun.sleep(30);
     expect(runner.stats()).toMatchObject({ demoted: 0, threads: 2 });
   } finally {
     await runner.close();
