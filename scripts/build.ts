@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { parseArgs } from "node:util";
 import { SITES, type Site, buildSite } from "../src/console/console-build.ts";
+import { buildSdk } from "../src/console/sdk-build.ts";
 import { bunRuntime, pinnedBunVersion } from "./bun-runtime.ts";
 
 const { values } = parseArgs({
@@ -52,6 +53,10 @@ for (const site of Object.keys(SITES) as Site[]) {
   }
   assets.push(`--asset=${relative(root, dir)}`);
 }
+// The client library (/_sdk/burrow.js and its declarations), embedded the same way.
+mkdirSync(join(staging, "sdk"));
+for (const f of await buildSdk()) writeFileSync(join(staging, "sdk", f.name), f.body);
+assets.push(`--asset=${relative(root, join(staging, "sdk"))}`);
 
 const lines: string[] = [];
 try {

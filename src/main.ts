@@ -1,4 +1,4 @@
-// The `burrow` command: serve, admin create, keys, schema apply|export, code deploy, deploy, backup, restore,
+// The `burrow` command: serve, admin create, keys, schema apply|export, types, code deploy, deploy, backup, restore,
 // export, import, health, version. `--help` on each.
 // Configuration and start-up errors print one line and exit with code 2; failed operations exit with code 1,
 // also in one line (the stack only at --log-level debug).
@@ -10,6 +10,7 @@ import { adminCreate, codeDeploy, deploy, keys, schemaApply, schemaExport } from
 import { health } from "./cli/health.ts";
 import { serve } from "./cli/serve.ts";
 import { exportCommand, importCommand } from "./cli/transfer-commands.ts";
+import { typesCommand } from "./cli/types-command.ts";
 import { backup, restore } from "./cli/backup-commands.ts";
 import { VERSION } from "./version.ts";
 import { storeRequestsSettled } from "./db/open-store.ts";
@@ -57,6 +58,13 @@ const COMMANDS: Record<string, Command> = {
     summary: "print the schema definitions of development (or of production version N) as JSON",
     values: ["--version", "--out"],
     run: (c, _p, f) => schemaExport(c, f),
+  },
+  types: {
+    usage: "burrow types [--version N] [--out file] [options]",
+    summary:
+      "print (or write to --out) the TypeScript declarations of development's schemas and methods (or of production version N), as GET /_sdk/types.d.ts answers them",
+    values: ["--version", "--out"],
+    run: (c, _p, f) => typesCommand(c, f),
   },
   "code deploy": {
     usage: "burrow code deploy <file|dir> [options]",

@@ -18,8 +18,8 @@ export interface ConsoleAsset {
   encoded: Promise<{ gzip: Uint8Array; br: Uint8Array }>;
 }
 
-/** A site's files embedded in a compiled binary (`--asset <staging>/<site>`), or null when running from source. */
-async function embeddedFiles(site: Site): Promise<ConsoleFile[] | null> {
+/** A site's files embedded in a compiled binary (`--asset <staging>/<site>`, also `sdk`), or null when running from source. */
+export async function embeddedFiles(site: Site | "sdk"): Promise<ConsoleFile[] | null> {
   const prefix = `${site}/`;
   const found = Bun.embeddedFiles.filter((f) => (f as Blob & { name?: string }).name?.startsWith(prefix));
   if (!found.length) return null;

@@ -16,6 +16,8 @@ import { adminRoutes } from "./routes/admin.ts";
 import { consoleRoutes } from "./routes/console.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { statusRoutes } from "./routes/status.ts";
+import { sdkRoutes } from "./routes/sdk.ts";
+import { sdkTypesRoutes } from "./routes/sdk-types.ts";
 import { fileRoutes } from "./routes/files.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { metricsRoutes } from "./routes/metrics.ts";
@@ -88,6 +90,8 @@ export function createApp(burrow: Burrow, opts: AppOptions = {}) {
     .use(consoleRoutes(burrow))
     .use(docsRoutes())
     .use(statusRoutes(burrow))
+    .use(sdkRoutes())
+    .use(sdkTypesRoutes(burrow))
     .use(fileRoutes(burrow))
     .use(pushRoutes(burrow, info, parsers))
     .use(liveRoutes(burrow, info, parsers))

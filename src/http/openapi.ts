@@ -30,7 +30,8 @@ export function openapiPlugin(version: string) {
     specPath: OPENAPI_PATH,
     // No page from the plugin (its viewers load from a CDN and embed the description in the page's markup).
     provider: null,
-    exclude: { paths: [OPENAPI_PATH] },
+    // staticFile: false, or the plugin would leave out every path with a dot (/_sdk/burrow.js, /_sdk/types.d.ts).
+    exclude: { paths: [OPENAPI_PATH], staticFile: false },
     documentation: {
       info: { title: "Burrow API", version, description: DESCRIPTION },
       tags: [
@@ -43,6 +44,7 @@ export function openapiPlugin(version: string) {
         { name: "files", description: "Stored files of binary fields" },
         { name: "admin", description: "The admin JSON API (Authorization: Bearer from POST /_admin/api/login)" },
         { name: "health", description: "Liveness" },
+        { name: "sdk", description: "The JavaScript client library (/_sdk/burrow.js) and its declarations" },
       ],
       components: {
         securitySchemes: {

@@ -24,6 +24,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["social/"],
   ["code/"],
   ["console/"],
+  ["sdk/"],
   ["http/"],
   ["cli/", "open-burrow.ts", "shared-state.ts", "main.ts"],
 ];

@@ -10,6 +10,7 @@ const PROJECTS: [string, string][] = [
   ["the admin console (static/console, DOM and Preact JSX)", `${ROOT}/static/console`],
   ["the status page (static/status)", `${ROOT}/static/status`],
   ["the API reference page (static/docs)", `${ROOT}/static/docs`],
+  ["the client library (static/sdk, DOM)", `${ROOT}/static/sdk`],
 ];
 
 for (const [what, cwd] of PROJECTS) {
