@@ -408,6 +408,14 @@ describe("an owner", () => {
     await toast(`${VIEWER.email} added as viewer`);
   }, 30_000);
 
+  test("the Keys screen shows the lines that connect an app to each environment", async () => {
+    await go("keys");
+    const dev = await page.getByTestId("snippet-development").textContent();
+    expect(dev).toContain(`import { connect } from "${server.url}/_sdk/burrow.js";`);
+    expect(dev).toContain("version: 0");
+    expect(await page.getByTestId("snippet-production").textContent()).toContain("/_sdk/types.d.ts?version=");
+  }, 30_000);
+
   test("every screen renders in light and dark, and read-only at phone width", async () => {
     for (const theme of ["light", "dark"] as const) {
       await page.getByLabel("Theme").selectOption(theme);
