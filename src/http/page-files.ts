@@ -14,12 +14,22 @@ const INDEX = "index.html";
 // Both kinds of file answer HEAD with the GET's body: Elysia (in process) and Bun (on a socket) drop it and keep
 // its length, where a null body would go out as Content-Length 0.
 
-async function sendChunk(asset: ConsoleAsset, request: Request): Promise<Response> {
+/**
+ * An embedded file with its strong ETag (304 on revalidation), br or gzip as the client accepts, under the given
+ * Cache-Control and any more headers (the client library's CORS).
+ */
+export async function sendAsset(
+  asset: ConsoleAsset,
+  request: Request,
+  cacheControl: string,
+  more: Record<string, string> = {},
+): Promise<Response> {
   const headers: Record<string, string> = {
     "content-type": asset.type,
     etag: asset.etag,
     vary: "accept-encoding",
-    "cache-control": "public, max-age=31536000, immutable",
+    "cache-control": cacheControl,
+    ...more,
     "x-content-type-options": "nosniff",
   };
   if (etagMatches(request.headers.get("if-none-match"), asset.etag)) return new Response(null, { status: 304, headers });
@@ -27,6 +37,10 @@ async function sendChunk(asset: ConsoleAsset, request: Request): Promise<Respons
   if (encoding) headers["content-encoding"] = encoding;
   const body = encoding ? (await asset.encoded)[encoding] : asset.body;
   return new Response(body, { headers: { ...headers, "content-length": String(body.length) } });
+}
+
+function sendChunk(asset: ConsoleAsset, request: Request): Promise<Response> {
+  return sendAsset(asset, request, "public, max-age=31536000, immutable");
 }
 
 /** The index page's HTML cut where nonces go, once per asset. */

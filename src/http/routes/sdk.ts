@@ -3,9 +3,9 @@
 // 304 on revalidation, cached five minutes so a new server version reaches clients soon.
 
 import { Elysia } from "elysia";
-import { etagMatches, pickEncoding } from "../../console/console-assets.ts";
 import { sdkAssets } from "../../console/sdk-assets.ts";
 import { notFound } from "../../errors.ts";
+import { sendAsset } from "../page-files.ts";
 
 const doc = (summary: string) => ({ detail: { tags: ["sdk"], summary } });
 
@@ -14,20 +14,7 @@ async function sendSdkFile(name: string, request: Request, set: { headers: Recor
   if (!asset) throw notFound(`no client library file "${name}"`);
   // On `set` too: the edge's CORS headers (per environment) are merged from there and must not narrow this one.
   set.headers["access-control-allow-origin"] = "*";
-  const headers: Record<string, string> = {
-    "content-type": asset.type,
-    etag: asset.etag,
-    vary: "accept-encoding",
-    "cache-control": "public, max-age=300",
-    "access-control-allow-origin": "*",
-    "access-control-expose-headers": "ETag",
-    "x-content-type-options": "nosniff",
-  };
-  if (etagMatches(request.headers.get("if-none-match"), asset.etag)) return new Response(null, { status: 304, headers });
-  const encoding = pickEncoding(request.headers.get("accept-encoding"));
-  if (encoding) headers["content-encoding"] = encoding;
-  const body = encoding ? (await asset.encoded)[encoding] : asset.body;
-  return new Response(body, { headers: { ...headers, "content-length": String(body.length) } });
+  return sendAsset(asset, request, "public, max-age=300", { "access-control-allow-origin": "*", "access-control-expose-headers": "ETag" });
 }
 
 export function sdkRoutes() {
