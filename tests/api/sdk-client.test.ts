@@ -9,12 +9,14 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KEYS, makeTestApp, type TestApp } from "../helpers/app.ts";
+import { type GraphFake, startGraphFake } from "../helpers/social-fakes.ts";
 
 // The served module is plain JavaScript (its declarations, /_sdk/burrow.d.ts, name DOM types this program lacks).
 let sdk: any;
 const moduleDir = mkdtempSync(join(tmpdir(), "burrow-sdk-client-"));
 
 let t: TestApp;
+let graph: GraphFake;
 const URL_BASE = "http://localhost";
 /** A fetch that hands each request to the server in process (the loopback peer, so bearer tokens pass). */
 const inProcess = ((input: string | URL | Request, init?: RequestInit) =>
@@ -37,10 +39,19 @@ beforeAll(async () => {
   expect(served.status).toBe(200);
   writeFileSync(join(moduleDir, "burrow.mjs"), await served.text());
   sdk = await import(join(moduleDir, "burrow.mjs"));
+  graph = startGraphFake("graph-secret", "4321");
+  expect(
+    (
+      await t.admin("PUT", "/settings/development", {
+        social: { social1: { appId: "4321", appSecret: "graph-secret", baseUrl: graph.url } },
+      })
+    ).status,
+  ).toBe(200);
   const open = { create: "open", read: "open", update: "open", delete: "open" };
   expect((await t.admin("PUT", "/schemas/note", { fields: { title: { type: "string" } }, permissions: open })).status).toBe(201);
 });
 afterAll(async () => {
+  graph.stop();
   await t.close();
   rmSync(moduleDir, { recursive: true, force: true });
 });
@@ -109,6 +120,20 @@ describe("the client in process", () => {
     for (let i = 0; i < 150 && ended === ""; i++) await Bun.sleep(20);
     expect(ended).toContain("session");
     await off().catch(() => {});
+  });
+
+  test("a social network's token signs in (creating the user on the first time)", async () => {
+    const b = client();
+    graph.tokens.set("graph-token-1", { id: "70001", name: "Sam Graph", email: "sam@example.com" });
+    const created = await b.users.loginWithToken("social1", { social1_at: "graph-token-1", create: true });
+    expect(created.username).toBe("70001");
+    expect((await b.users.current()).username).toBe("70001");
+    await b.users.logout();
+    const again = await b.users.loginWithToken("social1", { social1_at: "graph-token-1" });
+    expect(again.username).toBe("70001");
+    const refused = await b.users.loginWithToken("social1", { social1_at: "unknown-token" }).catch((e: any) => e);
+    expect(refused).toBeInstanceOf(sdk.BurrowError);
+    expect(refused.status).toBe(401);
   });
 
   test("a server that cannot be reached is a NetworkError, not a BurrowError", async () => {
