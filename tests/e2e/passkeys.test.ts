@@ -157,6 +157,23 @@ test("a passkey registered and used in Chromium through its virtual authenticato
   expect(listed.body.map((p: { id: string }) => p.id)).toEqual([id]);
 }, 60_000);
 
+test("the client library signs in with the passkey and keeps the tokens in localStorage", async () => {
+  const out = (await page.evaluate(`(async () => {
+    const { connect } = await import("/_sdk/burrow.js");
+    const b = connect({ url: location.origin, publicKey: ${JSON.stringify(KEY)}, version: 0, storage: "local" });
+    const user = await b.users.loginWithPasskey({ username: "pia" });
+    // A second client on the same store (another tab, a reload) is signed in too.
+    const again = connect({ url: location.origin, publicKey: ${JSON.stringify(KEY)}, version: 0, storage: "local" });
+    const current = await again.users.current();
+    const stored = () => Object.keys(localStorage).filter((k) => k.startsWith("burrow:")).length;
+    const before = stored();
+    await again.users.logout();
+    return { user: user.username, current: current.username, stored: before, after: stored() };
+  })()`)) as { user: string; current: string; stored: number; after: number };
+  // The tokens were in localStorage, and a logout took them out.
+  expect(out).toEqual({ user: "pia", current: "pia", stored: 1, after: 0 });
+}, 60_000);
+
 test("an admin removes the passkey on the console's user screen; it no longer signs in", async () => {
   await page.goto(`${origin}/_admin/`);
   await page.getByPlaceholder("Email").fill(ADMIN.email);
