@@ -147,6 +147,17 @@ export function limitPasswords(ctx: ApiContext, s: CompiledSchema, bodies: reado
 }
 
 /** The SET list of an update: the encoded values, `<field>[inc]` additions, sm_owner, and a newer lastmoddate. */
+/**
+ * The SET term that clears `emailverified` when a write gives a user a new email address (the same address again
+ * keeps the flag), `newValue` being how the statement names the new address; null when the write sets none. The
+ * row's own column is read before the write, in an UPDATE's SET as in an upsert's DO UPDATE.
+ */
+export function verificationReset(s: CompiledSchema, enc: Encoded, newValue: string): string | null {
+  const email = s.def.user?.verifyEmail ? s.def.user.email : undefined;
+  if (email === undefined || !enc.values.has(email)) return null;
+  return `${q(EMAIL_VERIFIED)} = CASE WHEN t.${q(email)} IS ${newValue} THEN t.${q(EMAIL_VERIFIED)} ELSE NULL END`;
+}
+
 export function setClause(s: CompiledSchema, enc: Encoded): SqlPart {
   const sets: string[] = [];
   const args: InValue[] = [];
@@ -166,12 +177,10 @@ export function setClause(s: CompiledSchema, enc: Encoded): SqlPart {
     sets.push(`"sm_owner" = ?`);
     args.push(enc.owner || null);
   }
-  // A new email address is not verified (the same address again keeps the flag). SET reads the row before it.
-  const email = s.def.user?.verifyEmail ? s.def.user.email : undefined;
-  const newEmail = email === undefined ? undefined : enc.values.get(email);
-  if (newEmail) {
-    sets.push(`${q(EMAIL_VERIFIED)} = CASE WHEN ${q(email!)} IS ? THEN ${q(EMAIL_VERIFIED)} ELSE NULL END`);
-    args.push(newEmail[0]!);
+  const reset = verificationReset(s, enc, "?");
+  if (reset) {
+    sets.push(reset);
+    args.push(enc.values.get(s.def.user!.email!)![0]!);
   }
   sets.push(`"lastmoddate" = max("lastmoddate" + 1, ?)`);
   args.push(Date.now());

@@ -12,7 +12,7 @@ import { access, andScope } from "./access.ts";
 import { objectSql } from "./viewer.ts";
 import type { SqlPart } from "./query/compile.ts";
 import { type JsonText, MAX_BATCH, MAX_SAFE, type Objects, type PreparedWrite, incOverflow, newObjectId } from "./objects.ts";
-import { isObject, limitPasswords } from "./encode.ts";
+import { isObject, limitPasswords, verificationReset } from "./encode.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -242,6 +242,8 @@ async function prepareUpsert(
   const sum = (f: string) => `COALESCE(t.${q(f)}, 0) + excluded.${q(f)}`;
   for (const f of enc.incs.keys()) sets.push(`${q(f)} = ${sum(f)}`);
   if (enc.owner !== undefined) sets.push(`"sm_owner" = excluded."sm_owner"`);
+  const reset = s.def.user?.email ? verificationReset(s, enc, `excluded.${q(s.def.user.email)}`) : null;
+  if (reset) sets.push(reset);
   sets.push(`"lastmoddate" = max("lastmoddate" + 1, excluded."lastmoddate")`);
   const guards = [...(scope ? [scope.sql] : []), ...[...enc.incs.keys()].map((f) => `abs(${sum(f)}) <= ${MAX_SAFE}`)];
   const answer = objectSql(ctx, s, null);
