@@ -1,13 +1,15 @@
 // The client library - the module the server serves at /_sdk/burrow.js, loaded from a temp file - against the real
-// server in process, its fetch routed to app.handle: the calls the browser/Node/Bun end-to-end test leaves out - sign-in with a mailed
-// code, the second factor (mfa_required as a BurrowError, then loginWithMfa), a storage callback holding the tokens,
-// a live subscription told `end` when its session ends, and a NetworkError for a server that cannot be reached.
+// server in process, its fetch routed to app.handle: the calls the browser/Node/Bun/Deno end-to-end test leaves out -
+// sign-in with a mailed code, the second factor (mfa_required as a BurrowError, then loginWithMfa), a storage callback
+// holding the tokens, a live subscription told `end` when its session ends and `reset` after a restore, and a
+// NetworkError for a server that cannot be reached.
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Secret, TOTP } from "otpauth";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { resetStatements } from "../../src/schema/change-log.ts";
 import { KEYS, makeTestApp, type TestApp } from "../helpers/app.ts";
 import { type GraphFake, startGraphFake } from "../helpers/social-fakes.ts";
 
@@ -120,6 +122,24 @@ describe("the client in process", () => {
     for (let i = 0; i < 150 && ended === ""; i++) await Bun.sleep(20);
     expect(ended).toContain("session");
     await off().catch(() => {});
+  });
+
+  test("a restore under a connected client: `reset` with its reason, and the subscription stays live", async () => {
+    const b = client();
+    const reasons: string[] = [];
+    const heard: string[] = [];
+    const off = b.schema("note").subscribe({ where: { title: "after reset" } }, (e: { type: string }) => heard.push(e.type), {
+      onReset: (r: string) => reasons.push(r),
+    });
+    await off.ready;
+    // What a restore writes into the environment's change log (on a shared libSQL store, while the nodes run).
+    for (const st of resetStatements()) await t.burrow.envDbs.development.execute(st);
+    for (let i = 0; i < 150 && reasons.length === 0; i++) await Bun.sleep(20);
+    expect(reasons).toEqual([expect.stringContaining("restored from a backup")]);
+    await b.schema("note").create({ title: "after reset" });
+    for (let i = 0; i < 150 && heard.length === 0; i++) await Bun.sleep(20);
+    expect(heard).toEqual(["create"]);
+    await off();
   });
 
   test("a social network's token signs in (creating the user on the first time)", async () => {

@@ -1,17 +1,20 @@
 // The client library served by the built binary (/_sdk/burrow.js), used as apps use it: imported by a page of the
-// server's origin in Chromium, and fetched into a file that Bun and Node import. Each runs the same flow with MAC
+// server's origin in Chromium, and fetched into a file that Bun, Node and Deno import. Each runs the same flow with MAC
 // and with bearer tokens: sign-up, login, CRUD, find with totals, counters, arrays and relationships, a file from
 // a Blob, a custom code method, a live subscription, refresh (before expiry and on a 401), errors and logout.
 // The gzipped module stays within 12 KB.
 
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { execFileSync } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { type Browser, chromium } from "playwright-core";
+import { generateVapidKeys } from "../../src/push/providers/web-push.ts";
 import { tempDir } from "../helpers/app.ts";
 import { CHROMIUM_ARGS, chromiumPath } from "../helpers/chromium.ts";
 import { buildBinary, type ServerProcess, startServerProcess } from "../helpers/spawn.ts";
+import { startWebPushFake } from "../helpers/web-push-fake.ts";
 
 const dir = tempDir("burrow-sdk-e2e-");
 const exe = join(dir, "burrow");
@@ -23,6 +26,7 @@ const CODE = `export const methods = [
 
 let server: ServerProcess;
 let browser: Browser;
+let adminToken = "";
 const pageErrors: string[] = [];
 
 /** The flow every runtime runs: `sdk` is the imported module, `o` {url, key, tokenType, run}. Answers what it saw. */
@@ -134,6 +138,7 @@ beforeAll(async () => {
       body: JSON.stringify(ADMIN),
     })
   ).json()) as { token: string };
+  adminToken = token;
   const up = await fetch(`${server.url}/_admin/api/code`, {
     method: "PUT",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/javascript" },
@@ -173,8 +178,78 @@ test("in Chromium, a page importing /_sdk/burrow.js runs the flow with MAC and w
   await page.close();
 }, 90_000);
 
+/**
+ * Web Push from a page: the client subscribes a real service worker registration (the served module itself, registered
+ * as a module worker) and registers the subscription for the signed-in user; a push sent to that user reaches the
+ * subscription's push service encrypted for its keys. Chromium's own push service is Google's and out of reach, so the
+ * registration's PushManager answers a subscription of the loopback push service (its keys made by the test), and
+ * records what the client asked of it.
+ */
+const WEB_PUSH = `async (sdk, o) => {
+  const reg = await navigator.serviceWorker.register("/_sdk/burrow.js", { type: "module" });
+  for (let i = 0; i < 200 && !reg.active; i++) await new Promise((r) => setTimeout(r, 25));
+  const pm = reg.pushManager;
+  const asked = [];
+  let current = null;
+  pm.getSubscription = async () => current;
+  pm.subscribe = async (options) => {
+    asked.push(options);
+    current = { endpoint: o.sub.endpoint, expirationTime: null, toJSON: () => o.sub };
+    return current;
+  };
+  const b = sdk.connect({ url: o.url, publicKey: o.key, version: 0 });
+  await b.users.signup({ username: o.user, password: "web push pw" });
+  await b.users.login({ username: o.user, password: "web push pw" });
+  const first = await b.push.subscribeWebPush(reg, { vapidPublicKey: o.vapid });
+  const again = await b.push.subscribeWebPush(reg, { vapidPublicKey: o.vapid });
+  const out = { active: reg.active?.state, scope: reg.scope, asked, reused: first === again, endpoint: first.endpoint };
+  await reg.unregister();
+  return out;
+}`;
+
+test("in Chromium, push.subscribeWebPush subscribes a service worker registration; a push to the user reaches it", async () => {
+  const vapid = generateVapidKeys();
+  const web = { allowPrivateEndpoints: true, vapidPublicKey: vapid.publicKey, vapidPrivateKey: vapid.privateKey };
+  const settings = await fetch(`${server.url}/_admin/api/settings/development`, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify({ push: { web } }),
+  });
+  expect(settings.status).toBe(200);
+  const fake = startWebPushFake(vapid.publicKey);
+  const context = await browser.newContext();
+  try {
+    await context.grantPermissions(["notifications"], { origin: server.url });
+    const page = await context.newPage();
+    page.on("pageerror", (e) => pageErrors.push(e.message));
+    await page.goto(`${server.url}/_health`);
+    const sub = fake.subscribe();
+    const o = { url: server.url, key: KEY, vapid: vapid.publicKey, user: "webpushuser", sub: JSON.parse(sub.token) };
+    const out = await page.evaluate(`(async () => (${WEB_PUSH})(await import("/_sdk/burrow.js"), ${JSON.stringify(o)}))()`);
+    expect(out).toEqual({
+      active: "activated",
+      scope: `${server.url}/_sdk/`,
+      asked: [{ userVisibleOnly: true, applicationServerKey: vapid.publicKey }],
+      reused: true,
+      endpoint: sub.endpoint,
+    });
+    const sent = await fetch(`${server.url}/_push/notifications`, {
+      method: "POST",
+      headers: { accept: "application/vnd.service+json; version=0", "x-service-api-key": KEY, "content-type": "application/json" },
+      body: JSON.stringify({ payload: { message: "to the page's user" }, users: ["webpushuser"] }),
+    });
+    expect(await sent.json()).toEqual({ queued: 1 });
+    for (let i = 0; i < 300 && fake.deliveries.length === 0; i++) await Bun.sleep(25);
+    expect(fake.deliveries.map((d) => [d.id, d.payload])).toEqual([[sub.id, { message: "to the page's user" }]]);
+    expect(fake.rejections).toEqual([]);
+  } finally {
+    await context.close();
+    fake.stop();
+  }
+}, 60_000);
+
 /** The module fetched from the server into a file, imported by a script that runs the flow and prints what it saw. */
-async function runtimeFlow(cmd: string[], name: string, tokenType: string): Promise<any> {
+async function runtimeFlow(cmd: string[], name: string, tokenType: string, from = "./burrow.mjs"): Promise<any> {
   const folder = join(dir, `${name}-${tokenType}`);
   rmSync(folder, { recursive: true, force: true });
   Bun.spawnSync(["mkdir", "-p", folder]);
@@ -182,7 +257,7 @@ async function runtimeFlow(cmd: string[], name: string, tokenType: string): Prom
   const o = { url: server.url, key: KEY, tokenType, run: `${name}${tokenType}` };
   writeFileSync(
     join(folder, "run.mjs"),
-    `import * as sdk from "./burrow.mjs";\nconst out = await (${FLOW})(sdk, ${JSON.stringify(o)});\nconsole.log(JSON.stringify(out));\n`,
+    `import * as sdk from ${JSON.stringify(from)};\nconst out = await (${FLOW})(sdk, ${JSON.stringify(o)});\nconsole.log(JSON.stringify(out));\n`,
   );
   const p = Bun.spawn([...cmd, join(folder, "run.mjs")], { stdout: "pipe", stderr: "pipe" });
   const timer = setTimeout(() => p.kill(), 60_000);
@@ -201,3 +276,16 @@ test("in Node, the module fetched from the server runs the flow with MAC and wit
   expect(Number(/^v(\d+)/.exec(Bun.spawnSync(["node", "--version"]).stdout.toString())?.[1])).toBeGreaterThanOrEqual(20);
   for (const tokenType of ["mac", "bearer"]) expectFlow(await runtimeFlow(["node"], "node", tokenType), `node${tokenType}`, tokenType);
 }, 90_000);
+
+test("in Deno, the module (fetched, then imported from its URL) runs the flow with MAC and with bearer tokens", async () => {
+  // Deno from its npm build (scripts/install-deno.mjs, into .cache/deno); network access to the server only.
+  const deno = execFileSync("node", [join(import.meta.dir, "../../scripts/install-deno.mjs")], { encoding: "utf8" })
+    .trim()
+    .split("\n")
+    .pop()!;
+  const cmd = [deno, "run", "--quiet", `--allow-net=${new URL(server.url).host},127.0.0.1:1`];
+  // MAC from the fetched file; bearer imported straight from the server's URL, as the README shows for Deno.
+  expectFlow(await runtimeFlow(cmd, "deno", "mac"), "denomac", "mac");
+  const fromServer = [...cmd, `--allow-import=${new URL(server.url).host}`];
+  expectFlow(await runtimeFlow(fromServer, "deno", "bearer", `${server.url}/_sdk/burrow.js`), "denobearer", "bearer");
+}, 120_000);
