@@ -95,9 +95,21 @@ const COMMANDS: Record<string, Command> = {
   },
   import: {
     usage:
-      "burrow import <dir|file> [--env development|production] [--schema s] [--format jsonl|csv|parse] [--batch-size 2000] [--max-errors 1000] [--report file] [--restart] [--live] [--hooks] [options]",
-    summary: "import an export, CSV files or a Parse Server export in batches; resumes after an interruption; rejected rows go to a report",
-    values: ["--env", "--schema", "--format", "--batch-size", "--max-errors", "--report"],
+      "burrow import <dir|file> | --from-parse <serverURL> --parse-app-id <id> --parse-master-key <key> [--mongo-export <_User file or dir>] [--env development|production] [--schema s] [--format jsonl|csv|parse] [--batch-size 2000] [--max-errors 1000] [--report file] [--restart] [--live] [--hooks] [options]",
+    summary:
+      "import an export, CSV files, a Parse Server export or a running Parse Server (--from-parse: schema, objects, relations, files, users, roles, installations) in batches; resumes after an interruption; rejected rows go to a report",
+    values: [
+      "--env",
+      "--schema",
+      "--format",
+      "--batch-size",
+      "--max-errors",
+      "--report",
+      "--from-parse",
+      "--parse-app-id",
+      "--parse-master-key",
+      "--mongo-export",
+    ],
     booleans: ["--restart", "--live", "--hooks"],
     run: (c, p, f) => importCommand(c, p[0], f),
   },

@@ -5,6 +5,7 @@ import { type Config, ConfigError } from "../config.ts";
 import { openBurrow } from "../open-burrow.ts";
 import { exportData, pickSchemas } from "./transfer/export-data.ts";
 import { type ImportFormat, importData } from "./transfer/import-data.ts";
+import type { ParsePullOptions } from "./transfer/parse-live.ts";
 import { Progress } from "./transfer/progress.ts";
 
 type Flags = Record<string, string | boolean>;
@@ -69,8 +70,29 @@ export async function exportCommand(config: Config, flags: Flags): Promise<void>
   }
 }
 
+/** --from-parse and its companions (the master key also from BURROW_PARSE_MASTER_KEY, kept out of `ps`). */
+function parsePull(flags: Flags, input: string | undefined): ParsePullOptions | undefined {
+  const url = flags["--from-parse"];
+  const str = (name: string) => (typeof flags[name] === "string" ? (flags[name] as string) : undefined);
+  if (url === undefined) {
+    for (const f of ["--parse-app-id", "--parse-master-key", "--mongo-export"])
+      if (flags[f] !== undefined) throw new ConfigError(`${f} goes with --from-parse <serverURL>`);
+    return undefined;
+  }
+  if (typeof url !== "string" || url === "")
+    throw new ConfigError("--from-parse needs the Parse Server's URL (with its mount path, e.g. /parse)");
+  if (input !== undefined) throw new ConfigError("import reads either a file or directory, or --from-parse, not both");
+  if (flags["--format"] !== undefined) throw new ConfigError("--from-parse takes no --format");
+  const appId = str("--parse-app-id");
+  const masterKey = str("--parse-master-key") ?? process.env.BURROW_PARSE_MASTER_KEY;
+  if (!appId) throw new ConfigError("--from-parse needs --parse-app-id <the app's application id>");
+  if (!masterKey) throw new ConfigError("--from-parse needs --parse-master-key <key> (or BURROW_PARSE_MASTER_KEY)");
+  return { url, appId, masterKey, mongoExport: str("--mongo-export") };
+}
+
 export async function importCommand(config: Config, input: string | undefined, flags: Flags): Promise<void> {
-  if (!input) throw new ConfigError("import needs a file or directory to read");
+  const fromParse = parsePull(flags, input);
+  if (!input && !fromParse) throw new ConfigError("import needs a file or directory to read, or --from-parse <serverURL>");
   const format = flags["--format"];
   if (format !== undefined && format !== "jsonl" && format !== "csv" && format !== "parse")
     throw new ConfigError(`--format must be jsonl, csv or parse, not "${String(format)}"`);
@@ -78,7 +100,8 @@ export async function importCommand(config: Config, input: string | undefined, f
   if (typeof schema === "string" && schema.includes(",")) throw new ConfigError("import takes one --schema");
   const crash = process.env.BURROW_IMPORT_CRASH_AFTER_BATCHES;
   const opts = {
-    input,
+    input: input ?? "",
+    fromParse,
     format: format as ImportFormat | undefined,
     schema: typeof schema === "string" ? schema : undefined,
     batchSize: intFlag(flags, "--batch-size", 2000, 1, 10_000),

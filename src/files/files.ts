@@ -146,10 +146,11 @@ export class Files {
   /**
    * Save an upload in the environment's configured store. The returned `url` is what the field holds: the file's
    * path (`/_files/<env>/<id>/<name>`, no origin); answers put the base of the request being answered before it.
+   * `id` (32 lowercase hex) replaces the random one where saving the same file again must overwrite (an import resumed).
    */
-  async save(env: EnvName, field: string, upload: Upload): Promise<SavedFile> {
+  async save(env: EnvName, field: string, upload: Upload, id?: string): Promise<SavedFile> {
     const kind = (this.settings.get(env).files as { store: StoreKind }).store;
-    const key = `${env}/${crypto.randomUUID().replaceAll("-", "")}/${upload.filename}`;
+    const key = `${env}/${id && /^[0-9a-f]{32}$/.test(id) ? id : crypto.randomUUID().replaceAll("-", "")}/${upload.filename}`;
     const meta = await this.store(kind, env).put(key, upload.bytes, { contentType: upload.contentType, filename: upload.filename });
     return { key, url: filePath(key), field, store: kind, meta };
   }

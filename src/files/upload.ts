@@ -70,3 +70,9 @@ export function parseUpload(field: string, value: string, maxBytes: number): Upl
 export function formatUpload(contentType: string, filename: string, bytes: Uint8Array): string {
   return `Content-Type: ${contentType}\nContent-Disposition: attachment; filename=${filename}\nContent-Transfer-Encoding: base64\n\n${Buffer.from(bytes).toString("base64")}`;
 }
+
+/** Bytes fetched from elsewhere (a file a Parse Server served) as an upload: the type checked, the name made safe. */
+export function fetchedUpload(contentType: string, filename: string, bytes: Uint8Array): Upload {
+  const type = contentType.split(";")[0]!.trim().toLowerCase();
+  return { contentType: MIME_RE.test(type) ? type : "application/octet-stream", filename: sanitizeFilename(filename), bytes };
+}

@@ -25,21 +25,33 @@ export function expireStatements(type: string, token: string, reason: string, no
   ];
 }
 
+/** The statements that register a token (see TokenStore.register). */
+function registerStatements(type: TokenType, token: string, user: string | null, overwrite: boolean, now: number): InStatement[] {
+  return [
+    {
+      sql: `INSERT INTO _burrow_push_tokens (type, token, user, created) VALUES (?, ?, ?, ?)
+            ON CONFLICT (type, token) DO UPDATE SET user = ${overwrite ? "excluded.user" : "coalesce(user, excluded.user)"}`,
+      args: [type, token, user, now],
+    },
+    // A token registered again is alive again.
+    { sql: `DELETE FROM _burrow_push_expired WHERE type = ? AND token = ?`, args: [type, token] },
+  ];
+}
+
 export class TokenStore {
   constructor(private readonly db: Client) {}
 
   /** Register a token; `overwrite` replaces an existing user link (PUT), otherwise an existing link stays (POST). */
   async register(type: TokenType, token: string, user: string | null, overwrite: boolean): Promise<void> {
+    await this.db.batch(registerStatements(type, token, user, overwrite, Date.now()), "write");
+  }
+
+  /** Register many tokens in one write batch, as `register` would each (a later duplicate in `list` wins when overwriting). */
+  async registerMany(list: readonly { type: TokenType; token: string; user: string | null }[], overwrite: boolean): Promise<void> {
+    if (list.length === 0) return;
+    const now = Date.now();
     await this.db.batch(
-      [
-        {
-          sql: `INSERT INTO _burrow_push_tokens (type, token, user, created) VALUES (?, ?, ?, ?)
-                ON CONFLICT (type, token) DO UPDATE SET user = ${overwrite ? "excluded.user" : "coalesce(user, excluded.user)"}`,
-          args: [type, token, user, Date.now()],
-        },
-        // A token registered again is alive again.
-        { sql: `DELETE FROM _burrow_push_expired WHERE type = ? AND token = ?`, args: [type, token] },
-      ],
+      list.flatMap((t) => registerStatements(t.type, t.token, t.user, overwrite, now)),
       "write",
     );
   }

@@ -3,19 +3,10 @@
 
 import { describe, expect, test } from "bun:test";
 import { CsvParser, csvDate, csvValue, inferCsvColumn, parseCsv } from "../../src/cli/transfer/csv.ts";
-import {
-  burrowName,
-  classOfFile,
-  dateMs,
-  documentRows,
-  joinOf,
-  mapParseObject,
-  mapValue,
-  type ParseLookups,
-  schemaNameOf,
-} from "../../src/cli/transfer/parse-format.ts";
+import { dateMs, documentRows, mapParseObject, mapValue, type ParseLookups } from "../../src/cli/transfer/parse-format.ts";
+import { burrowName, classOfFile, joinOf, parseFieldOf, planFieldNames, schemaNameOf } from "../../src/cli/transfer/parse-names.ts";
 import { csvColumns, csvRecord, jsonlRecord } from "../../src/cli/transfer/sources.ts";
-import { detectFormat } from "../../src/cli/transfer/import-data.ts";
+import { detectFormat } from "../../src/cli/transfer/file-sources.ts";
 import { compileSchema } from "../../src/schema/compiled.ts";
 import { validateDefinition } from "../../src/schema/definition.ts";
 
@@ -306,5 +297,89 @@ describe("Parse objects", () => {
       post_id_2: "x",
     });
     expect(() => mapParseObject("Post", { title: "x" }, lookups(), "post_id")).toThrow("no objectId");
+  });
+
+  test("a reference to an object the import lacks is left out and counted; a class outside the import is kept, except users", () => {
+    const ids: Record<string, Set<string>> = { _User: new Set(["u1"]), Team: new Set(["t1"]) };
+    const l = lookups({
+      exists: (c, id) => ids[c]?.has(id),
+      joins: new Map([["members", new Map([["g1", ["u1", "gone1", "gone2"]]])]]),
+      relationTargets: new Map([["members", "_User"]]),
+    });
+    const m = mapParseObject(
+      "Group",
+      {
+        objectId: "g1",
+        owner: { __type: "Pointer", className: "_User", objectId: "gone0" },
+        team: { __type: "Pointer", className: "Team", objectId: "t1" },
+        old: { __type: "Pointer", className: "Team", objectId: "t404" },
+        venue: { __type: "Pointer", className: "Venue", objectId: "v1" },
+        friends: [
+          { __type: "Pointer", className: "_User", objectId: "u1" },
+          { __type: "Pointer", className: "_User", objectId: "gone3" },
+        ],
+        _p_editor: "_Role$r1",
+      },
+      l,
+      "group_id",
+    );
+    expect(m.body).toEqual({ group_id: "g1", team: "t1", venue: "v1", friends: ["ann"], members: ["ann"] });
+    expect(Object.fromEntries(m.dangling)).toEqual({
+      owner: { target: "_User", count: 1, classMissing: false },
+      old: { target: "Team", count: 1, classMissing: false },
+      friends: { target: "_User", count: 1, classMissing: false },
+      members: { target: "_User", count: 2, classMissing: false },
+      editor: { target: "_Role", count: 1, classMissing: true },
+    });
+  });
+});
+
+describe("Parse field names", () => {
+  test("fields that lowercase alike get distinct names, the lowercase one first, whatever order the objects had", () => {
+    const a = planFieldNames("GameScore", "gamescore", ["Score", "score", "playerName", "SCORE", "score_2"], "gamescore_id");
+    const b = planFieldNames("GameScore", "gamescore", ["score_2", "SCORE", "playerName", "score", "Score"], "gamescore_id");
+    expect(Object.fromEntries(a.names)).toEqual({
+      score: "score",
+      SCORE: "score_3",
+      Score: "score_4",
+      playerName: "playername",
+      score_2: "score_2",
+    });
+    expect(b.names).toEqual(a.names);
+    expect(a.collisions).toEqual([
+      "fields GameScore.score, GameScore.SCORE, GameScore.Score lowercase alike: imported as gamescore.score, gamescore.score_3, gamescore.score_4",
+    ]);
+    expect(a.renames).toEqual([
+      "GameScore.SCORE -> gamescore.score_3",
+      "GameScore.Score -> gamescore.score_4",
+      "GameScore.playerName -> gamescore.playername",
+    ]);
+  });
+
+  test("reserved names move aside; the key fields of users and roles are not fields", () => {
+    const p = planFieldNames("_User", "user", ["username", "createdDate", "email"], "username");
+    expect(Object.fromEntries(p.names)).toEqual({ createdDate: "createddate_2", email: "email" });
+    expect(p.collisions).toEqual([]);
+    expect(planFieldNames("_Role", "aclrole", ["name", "users"], "aclrole_id").names).toEqual(new Map([["users", "users"]]));
+  });
+
+  test("mapParseObject names fields by the plan", () => {
+    const plan = planFieldNames("G", "g", ["score", "Score"], "g_id");
+    const m = mapParseObject(
+      "G",
+      { objectId: "x", Score: 2, score: 1 },
+      { keyOf: (_c, id) => id, fieldName: (f) => plan.names.get(f)! },
+      "g_id",
+    );
+    expect(m.body).toEqual({ g_id: "x", score: 1, score_2: 2 });
+  });
+
+  test("which members are fields: not keys, dates, ACLs, auth data or className; _p_ pointers by their field", () => {
+    expect(
+      ["objectId", "createdAt", "ACL", "className", "authData", "_rperm", "_p_owner", "_hashed_password", "title", "password"].map((m) =>
+        parseFieldOf("Post", m),
+      ),
+    ).toEqual([null, null, null, null, null, null, "owner", null, "title", null]);
+    expect(parseFieldOf("_User", "username")).toBeNull();
   });
 });

@@ -4,18 +4,24 @@
 // batch committed. Bad rows are rejected one by one (file, line, reason) into a report file, up to --max-errors.
 
 import { appendFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
-import { basename, dirname, extname, join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type { ApiContext } from "../../request-context.ts";
 import { ConfigError } from "../../config.ts";
 import type { Burrow } from "../../open-burrow.ts";
+import type { InStatement } from "@libsql/core/api";
 import type { BulkRow } from "../../datastore/datastore.ts";
-import { type Checkpoint, CHECKPOINT_DDL, checkpointStatement, clearCheckpoint, readCheckpoint, sourceId } from "./checkpoint.ts";
-import { type ParseReport, looksLikeParse, parseSources } from "./parse-import.ts";
+import type { SavedFile } from "../../files/files.ts";
+import { q } from "../../db/sql.ts";
+import { tableName } from "../../schema/layout.ts";
+import { type Checkpoint, checkpointStatement, clearCheckpoint, ensureCheckpointTable, readCheckpoint, sourceId } from "./checkpoint.ts";
+import { type ParseReport, installationRows, looksLikeParse, parseReportLines, parseSources } from "./parse-import.ts";
+import { formatInstallationReport, importInstallations } from "./parse-installations.ts";
 import { Progress } from "./progress.ts";
-import { type CsvColumns, type Source, type SourceRecord, csvColumns, csvHead, csvSource, jsonlSource } from "./sources.ts";
-import { EXPORT_FORMAT } from "./export-data.ts";
+import type { Source, SourceRecord } from "./sources.ts";
+import { type ImportFormat, csvSources, detectFormat, jsonlSources } from "./file-sources.ts";
+import { type ParsePullOptions, parseLiveSources } from "./parse-live.ts";
 
-export type ImportFormat = "jsonl" | "csv" | "parse";
+export type { ImportFormat } from "./file-sources.ts";
 
 export interface ImportOptions {
   input: string;
@@ -31,6 +37,8 @@ export interface ImportOptions {
   live?: boolean;
   /** Run the custom code's beforeCreate on each row and queue its after-hooks (--hooks). */
   hooks?: boolean;
+  /** Pull from a running Parse Server instead of reading `input` (--from-parse). */
+  fromParse?: ParsePullOptions;
 }
 
 export interface ImportSummary {
@@ -45,104 +53,6 @@ export interface ImportSummary {
 }
 
 const say = (s: string) => process.stderr.write(`${s}\n`);
-
-/** The format of an input: --format, or from the path (a directory's files, a file's extension). */
-export function detectFormat(input: string, isDir: boolean, names: readonly string[]): ImportFormat {
-  if (isDir) {
-    if (names.includes("manifest.json") || names.includes("schemas.json")) return "jsonl";
-    if (names.some((n) => /^(_User|_Role|_SCHEMA|_Join:.+)\.(json|jsonl|ndjson)$/.test(n))) return "parse";
-    if (names.some((n) => n.endsWith(".csv"))) return "csv";
-    if (names.some((n) => n.endsWith(".jsonl"))) return "jsonl";
-    if (names.some((n) => n.endsWith(".json"))) return "parse";
-    throw new ConfigError(`${input}: no .jsonl, .csv or .json files to import`);
-  }
-  const ext = extname(input).toLowerCase();
-  if (ext === ".csv") return "csv";
-  if (ext === ".jsonl" || ext === ".ndjson") return "jsonl";
-  if (ext === ".json") return "parse";
-  throw new ConfigError(`${input}: cannot tell the format from the extension; pass --format jsonl|csv|parse`);
-}
-
-/** The sources of the export format (or plain .jsonl files); development applies schemas.json first. */
-async function jsonlSources(s: Burrow, env: string, input: string, isDir: boolean, only: string | undefined): Promise<Source[]> {
-  if (!isDir) return [jsonlSource(input, only ?? basename(input, extname(input)))];
-  const names = readdirSync(input);
-  const manifestPath = join(input, "manifest.json");
-  if (existsSync(manifestPath)) {
-    const m = JSON.parse(await Bun.file(manifestPath).text()) as { format?: string };
-    if (m.format !== EXPORT_FORMAT) throw new ConfigError(`${manifestPath}: not a Burrow export (format "${String(m.format)}")`);
-  }
-  const defsPath = join(input, "schemas.json");
-  if (existsSync(defsPath)) {
-    let defs = JSON.parse(await Bun.file(defsPath).text()) as { name?: string }[];
-    if (!Array.isArray(defs)) throw new ConfigError(`${defsPath}: not an array of schema definitions`);
-    if (only !== undefined) defs = defs.filter((d) => d.name === only);
-    if (env === "development") {
-      const results = await s.catalog.putMany(defs, { force: false });
-      const changed = results.filter((r) => r.changed);
-      for (const r of changed) for (const line of r.changes) say(line);
-      if (defs.length) say(`schemas: ${changed.length} changed, ${defs.length - changed.length} unchanged`);
-    } else {
-      const latest = s.catalog.latestVersion();
-      const have = latest === null ? undefined : s.catalog.production(latest);
-      for (const d of defs)
-        if (!have?.schemas.has(String(d.name)))
-          throw new ConfigError(`production has no schema "${d.name}" (production imports only into deployed schemas; deploy it first)`);
-    }
-  }
-  return names
-    .filter((n) => n.endsWith(".jsonl") && !n.startsWith("."))
-    .map((n) => ({ n, schema: basename(n, ".jsonl") }))
-    .filter((x) => only === undefined || x.schema === only)
-    .sort((a, b) => a.n.localeCompare(b.n))
-    .map((x) => jsonlSource(join(input, x.n), x.schema));
-}
-
-/** CSV sources: each file's header decides its columns; development adds the columns a schema lacks. */
-async function csvSources(s: Burrow, ctx: () => ApiContext, input: string, isDir: boolean, only: string | undefined): Promise<Source[]> {
-  const files = isDir
-    ? readdirSync(input)
-        .filter((n) => n.endsWith(".csv"))
-        .sort()
-        .map((n) => join(input, n))
-    : [input];
-  const out: Source[] = [];
-  for (const path of files) {
-    const schema = !isDir && only !== undefined ? only : basename(path, ".csv");
-    if (isDir && only !== undefined && schema !== only) continue;
-    const head = await csvHead(path, 1000);
-    if (head.length === 0) throw new ConfigError(`${basename(path)}: empty (a header row of field names is needed)`);
-    const c = ctx();
-    const existing = c.schemas.schemas.get(schema) ?? null;
-    if (!existing && !c.infer)
-      throw new ConfigError(
-        `schema "${schema}" does not exist${c.env === "production" ? " in production (deploy it first)" : " (inference is off)"}`,
-      );
-    let columns: CsvColumns;
-    let additions;
-    try {
-      ({ columns, additions } = csvColumns(head[0]!.cells, schema, existing, head.slice(1)));
-    } catch (e) {
-      throw new ConfigError(`${basename(path)} line 1: ${(e as Error).message}`);
-    }
-    if (Object.keys(additions).length) {
-      if (!c.infer)
-        throw new ConfigError(
-          `${basename(path)}: ${Object.keys(additions).join(", ")} ${Object.keys(additions).length === 1 ? "is not a field" : "are not fields"} of schema ${schema}`,
-        );
-      const compiled = await s.catalog.infer(schema, additions);
-      say(
-        `schema ${schema}: added ${Object.entries(additions)
-          .map(([n, d]) => `${n} (${d.type})`)
-          .join(", ")}`,
-      );
-      ({ columns } = csvColumns(head[0]!.cells, schema, compiled, []));
-    }
-    const fixed = columns;
-    out.push(csvSource(path, schema, () => fixed));
-  }
-  return out;
-}
 
 /** The context the import writes in: the server itself on development (inferring unless --no-infer) or production's newest version. */
 function contextFor(s: Burrow, env: "development" | "production"): ApiContext {
@@ -170,37 +80,49 @@ function reportPath(s: Burrow, opts: ImportOptions): string {
 }
 
 export async function importData(s: Burrow, env: "development" | "production", opts: ImportOptions): Promise<ImportSummary> {
-  const input = resolve(opts.input);
-  let isDir: boolean;
+  const input = opts.fromParse ? opts.fromParse.url : resolve(opts.input);
+  let isDir = false;
   try {
-    isDir = statSync(input).isDirectory();
+    if (!opts.fromParse) isDir = statSync(input).isDirectory();
   } catch {
     throw new ConfigError(`cannot read ${opts.input}`);
   }
-  const format = opts.format ?? detectFormat(input, isDir, isDir ? readdirSync(input) : []);
+  const format = opts.fromParse ? "parse" : (opts.format ?? detectFormat(input, isDir, isDir ? readdirSync(input) : []));
   const ctx = () => contextFor(s, env);
   ctx(); // production without a deploy fails here, before anything is read
   const db = s.envDbs[env];
-  await db.execute(CHECKPOINT_DDL);
+  await ensureCheckpointTable(db);
   // A bigger page cache for this process's connection: B-tree and R*Tree pages of a large import stay in memory.
   // (Not on a libSQL server: there it would be one of the server's connections, held by no one in particular.)
   if (!s.config.store.url) await db.execute("PRAGMA cache_size = -262144");
   // Geo indexes an interrupted import left without their newest points are completed first.
   for (const name of ctx().schemas.schemas.keys()) await s.data.finishImport(ctx(), name);
   let parseReport: ParseReport | null = null;
+  /** Parse's `_Installation` objects become push tokens once the classes are in (not with --schema). */
+  let installations: (() => Promise<string[]>) | null = null;
   let sources: Source[];
   if (format === "jsonl") sources = await jsonlSources(s, env, input, isDir, opts.schema);
   else if (format === "csv") sources = await csvSources(s, ctx, input, isDir, opts.schema);
   else {
-    if (isDir && !looksLikeParse(input) && !readdirSync(input).some((n) => n.endsWith(".json")))
+    if (!opts.fromParse && isDir && !looksLikeParse(input) && !readdirSync(input).some((n) => n.endsWith(".json")))
       throw new ConfigError(`${opts.input}: no Parse class files (.json)`);
-    ({ sources, report: parseReport } = await parseSources(input, opts.schema));
+    const parse = opts.fromParse
+      ? await parseLiveSources(s, env, opts.fromParse, opts.schema)
+      : await (async () => {
+          const p = await parseSources(input, opts.schema);
+          return { ...p, installations: p.installations.length && opts.schema === undefined ? installationRows(p.installations) : null };
+        })();
+    ({ sources, report: parseReport } = parse);
+    const rows = parse.installations;
+    if (rows) installations = async () => formatInstallationReport(await importInstallations(s.push.tokens(env), rows, parse.userKeyOf));
     for (const [cls, schema] of parseReport.classes) say(`class ${cls} -> schema ${schema}`);
     for (const c of parseReport.skipped) say(`class ${c}: skipped (Parse's own state, nothing to import)`);
   }
-  if (sources.length === 0) throw new ConfigError(`nothing to import in ${opts.input}${opts.schema ? ` for schema ${opts.schema}` : ""}`);
+  if (sources.length === 0 && !installations)
+    throw new ConfigError(`nothing to import in ${opts.input}${opts.schema ? ` for schema ${opts.schema}` : ""}`);
 
-  const totalBytes = sources.reduce((n, src) => n + statSync(src.path).size, 0);
+  const sizeOf = (src: Source) => (src.remote ? { size: src.remote.total, mtime: 0 } : statOf(src.path));
+  const totalBytes = sources.reduce((n, src) => n + sizeOf(src).size, 0);
   const progress = new Progress(totalBytes);
   const report = reportPath(s, opts);
   let reportOpen = false;
@@ -233,8 +155,8 @@ export async function importData(s: Burrow, env: "development" | "production", o
   try {
     for (const src of sources) {
       const id = sourceId(src.schema, src.path);
-      const st = statSync(src.path);
-      const stamp = { size: st.size, mtime: Math.trunc(st.mtimeMs) };
+      const stamp = src.remote ? { size: 0, mtime: 0 } : statOf(src.path);
+      const st = sizeOf(src);
       if (opts.restart) await db.execute(clearCheckpoint(id));
       const prior = await readCheckpoint(db, id);
       if (prior && (prior.size !== stamp.size || prior.mtime !== stamp.mtime))
@@ -250,10 +172,13 @@ export async function importData(s: Burrow, env: "development" | "production", o
         continue;
       }
       if (prior) say(`${src.file}: resuming after ${src.unit} ${prior.line} (${prior.imported} rows imported before)`);
-      const cp: Checkpoint = prior ?? { line: 0, imported: 0, rejected: 0, done: false, ...stamp };
+      const cp: Checkpoint = prior ?? { line: 0, imported: 0, rejected: 0, done: false, cursor: null, ...stamp };
       let rows: BulkRow[] = [];
       let bad: { line: number; reason: string }[] = [];
       let lastLine = cp.line;
+      let lastCursor = cp.cursor ?? null;
+      /** Files a live pull stored for the rows of this batch: tied to their objects in the batch, dropped if refused. */
+      let files = new Map<BulkRow, SavedFile[]>();
 
       const writeRejections = (list: { line: number; reason: string }[]) => {
         if (list.length === 0) return;
@@ -268,25 +193,37 @@ export async function importData(s: Burrow, env: "development" | "production", o
 
       const flush = async (done: boolean, bytes: number) => {
         // The line (what resuming needs) commits with the batch; the counts follow in a small second statement.
-        const at: Checkpoint = { ...cp, line: lastLine, done };
+        const at: Checkpoint = { ...cp, line: lastLine, cursor: lastCursor, done };
         let rejected = bad;
         let inserted = 0;
         if (rows.length) {
-          const result = await s.data.importRows(
-            ctx(),
-            src.schema,
-            rows,
-            src.declared,
-            [checkpointStatement(id, at)],
-            opts.live === true,
-            opts.hooks === true,
-          );
+          const fileRows = src.remote ? fileRowStatements(src.schema, src.remote.pk, files) : [];
+          const result = await s.data
+            .importRows(
+              ctx(),
+              src.schema,
+              rows,
+              src.declared,
+              [...fileRows, checkpointStatement(id, at)],
+              opts.live === true,
+              opts.hooks === true,
+            )
+            .catch(async (e) => {
+              await s.files.discard(env, [...files.values()].flat());
+              throw e;
+            });
           inserted = result.inserted;
           rejected = [...bad, ...result.rejected].sort((a, b) => a.line - b.line);
           countPasswords(src.schema, rows, result.rejected);
+          const refused = new Set(result.rejected.map((r) => r.line));
+          await s.files.discard(
+            env,
+            [...files].filter(([r]) => refused.has(r.line)).flatMap(([, f]) => f),
+          );
         }
         await db.execute(checkpointStatement(id, { ...at, imported: cp.imported + inserted, rejected: cp.rejected + rejected.length }));
         cp.line = lastLine;
+        cp.cursor = lastCursor;
         cp.imported += inserted;
         cp.rejected += rejected.length;
         summary.imported += inserted;
@@ -295,6 +232,7 @@ export async function importData(s: Burrow, env: "development" | "production", o
         writeRejections(rejected);
         rows = [];
         bad = [];
+        files = new Map();
         batches++;
         progress.update(bytesBefore + bytes, summary.imported, summary.rejected, src.file);
         if (opts.crashAfterBatches !== undefined && batches >= opts.crashAfterBatches) process.kill(process.pid, "SIGKILL");
@@ -304,13 +242,18 @@ export async function importData(s: Burrow, env: "development" | "production", o
       };
 
       let bytes = 0;
-      for await (const chunk of src.records()) {
+      for await (const chunk of src.records({ line: cp.line, cursor: cp.cursor ?? null })) {
         bytes = chunk.bytes;
         for (const r of chunk.records as SourceRecord[]) {
           if (r.line <= cp.line) continue;
           lastLine = r.line;
+          if (r.cursor !== undefined) lastCursor = r.cursor;
           if ("error" in r) bad.push({ line: r.line, reason: r.error });
-          else rows.push({ line: r.line, body: r.body });
+          else {
+            const row = { line: r.line, body: r.body };
+            rows.push(row);
+            if (r.files?.length) files.set(row, r.files);
+          }
           if (rows.length + bad.length >= opts.batchSize) {
             await flush(false, bytes);
             if (summary.stopped || interrupted) break;
@@ -329,6 +272,7 @@ export async function importData(s: Burrow, env: "development" | "production", o
     process.off("SIGTERM", onSigint);
     progress.finish();
   }
+  const installed = installations && !summary.stopped && !interrupted ? await installations() : [];
   summary.seconds = progress.seconds();
   const rate = Math.round(summary.imported / Math.max(0.001, summary.seconds));
   const where = [...perSchema]
@@ -348,14 +292,44 @@ export async function importData(s: Burrow, env: "development" | "production", o
         `${n.without} user(s) of ${schema} imported without a password${parseReport ? " (the dashboard's JSON has no password hashes; mongoexport's has)" : ""}: each sets one through forgotPassword, or an admin sets it (PUT /_admin/api/users/${env}/${schema}/<username>/password)`,
       );
   }
-  if (parseReport) {
-    for (const r of parseReport.renamedFields) say(`field ${r}`);
-    for (const [cls, fields] of parseReport.dropped)
-      say(
-        `class ${cls}: left out ${[...fields].sort().join(", ")} (access lists, auth data and Parse internals; Burrow uses schema permissions)`,
-      );
-    for (const n of parseReport.notes) say(n);
-  }
+  if (parseReport) for (const line of [...installed, ...parseReportLines(parseReport)]) say(line);
   summary.interrupted = interrupted;
   return summary;
+}
+
+function statOf(path: string): { size: number; mtime: number } {
+  const st = statSync(path);
+  return { size: st.size, mtime: Math.trunc(st.mtimeMs) };
+}
+
+/**
+ * The `_burrow_files` rows of files a live pull stored, in the batch's transaction after its inserts: each only when
+ * its object was inserted holding that file (a duplicate key leaves the existing object and no row).
+ */
+function fileRowStatements(schema: string, pk: string, files: ReadonlyMap<BulkRow, SavedFile[]>): InStatement[] {
+  const out: InStatement[] = [];
+  for (const [row, list] of files) {
+    const key = String(row.body[pk]);
+    for (const f of list)
+      out.push({
+        sql: `INSERT INTO _burrow_files (key, store, schema, object, field, url, content_type, filename, size, etag, created)
+              SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM ${q(tableName(schema))} WHERE ${q(pk)} = ? AND ${q(f.field)} = ?)`,
+        args: [
+          f.key,
+          f.store,
+          schema,
+          key,
+          f.field,
+          f.url,
+          f.meta.contentType,
+          f.meta.filename,
+          f.meta.size,
+          f.meta.etag,
+          f.meta.created,
+          key,
+          f.url,
+        ],
+      });
+  }
+  return out;
 }

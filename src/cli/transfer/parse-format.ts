@@ -2,59 +2,13 @@
 // `createdAt`/`updatedAt` ISO strings, `{"__type": "Pointer"|"Date"|"GeoPoint"|"File"|"Relation"|"Bytes"}`) as
 // `{"results": [...]}` or a JSON array, and mongoexport's (`_id`, `_created_at`/`_updated_at` as `{"$date"}`,
 // pointers as `_p_<field>: "Class$objectId"`, `_acl`/`_rperm`/`_wperm`, `_hashed_password`, GeoPoints as
-// [lon, lat] known from `_SCHEMA`; `_User`'s bcrypt hash kept as the password). Relations come from `_Join:<field>:<OwningClass>` exports. Pure: the
-// importer reads the files and passes what they hold.
+// [lon, lat] known from `_SCHEMA`; `_User`'s bcrypt hash kept as the password). Relations come from
+// `_Join:<field>:<OwningClass>` exports or a live pull. Field names are planned per class (planFieldNames: two Parse
+// fields that lowercase alike get distinct names); a pointer to an object the import does not hold is left out and
+// counted. Pure: the importer reads the files (or the server) and passes what they hold.
 
 import type { FieldDef } from "../../schema/definition.ts";
-import { isValidName } from "../../schema/definition.ts";
-
-/** Parse's own classes that have no Burrow counterpart (sessions, installations, config, job and push state). */
-const SKIPPED_CLASSES = new Set([
-  "_Session",
-  "_Installation",
-  "_SCHEMA",
-  "_Idempotency",
-  "_PushStatus",
-  "_JobStatus",
-  "_JobSchedule",
-  "_Audience",
-  "_Hooks",
-  "_GlobalConfig",
-  "_GraphQLConfig",
-  "_Product",
-  "_ExportProgress",
-]);
-
-export function isSkippedClass(className: string): boolean {
-  return SKIPPED_CLASSES.has(className);
-}
-
-/** A Parse name (class or field) as a Burrow name: lowercase letters, digits and `_`, starting with a letter. */
-export function burrowName(parseName: string): string {
-  let n: string = parseName.toLowerCase().replace(/[^a-z0-9_]/g, "_");
-  if (!/^[a-z]/.test(n)) n = `c_${n.replace(/^_+/, "")}`;
-  n = n.slice(0, 64);
-  const fallback = `${n.slice(0, 62)}_x`; // "constructor", "prototype"
-  return isValidName(n) ? n : fallback;
-}
-
-/** A class's schema: `_User` is `user`, `_Role` is `aclrole` (key = role name, `users` its members). */
-export function schemaNameOf(className: string): string {
-  if (className === "_User") return "user";
-  if (className === "_Role") return "aclrole";
-  return burrowName(className);
-}
-
-/** The class of a file name: `GameScore.json`, `_User.jsonl`, `_Join:likes:Post.json`. */
-export function classOfFile(fileName: string): string {
-  return fileName.replace(/\.(jsonl|json|ndjson)$/i, "");
-}
-
-/** `_Join:<field>:<OwningClass>` → its field and owning class; null for other names. */
-export function joinOf(className: string): { field: string; owner: string } | null {
-  const m = /^_Join:([^:]+):(.+)$/.exec(className);
-  return m ? { field: m[1]!, owner: m[2]! } : null;
-}
+import { DROPPED, burrowName, isKeyField, reservedNames, schemaNameOf } from "./parse-names.ts";
 
 /** Parse `_SCHEMA` field types (mongo): `*_User` pointer, `relation<_User>`, `geo_point`, `file`, `date`, ... */
 export type ParseFieldTypes = ReadonlyMap<string, string>;
@@ -70,6 +24,14 @@ export function schemaTypesOf(doc: Record<string, unknown>): Map<string, string>
 export interface ParseLookups {
   /** Keys of classes whose Burrow key is not the objectId: `_User` objectId -> username, `_Role` -> name. */
   keyOf(className: string, objectId: string): string;
+  /**
+   * Whether the import holds that object: false leaves the reference out (a dangling pointer or relation member),
+   * undefined means the class is not part of the import (its pointers are kept as keys, except to users and roles,
+   * whose keys cannot be known). Without it every reference is kept (keyOf).
+   */
+  exists?(className: string, objectId: string): boolean | undefined;
+  /** The Burrow field name of a Parse field (planFieldNames); default burrowName with the reserved names moved. */
+  fieldName?(parseField: string): string;
   /** Field types from `_SCHEMA` (mongoexport), when it was exported. */
   types?: ParseFieldTypes;
   /** Relation members of this class: Parse field -> owning objectId -> related objectIds (from `_Join` files). */
@@ -88,32 +50,30 @@ export interface MappedObject {
   password: "kept" | "none";
   /** Relation fields whose targets were learnt from this object (REST shape): Parse field -> class. */
   relationTargets: Map<string, string>;
+  /** References left out, per Parse field: the target class and how many (see ParseLookups.exists). */
+  dangling: Map<string, Dangling>;
+}
+
+/** References of one field left out: to objects the import lacks, or to users/roles of a class it does not hold. */
+export interface Dangling {
+  target: string;
+  count: number;
+  /** True when the target class is not part of the import at all. */
+  classMissing: boolean;
+}
+
+/** The Burrow key a reference becomes, or null when it is left out (recorded in `dangling` under `field`). */
+function refKey(lookups: ParseLookups, cls: string, id: string, field: string, dangling: Map<string, Dangling>): string | null {
+  const known = lookups.exists ? lookups.exists(cls, id) : true;
+  if (known === true || (known === undefined && cls !== "_User" && cls !== "_Role")) return lookups.keyOf(cls, id);
+  const d = dangling.get(field) ?? { target: cls, count: 0, classMissing: known === undefined };
+  d.count++;
+  dangling.set(field, d);
+  return null;
 }
 
 /** A bcrypt hash as Parse stores it (bcryptjs writes `$2a$`, other implementations `$2b$`/`$2y$`). */
 export const BCRYPT_RE = /^\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}$/;
-
-/** Members Burrow fills itself or that hold Parse's access and auth state; never imported. */
-const DROPPED = new Set([
-  "ACL",
-  "_acl",
-  "_rperm",
-  "_wperm",
-  "authData",
-  "sessionToken",
-  "_session_token",
-  "_email_verify_token",
-  "_perishable_token",
-  "_perishable_token_expires_at",
-  "_email_verify_token_expires_at",
-  "_failed_login_count",
-  "_account_lockout_expires_at",
-  "_password_changed_at",
-  "_password_history",
-  "_tombstone",
-  "__type",
-  "className",
-]);
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -161,8 +121,17 @@ interface Value {
   def?: FieldDef;
 }
 
-/** One Parse value as a Burrow value, with the field definition it implies when JSON inference would not. */
-export function mapValue(raw: unknown, lookups: ParseLookups, parseType?: string): Value | null {
+/**
+ * One Parse value as a Burrow value, with the field definition it implies when JSON inference would not. References
+ * to objects the import lacks are left out and counted in `dangling` under `field`.
+ */
+export function mapValue(
+  raw: unknown,
+  lookups: ParseLookups,
+  parseType?: string,
+  field = "",
+  dangling: Map<string, Dangling> = new Map(),
+): Value | null {
   const v = unwrapMongo(raw);
   if (v === null || v === undefined) return null;
   if (isRecord(v) && typeof v.__date === "number") return Number.isFinite(v.__date) ? { value: v.__date, def: { type: "integer" } } : null;
@@ -173,11 +142,13 @@ export function mapValue(raw: unknown, lookups: ParseLookups, parseType?: string
     const items = v.map(unwrapMongo);
     if (items.length > 0 && items.every((i) => isRecord(i) && i.__type === "Pointer")) {
       const cls = String((items[0] as Record<string, unknown>).className);
-      if (items.every((i) => (i as Record<string, unknown>).className === cls))
+      if (items.every((i) => (i as Record<string, unknown>).className === cls)) {
+        const keys = items.map((i) => refKey(lookups, cls, String((i as Record<string, unknown>).objectId), field, dangling));
         return {
-          value: items.map((i) => lookups.keyOf(cls, String((i as Record<string, unknown>).objectId))),
+          value: keys.filter((k): k is string => k !== null),
           def: { type: "relationship", schema: schemaNameOf(cls), many: true },
         };
+      }
     }
     const kinds = new Set(items.map((i) => (typeof i === "number" ? (Number.isSafeInteger(i) ? "integer" : "float") : typeof i)));
     if (kinds.has("integer") && kinds.has("float")) kinds.delete("integer");
@@ -191,11 +162,10 @@ export function mapValue(raw: unknown, lookups: ParseLookups, parseType?: string
         const ms = dateMs(v);
         return ms === undefined ? null : { value: ms, def: { type: "integer" } };
       }
-      case "Pointer":
-        return {
-          value: lookups.keyOf(String(v.className), String(v.objectId)),
-          def: { type: "relationship", schema: schemaNameOf(String(v.className)), many: false },
-        };
+      case "Pointer": {
+        const key = refKey(lookups, String(v.className), String(v.objectId), field, dangling);
+        return key === null ? null : { value: key, def: { type: "relationship", schema: schemaNameOf(String(v.className)), many: false } };
+      }
       case "GeoPoint":
         return { value: { lat: v.latitude, lon: v.longitude }, def: { type: "geopoint" } };
       case "File":
@@ -227,7 +197,14 @@ export function objectIdOf(raw: Record<string, unknown>): string | undefined {
  * lastmoddate, the fields (names lowercased, see burrowName) and relation members from the `_Join` exports.
  */
 export function mapParseObject(className: string, raw: Record<string, unknown>, lookups: ParseLookups, pk: string): MappedObject {
-  const out: MappedObject = { body: {}, declared: new Map(), dropped: [], password: "none", relationTargets: new Map() };
+  const out: MappedObject = {
+    body: {},
+    declared: new Map(),
+    dropped: [],
+    password: "none",
+    relationTargets: new Map(),
+    dangling: new Map(),
+  };
   const id = objectIdOf(raw);
   if (id === undefined) throw new Error("the object has no objectId (or _id)");
   out.body[pk] = lookups.keyOf(className, id);
@@ -235,12 +212,16 @@ export function mapParseObject(className: string, raw: Record<string, unknown>, 
   const updated = dateMs(raw.updatedAt ?? raw._updated_at);
   if (created !== undefined) out.body.createddate = created;
   if (updated !== undefined) out.body.lastmoddate = updated;
-  const reserved = new Set([pk, "createddate", "lastmoddate", "sm_owner"]);
+  const reserved = reservedNames(pk);
+  const nameOf = (parseField: string) => {
+    if (lookups.fieldName) return lookups.fieldName(parseField);
+    const name = burrowName(parseField);
+    return reserved.has(name) ? `${name}_2` : name;
+  };
   const put = (parseField: string, mapped: Value | null) => {
-    if ((className === "_User" && parseField === "username") || (className === "_Role" && parseField === "name")) return; // already the key
-    let name = burrowName(parseField);
-    if (reserved.has(name)) name = `${name}_2`;
+    if (isKeyField(className, parseField)) return; // already the key
     if (mapped === null) return;
+    const name = nameOf(parseField);
     out.body[name] = mapped.value;
     if (mapped.def) out.declared.set(name, mapped.def);
   };
@@ -255,16 +236,13 @@ export function mapParseObject(className: string, raw: Record<string, unknown>, 
       continue;
     }
     if (DROPPED.has(k) || k.startsWith("_auth_data_")) {
-      out.dropped.push(k);
+      if (k !== "className" && k !== "__type") out.dropped.push(k); // the object's envelope (today's dashboard), not data
       continue;
     }
     if (k.startsWith("_p_")) {
       const p = pointerOf(v);
-      if (p)
-        put(k.slice(3), {
-          value: lookups.keyOf(p.className, p.objectId),
-          def: { type: "relationship", schema: schemaNameOf(p.className), many: false },
-        });
+      const key = p && refKey(lookups, p.className, p.objectId, k.slice(3), out.dangling);
+      if (p && key !== null) put(k.slice(3), { value: key, def: { type: "relationship", schema: schemaNameOf(p.className), many: false } });
       continue;
     }
     if (k.startsWith("_")) {
@@ -275,7 +253,7 @@ export function mapParseObject(className: string, raw: Record<string, unknown>, 
       out.relationTargets.set(k, String(v.className));
       continue; // members come from the _Join export below
     }
-    put(k, mapValue(v, lookups, lookups.types?.get(k)));
+    put(k, mapValue(v, lookups, lookups.types?.get(k), k, out.dangling));
   }
   // Relation fields: from the Relation values seen (REST), or _SCHEMA's relation<Class> (mongo).
   const targets = new Map<string, string>(lookups.relationTargets ?? []);
@@ -285,10 +263,11 @@ export function mapParseObject(className: string, raw: Record<string, unknown>, 
   }
   for (const [f, c] of out.relationTargets) targets.set(f, c);
   for (const [field, target] of targets) {
-    const name = burrowName(field);
+    const name = nameOf(field);
     out.declared.set(name, { type: "relationship", schema: schemaNameOf(target), many: true });
     const members = lookups.joins?.get(field)?.get(id);
-    if (members?.length) out.body[name] = [...new Set(members.map((m) => lookups.keyOf(target, m)))];
+    const keys = (members ?? []).map((m) => refKey(lookups, target, m, field, out.dangling)).filter((k): k is string => k !== null);
+    if (keys.length) out.body[name] = [...new Set(keys)];
   }
   return out;
 }

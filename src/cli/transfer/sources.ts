@@ -3,12 +3,17 @@
 // header row, and Parse Server class files (parse-import.ts builds those).
 
 import { basename } from "node:path";
+import type { SavedFile } from "../../files/files.ts";
 import type { FieldDef } from "../../schema/definition.ts";
 import type { CompiledSchema } from "../../schema/compiled.ts";
 import { CsvError, CsvParser, type CsvRecord, clip, csvDate, csvValue, inferCsvColumn } from "./csv.ts";
 import { readChunks, readLines } from "./line-reader.ts";
 
-export type SourceRecord = { line: number; body: Record<string, unknown> } | { line: number; error: string };
+/**
+ * One record: its number in the source, a body or why there is none, the position a resumed read starts after (a
+ * live pull's objectId; files resume by line) and files already stored for it (their rows go in with the object).
+ */
+export type SourceRecord = ({ body: Record<string, unknown> } | { error: string }) & { line: number; cursor?: string; files?: SavedFile[] };
 
 export interface Source {
   /** Input path (absolute) and the name shown in reports. */
@@ -19,8 +24,13 @@ export interface Source {
   unit: "line" | "object";
   /** Field definitions implied by the data (Parse: relationships, binary, geopoints), for development inference. */
   declared: Map<string, FieldDef>;
-  /** Batches of records; `bytes` is how far into the file the reader got. */
-  records(): AsyncGenerator<{ records: SourceRecord[]; bytes: number }>;
+  /**
+   * Read over the network rather than from a file (a live pull): nothing to stat, progress counts objects out of
+   * `total`, records resume after the checkpoint's cursor, and stored files are tied to objects by `pk`.
+   */
+  remote?: { total: number; pk: string };
+  /** Batches of records; `bytes` is how far into the file the reader got (a remote source: objects read). */
+  records(resume?: { line: number; cursor: string | null }): AsyncGenerator<{ records: SourceRecord[]; bytes: number }>;
 }
 
 /** One JSON Lines line (export format) as a body; empty lines are skipped. Pure. */
