@@ -11,6 +11,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeTestApp, tempDir } from "../helpers/app.ts";
 import { type ParseServer, startParseServer } from "../helpers/parse-server.ts";
+import { startS3 } from "../helpers/s3rver.ts";
 import { runCli } from "../helpers/spawn.ts";
 
 const dir = tempDir("burrow-parse-import-");
@@ -209,6 +210,62 @@ describe("moving in from a running Parse Server", () => {
       await t.close();
     }
   }, 90_000);
+
+  test("a wrong master key, a URL that is no Parse Server and mixed-up flags are one clear line each", async () => {
+    const data = join(dir, "pull-bad");
+    const wrongKey = await pull(data, [], { BURROW_PARSE_MASTER_KEY: "not-the-key" });
+    expect([wrongKey.code, wrongKey.stderr.trim().split("\n").at(-1)]).toEqual([
+      2,
+      expect.stringMatching(/^burrow: Parse Server GET \/schemas: 40[13] /),
+    ]);
+    const notParse = await runCli(["import", "--from-parse", new URL(parse.url).origin, "--parse-app-id", parse.appId, "--dir", data], {
+      BURROW_PARSE_MASTER_KEY: parse.masterKey,
+    });
+    expect([notParse.code, notParse.stderr]).toEqual([2, expect.stringContaining("burrow: Parse Server GET /schemas: 404")]);
+    const mixed = await runCli(["import", "some-dir", "--parse-app-id", "x", "--dir", data]);
+    expect([mixed.code, mixed.stderr.trim()]).toEqual([2, "burrow: --parse-app-id goes with --from-parse <serverURL>"]);
+    const noKey = await runCli(["import", "--from-parse", parse.url, "--parse-app-id", "x", "--dir", data]);
+    expect([noKey.code, noKey.stderr.trim()]).toEqual([
+      2,
+      "burrow: --from-parse needs --parse-master-key <key> (or BURROW_PARSE_MASTER_KEY)",
+    ]);
+  }, 60_000);
+
+  test("with the S3 file store, the pull copies the file into the bucket", async () => {
+    const s3 = await startS3();
+    try {
+      const data = join(dir, "pull-s3");
+      const files = {
+        store: "s3",
+        s3: {
+          endpoint: s3.endpoint,
+          bucket: s3.bucket,
+          accessKeyId: s3.accessKeyId,
+          secretAccessKey: s3.secretAccessKey,
+          region: "us-east-1",
+        },
+      };
+      const setup = await makeTestApp({ dir: data });
+      expect((await setup.admin("PUT", "/settings/development", { files })).status).toBe(200);
+      await setup.close();
+      const r = await pull(data, ["--schema", "GameScore"]);
+      expect([r.code, r.stderr]).toEqual([0, expect.stringContaining("files: 1 copied into the file store")]);
+      const [row] = rows(data, "SELECT store, url FROM _burrow_files");
+      expect(row!.store).toBe("s3");
+      const t = await makeTestApp({ dir: data });
+      try {
+        // Files in S3 are answered with a redirect to a signed URL of the bucket.
+        const answer = await t.app.handle(new Request(`http://localhost${row!.url}`));
+        expect(answer.status).toBe(302);
+        const file = await fetch(answer.headers.get("location")!);
+        expect([file.status, new Uint8Array(await file.arrayBuffer())]).toEqual([200, PHOTO]);
+      } finally {
+        await t.close();
+      }
+    } finally {
+      await s3.stop();
+    }
+  }, 60_000);
 
   test("a pull killed mid-class resumes after the last committed objectId, with nothing twice", async () => {
     const data = join(dir, "pull-resume");

@@ -65,7 +65,7 @@ export class ParseRest {
           throw new ConfigError(`GET ${path}: the answer is not JSON (is ${this.base} a Parse Server's URL, with its mount path?)`);
         }
       }
-      last = `GET ${path}: ${res.status} ${errorOf(text)}`;
+      last = `GET ${path}: ${res.status} ${errorOf(text)}${res.status === 404 ? ` (is ${this.base} the Parse Server's URL, with its mount path such as /parse?)` : ""}`;
       if (res.status !== 429 && res.status < 500) break;
       await this.sleep(backoff(attempt));
     }
@@ -156,5 +156,9 @@ function errorOf(text: string): string {
     const j = JSON.parse(text) as { error?: unknown; code?: unknown };
     if (j.error !== undefined) return `${String(j.error)}${j.code !== undefined ? ` (code ${String(j.code)})` : ""}`;
   } catch {}
-  return text.slice(0, 200);
+  return text
+    .replace(/<[^>]*>/g, " ")
+    .replace(/\s+/g, " ")
+    .trim()
+    .slice(0, 200);
 }
