@@ -31,6 +31,8 @@ export interface Config {
   logLevel: "error" | "warn" | "info" | "debug";
   /** Log lines as text (default) or one JSON object per line. */
   logFormat: "text" | "json";
+  /** Load shedding (src/http/admission.ts): the event loop lag that starts it (0: off) and the cap on requests in flight. */
+  shedding: { targetMs: number; maxInFlight: number };
   /** GET /_metrics (Prometheus text format): off unless enabled; with a token, it needs `Authorization: Bearer <token>`. */
   metrics: { enabled: boolean; token: string | null };
   /** The status page's figures need an admin's token (the page itself stays public). */
@@ -124,6 +126,20 @@ const OPTIONS: readonly Option[] = [
     env: "BURROW_BODY_LIMIT",
     default: "32mb",
     help: "largest accepted request body (e.g. 512kb, 32mb); larger bodies get 413",
+  },
+  {
+    key: "shedTargetMs",
+    flag: "--shed-target-ms",
+    env: "BURROW_SHED_TARGET_MS",
+    default: "20",
+    help: "overload: while the event loop runs this many ms late, a share of ordinary requests gets 503 with Retry-After (sign-in, tokens and the admin API never); 0 turns shedding off",
+  },
+  {
+    key: "maxInFlight",
+    flag: "--max-in-flight",
+    env: "BURROW_MAX_IN_FLIGHT",
+    default: "2000",
+    help: "overload: ordinary requests being answered at once past which new ones get 503 with Retry-After",
   },
   {
     key: "noInfer",
@@ -233,6 +249,13 @@ export function loadConfig(flags: Record<string, string | boolean>, env: Record<
   }
   const bodyLimit = parseSize(raw.bodyLimit!) ?? fail("bodyLimit", "expected a size such as 512kb or 32mb (at least 1kb)");
   const noInfer = parseBool(raw.noInfer!) ?? fail("noInfer", "expected true or false");
+  const shedTargetMs = /^\d{1,5}$/.test(raw.shedTargetMs!)
+    ? Number(raw.shedTargetMs)
+    : fail("shedTargetMs", "expected milliseconds (0 turns shedding off)");
+  const maxInFlight =
+    /^\d{1,7}$/.test(raw.maxInFlight!) && Number(raw.maxInFlight) >= 1
+      ? Number(raw.maxInFlight)
+      : fail("maxInFlight", "expected a whole number of at least 1");
   const logLevel = raw.logLevel!;
   if (!["error", "warn", "info", "debug"].includes(logLevel)) fail("logLevel", "expected error, warn, info or debug");
   const logFormat = raw.logFormat!;
@@ -288,6 +311,7 @@ export function loadConfig(flags: Record<string, string | boolean>, env: Record<
     logLevel: logLevel as Config["logLevel"],
     logFormat: logFormat as Config["logFormat"],
     metrics: { enabled: metrics || metricsToken !== "", token: metricsToken || null },
+    shedding: Object.freeze({ targetMs: shedTargetMs, maxInFlight }),
     statusAdminOnly,
     keys,
     admin,

@@ -42,6 +42,9 @@ export const methodNotAllowed = (message = "Invalid HTTP method", allowed?: read
 export const conflict = (message: string) => new ApiError(409, message);
 export const tooManyRequests = (retryAfterSeconds: number) =>
   new ApiError(429, "too many requests; try again later", { headers: { "retry-after": String(retryAfterSeconds) } });
+/** 503: the data store (a libSQL server) cannot be reached for now; retrying shortly may succeed. */
+export const storeUnavailable = (cause?: unknown) =>
+  new ApiError(503, "the data store cannot be reached; retry shortly", { headers: { "retry-after": "2" }, cause });
 /** 413; `Connection: close` ends the connection after it, so the rest of the oversized body is never read. */
 export const payloadTooLarge = (limit: number) =>
   new ApiError(413, `request body is larger than the limit of ${limit} bytes`, { headers: { connection: "close" } });

@@ -5,6 +5,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "./config.ts";
 import { openStore } from "./db/open-store.ts";
+import { BunSqliteClient } from "./db/bun-sqlite-client.ts";
 import { Datastore } from "./datastore/datastore.ts";
 import { TEMP_PASSWORDS_DDL, userRows } from "./datastore/user-rows.ts";
 import { Accounts, type RateLimits } from "./auth/accounts.ts";
@@ -16,6 +17,8 @@ import { PASSKEYS_DDL, Passkeys } from "./auth/passkeys.ts";
 import { openSharedState } from "./shared-state.ts";
 import { Mailer } from "./mail/mailer.ts";
 import { PushService } from "./push/push-service.ts";
+import { Operations } from "./system/operations.ts";
+import { followStore } from "./system/store-reach.ts";
 import { PUSH_QUEUE_DDL } from "./push/queue.ts";
 import { PUSH_TOKENS_DDL } from "./push/token-store.ts";
 import { FILES_DDL, Files, storeFilePaths } from "./files/files.ts";
@@ -213,6 +216,9 @@ export async function openBurrow(config: Config, opts: OpenOptions = {}): Promis
 
   const logs = new LogStore(system);
   const requestStats = new RequestStats();
+  const ops = new Operations(config.dir, config.store.url !== null && config.store.url !== undefined);
+  for (const db of [system, store.development, store.production]) if (db instanceof BunSqliteClient) db.disk = ops.disk; // db/disk-full.ts
+  store.observe(followStore(ops, log)); // the store's reachability follows every request to a libSQL server
   const codeStore = new CodeStore(system, BUMP_EPOCH);
   await codeStore.load();
   const code = new CustomCode(
@@ -321,6 +327,7 @@ export async function openBurrow(config: Config, opts: OpenOptions = {}): Promis
     logs,
     code,
     requestStats,
+    ops,
     requestLog: new RequestLogRing(),
     backups,
     live,

@@ -40,7 +40,7 @@ try {
   const env = nodeEnv(join(dir, "node"), store);
   const post = (path: string, body: unknown) => apiPost(server!.url, path, body);
 
-  server = await startServerProcess(SOURCE, env);
+  server = await startServerProcess(SOURCE, env, { serverDefaults: true });
   await createSchemas(server.url, { title: "seed", body: "seed", n: 0.5 });
   // Fill o_big on the server directly (20,000 rows a statement).
   const header = Buffer.from("bench-development").toString("base64").replace(/=+$/, "");

@@ -39,7 +39,7 @@ const log = (s: string) => process.stderr.write(`${s}\n`);
 
 /** Creates the schemas through a server, then fills o_big directly with SQLite to ~GB gigabytes (4 KB text rows). */
 async function build(): Promise<void> {
-  const s = await startServerProcess(SOURCE, env);
+  const s = await startServerProcess(SOURCE, env, { serverDefaults: true });
   await createSchemas(s.url, { title: "seed", body: "seed" });
   await s.stop();
   const db = new Database(join(data, "development.db"));
@@ -80,7 +80,7 @@ function during(server: ServerProcess, name: string, action: () => Promise<strin
 let server: ServerProcess | null = null;
 try {
   await build();
-  server = await startServerProcess(SOURCE, env);
+  server = await startServerProcess(SOURCE, env, { serverDefaults: true });
   const auth = await adminHeaders(server.url);
   const dbSize = statSync(join(data, "development.db")).size;
   const rows: (string | number)[][] = [];

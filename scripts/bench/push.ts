@@ -121,7 +121,7 @@ async function startServer(dir: string): Promise<{ server: ServerProcess; admin:
       BURROW_ADMIN_PASSWORD: ADMIN.password,
       BURROW_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn",
     },
-    { stderrFile: join(process.env.BENCH_LOG_DIR ?? dir, `server-${Date.now()}.log`) },
+    { stderrFile: join(process.env.BENCH_LOG_DIR ?? dir, `server-${Date.now()}.log`), serverDefaults: true },
   );
   const login = (await (await fetch(`${server.url}/_admin/api/login`, { method: "POST", body: JSON.stringify(ADMIN) })).json()) as {
     token: string;

@@ -41,7 +41,7 @@ export async function startBenchServer(
       BURROW_LOG_LEVEL: opts.logLevel ?? "warn",
       ...opts.env,
     },
-    { stderrFile: join(dir, "server.log") },
+    { stderrFile: join(dir, "server.log"), serverDefaults: true },
   );
   const headers = { accept: "application/vnd.service+json; version=0", "x-service-api-key": key, "content-type": "application/json" };
   const login = (await (await fetch(`${server.url}/_admin/api/login`, { method: "POST", body: JSON.stringify(admin) })).json()) as {

@@ -29,7 +29,7 @@ async function measure(fresh: boolean): Promise<number[]> {
   const dir = tempDir("burrow-start-");
   for (let i = 0; i < runs; i++) {
     const data = fresh ? join(dir, `data${i}`) : join(dir, "data");
-    const server = await startServerProcess([exe], { BURROW_DIR: data, BURROW_LOG_LEVEL: "warn" });
+    const server = await startServerProcess([exe], { BURROW_DIR: data, BURROW_LOG_LEVEL: "warn" }, { serverDefaults: true });
     out.push(server.readyMs);
     await server.stop();
   }

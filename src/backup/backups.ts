@@ -7,6 +7,7 @@ import type { Client } from "@libsql/core/api";
 import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { ApiError, conflict, notFound } from "../errors.ts";
+import { diskFullError, isDiskFull } from "../db/disk-full.ts";
 import type { StoreLocation } from "../db/open-store.ts";
 import { HOLD_MAX_AGE_MS, backupsDir } from "./drain-hold.ts";
 import { BACKUP_ID, newBackupId } from "./manifest.ts";
@@ -87,10 +88,19 @@ export class Backups {
           },
         );
       } catch (e) {
+        // The job removed its partial file; a full disk is the one 507 of every write (db/disk-full.ts).
+        if (isDiskFull(e)) throw diskFullError(e);
         throw new ApiError(500, `the backup failed: ${(e as Error).message}`, { cause: e });
       }
       const info: BackupInfo = { id, file: `backups/${id}.tar`, size: result.size, created: result.created, durationMs: result.durationMs };
-      this.#record(info);
+      try {
+        this.#record(info);
+      } catch (e) {
+        // No record, no backup: a .tar without its .json is not left to look like one made by hand.
+        rmSync(out, { force: true });
+        rmSync(join(this.dir, `${id}.json.tmp`), { force: true });
+        throw e;
+      }
       if (opts.s3 ?? this.opts.settings().s3) {
         const key = `backups/${id}.tar`;
         try {

@@ -18,7 +18,13 @@ export function holdDrain(dataDir: string, id: string): () => void {
   const dir = backupsDir(dataDir);
   mkdirSync(dir, { recursive: true });
   const path = join(dir, `${PREFIX}${id}`);
-  writeFileSync(path, `${process.pid}\n`);
+  try {
+    writeFileSync(path, `${process.pid}\n`);
+  } catch (e) {
+    // A mark that could not be written (a full disk) must not stay: it would hold the trash for HOLD_MAX_AGE_MS.
+    rmSync(path, { force: true });
+    throw e;
+  }
   return () => rmSync(path, { force: true });
 }
 

@@ -8,6 +8,7 @@ import { storeRequestsSettled } from "../db/open-store.ts";
 import { createApp } from "../http/app.ts";
 import { serveOptions } from "../http/serve-options.ts";
 import { keepCodePagesReleased } from "../os/code-pages.ts";
+import { startHttpClientThread } from "../os/http-client-thread.ts";
 import { startDeliveryThread } from "../push/delivery-host.ts";
 import { openBurrow, type Burrow } from "../open-burrow.ts";
 import { mkdirSync } from "node:fs";
@@ -46,6 +47,9 @@ function startupError(e: unknown, config: Config, listen: { host: string; port: 
 }
 
 async function startServer(config: Config): Promise<RunningServer> {
+  // Bun's shared HTTP client thread is born here, at normal priority, before any thread that lowers its own
+  // priority (push delivery, custom code, password hashing) could be the first to fetch and pass that on to it.
+  await startHttpClientThread();
   mkdirSync(config.dir, { recursive: true });
   const lock = lockDataDir(config.dir);
   let burrow: Burrow | undefined;

@@ -6,6 +6,7 @@
 
 /// <reference path="../../sandbox/burrow.d.ts" />
 import { ApiError, badRequest } from "../errors.ts";
+import { asDiskFull } from "../db/disk-full.ts";
 import type { Logger } from "../log.ts";
 import type { ApiContext, EnvName } from "../request-context.ts";
 import type { Catalog } from "../schema/catalog.ts";
@@ -290,16 +291,26 @@ export class CustomCode {
     const system: ApiContext = { ...ctx, principal: { kind: "system" }, auth: "code", origin: "code" };
     this.counts.calls++;
     this.counts.inFlight++;
+    // A write of the method refused for a full disk: the guest is told in the 507's words, and a method that fails
+    // after it (the usual case: it did not catch) answers the 507 rather than a 500 (db/disk-full.ts).
+    let diskFull: ApiError | null = null;
+    const services = callServices(this.deps, system, Date.now() + timeoutMs);
+    const dispatch: typeof services = (service, op, args) => {
+      const out = services(service, op, args);
+      return out instanceof Promise
+        ? out.catch((e: unknown) => {
+            const full = asDiskFull(e);
+            if (full === null) throw e;
+            diskFull = full;
+            throw full;
+          })
+        : out;
+    };
     try {
-      return await this.runner().call(
-        key,
-        request.methodName,
-        JSON.stringify(request),
-        callServices(this.deps, system, Date.now() + timeoutMs),
-        readPlanner(system),
-      );
+      return await this.runner().call(key, request.methodName, JSON.stringify(request), dispatch, readPlanner(system));
     } catch (e) {
       this.counts.failures++;
+      if (diskFull !== null) throw diskFull;
       throw this.failure(ctx.env, request.methodName, e);
     } finally {
       this.counts.inFlight--;

@@ -7,6 +7,7 @@
 
 import type { Client } from "@libsql/core/api";
 import type { Logger } from "../log.ts";
+import { OutageLog } from "../db/store-unreachable.ts";
 import type { ApiContext, AuthKind, EnvName } from "../request-context.ts";
 import { HOOK_DEAD_TABLE, HOOK_QUEUE_TABLE } from "../schema/hook-queue-sql.ts";
 import type { LogStore } from "../system/logs.ts";
@@ -144,6 +145,9 @@ export class HookQueue {
     this.timers = {};
   }
 
+  /** While the store is away the queue is looked at every second; that failure is logged once (store-unreachable.ts). */
+  private readonly pumpLogs = { development: new OutageLog(), production: new OutageLog() };
+
   private schedule(env: EnvName, ms: number): void {
     if (this.stopped) return;
     clearTimeout(this.timers[env]);
@@ -155,7 +159,8 @@ export class HookQueue {
           if (n === 0 && this.inFlight[env] === 0) this.schedule(env, POLL_MS);
         },
         (e) => {
-          this.deps.log.warn("running after-hooks failed", { env, error: String((e as Error)?.message ?? e) });
+          if (this.pumpLogs[env].shouldLog(e))
+            this.deps.log.warn("running after-hooks failed", { env, error: String((e as Error)?.message ?? e) });
           this.schedule(env, 1000);
         },
       );
@@ -183,6 +188,7 @@ export class HookQueue {
                 RETURNING id, schema, event, key, object, previous, user, auth, source, depth, version, attempts`,
           args: [now + timeoutMs + LEASE_SLACK_MS, now, now],
         });
+        this.pumpLogs[env].ok();
         const rows = (rs.rows as unknown as Row[]).sort((a, b) => Number(a.id) - Number(b.id));
         taken += rows.length;
         for (const row of rows) {

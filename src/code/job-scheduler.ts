@@ -8,6 +8,7 @@
 import type { Client } from "@libsql/core/api";
 import { conflict, notFound } from "../errors.ts";
 import type { Logger } from "../log.ts";
+import { OutageLog } from "../db/store-unreachable.ts";
 import { type ApiContext, systemContext } from "../request-context.ts";
 import type { Catalog } from "../schema/catalog.ts";
 import { ENVIRONMENTS, type EnvName } from "../system/environments.ts";
@@ -148,7 +149,10 @@ export class JobScheduler {
 
   async #tick(): Promise<void> {
     if (this.#closed) return;
-    await this.deps.refresh?.()?.catch((e) => this.deps.log.warn("reloading the configuration failed", { error: String(e) }));
+    await this.deps.refresh?.()?.then(
+      () => this.#refreshLog.ok(),
+      (e) => this.#refreshLog.shouldLog(e) && this.deps.log.warn("reloading the configuration failed", { error: String(e) }),
+    );
     const now = this.#now();
     if (this.#lastTick === null) {
       // A node that starts handles what passed since some node last looked (missed, unless it is recent).
@@ -335,13 +339,23 @@ export class JobScheduler {
     while (this.#running.size) await Promise.all([...this.#running.values()].map((r) => r.done));
   }
 
+  /** While the store is away the looks go on; each kind of failure is logged once (store-unreachable.ts). */
+  readonly #refreshLog = new OutageLog();
+  readonly #lookLog = new OutageLog();
+
   /** Look every `intervalMs` (timer unref'd); answers a function that stops looking. */
   start(intervalMs = TICK_MS): () => void {
     const look = () => {
       if (this.#looking || this.#closed) return;
       this.#looking = true;
       this.tick()
-        .catch((e) => this.#closed || this.deps.log.warn("looking for due custom code jobs failed", { error: String(e) }))
+        .then(
+          () => this.#lookLog.ok(),
+          (e) =>
+            this.#closed ||
+            !this.#lookLog.shouldLog(e) ||
+            this.deps.log.warn("looking for due custom code jobs failed", { error: String(e) }),
+        )
         .finally(() => {
           this.#looking = false;
         });

@@ -4,6 +4,7 @@ import { Database } from "bun:sqlite";
 import type { Client, InArgs, InStatement, IntMode, ResultSet, Transaction, TransactionMode } from "@libsql/core/api";
 import { LibsqlError } from "@libsql/core/api";
 import { BunSqliteTransaction } from "./bun-sqlite-transaction.ts";
+import { type DiskState, watchedWrite } from "./disk-full.ts";
 import { settle, toLibsqlError } from "./libsql-errors.ts";
 import { type BatchItem, beginSql, dropCache, runBatch, runStatement } from "./sqlite-statements.ts";
 import { WriteGate } from "./write-gate.ts";
@@ -29,6 +30,8 @@ export class BunSqliteClient implements Client {
   #gate = new WriteGate();
   #tx: BunSqliteTransaction | undefined;
   #routes = new Map<string, boolean>(); // SQL text → may run on R (read-only and returns rows)
+  /** Where a write failing for a full disk is noted, and cleared by the next write that succeeds (Operations.disk). */
+  disk: DiskState | undefined;
 
   constructor(
     readonly path: string,
@@ -82,10 +85,11 @@ export class BunSqliteClient implements Client {
     try {
       const { w } = this.#connections();
       w.query(begin).run();
-      return (this.#tx = new BunSqliteTransaction(w, this.intMode, () => {
+      const done = () => {
         this.#tx = undefined;
         gate.release();
-      }));
+      };
+      return (this.#tx = new BunSqliteTransaction(w, this.intMode, done, this.disk));
     } catch (e) {
       gate.release();
       throw toLibsqlError(e);
@@ -152,10 +156,10 @@ export class BunSqliteClient implements Client {
   /** Runs `work` on W right away if the gate is free (no microtask hop), otherwise after everything queued before it. */
   #serialized<T>(work: (w: Database) => T): T | Promise<T> {
     const gate = this.#gate;
-    if (!gate.busy) return work(this.#connections().w);
+    if (!gate.busy) return watchedWrite(this.disk, () => work(this.#connections().w));
     return gate.acquire().then(() => {
       try {
-        return work(this.#connections().w);
+        return watchedWrite(this.disk, () => work(this.#connections().w));
       } catch (e) {
         throw toLibsqlError(e);
       } finally {

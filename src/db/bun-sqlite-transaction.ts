@@ -3,6 +3,7 @@
 import type { Database } from "bun:sqlite";
 import type { InStatement, IntMode, ResultSet, Transaction } from "@libsql/core/api";
 import { LibsqlError } from "@libsql/core/api";
+import { type DiskState, changedRows, watchedWrite } from "./disk-full.ts";
 import { settle, toLibsqlError } from "./libsql-errors.ts";
 import { runStatement, toSqlAndArgs } from "./sqlite-statements.ts";
 
@@ -11,7 +12,12 @@ export class BunSqliteTransaction implements Transaction {
     private readonly db: Database,
     private readonly intMode: IntMode,
     private onDone?: () => void,
+    /** Noted when a statement fails for a full disk, cleared when COMMIT succeeds (disk-full.ts). */
+    private readonly disk?: DiskState,
   ) {}
+
+  /** A statement of this transaction changed rows: its COMMIT clears a full disk (disk-full.ts). */
+  #wrote = false;
 
   get closed(): boolean {
     return this.onDone === undefined;
@@ -39,7 +45,10 @@ export class BunSqliteTransaction implements Transaction {
   }
 
   commit(): Promise<void> {
-    return this.#run((db) => void db.query("COMMIT").run());
+    return this.#run(
+      (db) => void db.query("COMMIT").run(),
+      () => this.#wrote,
+    );
   }
 
   rollback(): Promise<void> {
@@ -55,11 +64,19 @@ export class BunSqliteTransaction implements Transaction {
     }
   }
 
-  #run<T>(work: (db: Database) => T): Promise<T> {
+  #run<T>(work: (db: Database) => T, clears?: () => boolean): Promise<T> {
     return settle(() => {
       if (this.closed) throw new LibsqlError("The transaction is closed", "TRANSACTION_CLOSED");
       try {
-        return work(this.db);
+        return watchedWrite(
+          this.disk,
+          () => work(this.db),
+          (out) => {
+            if (clears) return clears();
+            if (changedRows(out)) this.#wrote = true;
+            return false;
+          },
+        );
       } finally {
         // COMMIT, ROLLBACK, or an error after which SQLite rolled back by itself ends the transaction.
         if (!this.db.inTransaction) this.#finish();

@@ -12,6 +12,7 @@ import { encodeBaseUrl } from "@libsql/core/uri";
 import { openClient } from "./open-client.ts";
 import { HeldStreams } from "./held-streams.ts";
 import { RemoteClient } from "./remote-client.ts";
+import { STORE_TIMEOUT_MS } from "./store-unreachable.ts";
 
 export const DATABASE_NAMES = ["system", "development", "production"] as const;
 export type DatabaseName = (typeof DATABASE_NAMES)[number];
@@ -28,7 +29,18 @@ export interface StoreLocation {
   adminUrl: string | null;
 }
 
-export type StoreDatabases = Record<DatabaseName, Client> & { remote: boolean; close(): void };
+export type StoreDatabases = Record<DatabaseName, Client> & {
+  remote: boolean;
+  close(): void;
+  /** Tells `reach` how each request to the libSQL server ends (nothing on the embedded store). */
+  observe(reach: StoreReach): void;
+};
+
+/** What a node learns from each request to a libSQL server: it answered (with this status), or it failed. */
+export interface StoreReach {
+  answered(status: number): void;
+  failed(error: unknown): void;
+}
 
 export class StoreError extends Error {}
 
@@ -42,16 +54,31 @@ export function namespaceOf(location: Pick<StoreLocation, "namespace">, name: Da
 /** Requests to libSQL servers still under way in this process (closing a stream is one). */
 const inFlight = new Set<Promise<unknown>>();
 
-/** Adds a namespace's header to each request (sqld reads the name as unpadded base64). */
-function namespaceFetch(location: StoreLocation, name: DatabaseName): (request: Request) => Promise<Response> {
+/**
+ * Adds a namespace's header to each request (sqld reads the name as unpadded base64) and bounds it to `timeoutMs`
+ * (neither @libsql/client nor fetch has a bound of its own: a server that stopped answering would hold a request
+ * for ever); `reach.current` hears how each ends.
+ */
+function namespaceFetch(
+  location: StoreLocation,
+  name: DatabaseName,
+  timeoutMs = STORE_TIMEOUT_MS,
+  reach?: { current: StoreReach | null },
+): (request: Request) => Promise<Response> {
   const header = Buffer.from(namespaceOf(location, name)).toString("base64").replace(/=+$/, "");
   // The client builds a fresh Request per call: the header is added to it in place, no copy.
   return (request: Request) => {
     request.headers.set("x-namespace-bin", header);
-    const p = fetch(request);
+    const p = fetch(request, { signal: AbortSignal.timeout(timeoutMs) });
     const settled: Promise<unknown> = p.then(
-      (): void => void inFlight.delete(settled),
-      (): void => void inFlight.delete(settled),
+      (res): void => {
+        inFlight.delete(settled);
+        reach?.current?.answered(res.status);
+      },
+      (e): void => {
+        inFlight.delete(settled);
+        reach?.current?.failed(e);
+      },
     );
     inFlight.add(settled);
     return p;
@@ -70,8 +97,8 @@ export async function storeRequestsSettled(ms = 2_000): Promise<void> {
 }
 
 /** One remote database: the client sends its namespace on every request. */
-export function openRemote(location: StoreLocation, name: DatabaseName): Client {
-  const fetchIn = namespaceFetch(location, name);
+export function openRemote(location: StoreLocation, name: DatabaseName, reach?: { current: StoreReach | null }): Client {
+  const fetchIn = namespaceFetch(location, name, STORE_TIMEOUT_MS, reach);
   const authToken = location.authToken ?? undefined;
   const url = location.url!;
   return new RemoteClient(
@@ -86,9 +113,12 @@ export function openRemoteExact(location: StoreLocation, name: DatabaseName): Cl
     url: location.url!,
     authToken: location.authToken ?? undefined,
     intMode: "bigint",
-    fetch: namespaceFetch(location, name),
+    // A backup's pages are larger than a request's reads: each request gets longer, still bounded.
+    fetch: namespaceFetch(location, name, BACKUP_TIMEOUT_MS),
   });
 }
+
+const BACKUP_TIMEOUT_MS = 120_000;
 
 /** Streams each remote database keeps open (4 gave the most point reads a second at 50 in flight: 9,100 vs 8,000 with 8). */
 const STREAMS_PER_DATABASE = 4;
@@ -111,9 +141,11 @@ export async function openStore(location: StoreLocation): Promise<StoreDatabases
       close: () => {
         for (const n of DATABASE_NAMES) dbs[n].close();
       },
+      observe: () => {},
     };
   }
-  const dbs = Object.fromEntries(DATABASE_NAMES.map((n) => [n, openRemote(location, n)])) as Record<DatabaseName, Client>;
+  const reach: { current: StoreReach | null } = { current: null };
+  const dbs = Object.fromEntries(DATABASE_NAMES.map((n) => [n, openRemote(location, n, reach)])) as Record<DatabaseName, Client>;
   const close = () => {
     for (const n of DATABASE_NAMES) dbs[n].close();
   };
@@ -123,7 +155,14 @@ export async function openStore(location: StoreLocation): Promise<StoreDatabases
     close();
     throw e;
   }
-  return { ...dbs, remote: true, close };
+  return {
+    ...dbs,
+    remote: true,
+    close,
+    observe: (r) => {
+      reach.current = r;
+    },
+  };
 }
 
 const NAMESPACE_READY_MS = 5000;

@@ -8,6 +8,7 @@
 
 import type { Client, InArgs, InStatement, ResultSet, Transaction, TransactionMode } from "@libsql/core/api";
 import type { HeldStreams } from "./held-streams.ts";
+import { storeUnreachable } from "./store-unreachable.ts";
 import { WriteGate } from "./write-gate.ts";
 
 /** How long a write keeps retrying a busy server before the error is passed on. */
@@ -42,14 +43,25 @@ export class RemoteClient implements Client {
     private readonly streams?: HeldStreams,
   ) {}
 
-  /** Runs `op` holding the write gate. */
+  /**
+   * Runs `op` holding the write gate. When it fails because the server cannot be reached (each request is bounded,
+   * open-store.ts), the writes queued behind it fail with it rather than each waiting out its own bound in turn: a
+   * server that stopped answering would otherwise hold the last of N queued writes for N bounds.
+   */
   async #write<T>(op: () => Promise<T>): Promise<T> {
     await this.#gate.acquire();
     try {
       return await retryBusy(op);
+    } catch (e) {
+      this.#unreachable(e);
+      throw e;
     } finally {
       this.#gate.release();
     }
+  }
+
+  #unreachable(e: unknown): void {
+    if (storeUnreachable(e) !== null) this.#gate.abort(e as Error);
   }
 
   get closed(): boolean {
@@ -102,6 +114,7 @@ export class RemoteClient implements Client {
       });
       return gated(tx, () => this.#gate.release());
     } catch (e) {
+      this.#unreachable(e);
       this.#gate.release();
       throw e;
     }

@@ -33,7 +33,10 @@ export class LocalFileStore implements FileStore {
       }
       await rename(tmp, path);
     } catch (e) {
+      // Nothing of a failed write stays (a full disk included): the partly written temp file, then the upload's
+      // own directory when it is empty (each upload has one, see delete()).
       await rm(tmp, { force: true });
+      await rmdir(dir).catch(() => {});
       throw e;
     }
     return { contentType: meta.contentType, filename: meta.filename, size: bytes.byteLength, etag, created: Date.now() };

@@ -11,7 +11,8 @@ import { createRequestInfo } from "./request-meta.ts";
 import { noteRefusal, requestObserver } from "./request-log.ts";
 import { ApiError } from "../errors.ts";
 import { loggedEnvironment } from "./api-context.ts";
-import { targetOf } from "./origin.ts";
+import { pathOf, targetOf } from "./origin.ts";
+import { admissionControl } from "./admission.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { consoleRoutes } from "./routes/console.ts";
 import { docsRoutes } from "./routes/docs.ts";
@@ -57,10 +58,17 @@ export function createApp(burrow: Burrow, opts: AppOptions = {}) {
     ring: burrow.requestLog,
     environment: (r) => loggedEnvironment(burrow, r),
   });
+  const admission = admissionControl(burrow.config.shedding, burrow.ops.shedding);
   base
     .onRequest(({ request, set }) => {
       observer.start(set);
       const early = edge({ request, set });
+      if (early === undefined) {
+        // Past the CORS headers (a refusal a browser can read), before any work: shed when overloaded.
+        const shed = admission.enter(request, pathOf(request.url));
+        if (shed) observer.forget(set);
+        return shed ?? undefined;
+      }
       if (early instanceof Response) observer.finish(request, set, early.status);
       else if (early !== undefined)
         early.then(
@@ -74,12 +82,14 @@ export function createApp(burrow: Burrow, opts: AppOptions = {}) {
     // rather than in a WeakMap, GET by key's server CPU per request went from 7-9% over a build without recording
     // to 1-2% (scripts/bench/cpu-per-request.ts).
     .onAfterHandle(({ request, set, responseValue, route }) => {
+      admission.leave(request);
       observer.answered(request, set, responseValue, route);
     });
   const renderError = edgeError(burrow, (path) => allowedAt(path));
   const app = base
     .onError(({ code, error, request, set, route }) => {
       const response = renderError({ code, error, request, set });
+      admission.leave(request);
       observer.finish(request, set, response.status, route);
       return response;
     })

@@ -25,6 +25,7 @@ import type { LogStore } from "../system/logs.ts";
 import type { CustomCode } from "../code/custom-code.ts";
 import type { SocialAccounts } from "../social/social-accounts.ts";
 import type { RequestStats } from "../system/request-stats.ts";
+import type { Operations } from "../system/operations.ts";
 import type { RequestLogRing } from "../system/request-log-ring.ts";
 import type { Backups } from "../backup/backups.ts";
 import type { Live } from "../live/live.ts";
@@ -71,6 +72,8 @@ export interface Burrow {
   readonly code: CustomCode;
   /** Request figures of this process by area (status page, /_metrics). */
   readonly requestStats: RequestStats;
+  /** Operating conditions: load shedding, the disk, the store's reachability (status page, /_metrics). */
+  readonly ops: Operations;
   /** The newest request log entries of this process (at --log-level info and above). */
   readonly requestLog: RequestLogRing;
   /** Backups of the data directory (<dir>/backups/) and their schedule (started with the maintenance). */

@@ -2,7 +2,10 @@
 // CORS headers, X-HTTP-Method-Override) and how every failure is rendered ({"error": ...} with its status,
 // 405 with Allow for a known path and another method). Installed by app.ts as onRequest and onError.
 
-import { ApiError, methodNotAllowed } from "../errors.ts";
+import { ApiError, methodNotAllowed, storeUnavailable } from "../errors.ts";
+import { DISK_FULL_STATUS, asDiskFull, noteDiskFull } from "../db/disk-full.ts";
+import { storeUnreachable } from "../db/store-unreachable.ts";
+import { storeAway } from "../system/store-reach.ts";
 import type { Burrow } from "./burrow.ts";
 import { readText } from "./body.ts";
 import { corsHeaders, preflight } from "./cors.ts";
@@ -118,11 +121,13 @@ interface ErrorContext {
  * it whole makes Elysia parse headers, query and cookies on every route.
  */
 export function edgeError(burrow: Burrow, allowedAt: (path: string) => string[]) {
+  const remote = burrow.config.store.url !== null && burrow.config.store.url !== undefined;
   return ({ code, error, request, set }: ErrorContext): Response => {
-    const refusal = apiErrorOf(code, error, request, allowedAt);
+    const refusal = apiErrorOf(code, error, request, allowedAt) ?? (remote ? unreachable(burrow, error) : null);
     if (refusal !== null) {
       set.status = refusal.status;
       noteRefusal(request, refusal);
+      if (refusal.status === DISK_FULL_STATUS) diskFullRefused(burrow, refusal);
       // A HEAD that no route took (there is no GET here either) is answered bare, with its length. One that a
       // GET route took (Elysia's implicit HEAD, here only a system path) keeps the body: Elysia measures it.
       return code === "NOT_FOUND" && request.method === "HEAD" && !(error instanceof SystemPath)
@@ -135,12 +140,35 @@ export function edgeError(burrow: Burrow, allowedAt: (path: string) => string[])
   };
 }
 
+/** 503 with Retry-After when the libSQL server could not be reached (noted in burrow.ops); null for another error. */
+function unreachable(burrow: Burrow, error: unknown): ApiError | null {
+  const reason = storeUnreachable(error);
+  if (reason === null) return null;
+  storeAway(burrow.ops, reason);
+  burrow.ops.store.failures++;
+  return storeUnavailable(error);
+}
+
+const warnedAt = new WeakMap<Burrow, number>();
+
+/** A write refused for a full disk: counted in burrow.ops, and a warning in the log at most once a minute. */
+function diskFullRefused(burrow: Burrow, refusal: ApiError): void {
+  noteDiskFull(burrow.ops.disk);
+  if (Date.now() - (warnedAt.get(burrow) ?? 0) < 60_000) return;
+  warnedAt.set(burrow, Date.now());
+  const cause = (refusal.cause as Error | undefined)?.message;
+  burrow.log.warn("writes refused: the data directory's disk is full", { refused: burrow.ops.disk.refusedWrites, cause });
+}
+
 /** The failure as an ApiError (ours, or Elysia's mapped to our wording); null for an unexpected error (500). */
 function apiErrorOf(code: unknown, error: unknown, request: Request, allowedAt: (path: string) => string[]): ApiError | null {
   if (error instanceof ApiError) return error;
   // A body parser's ApiError (413, malformed JSON) reaches us wrapped in Elysia's ParseError.
   const cause = (error as { cause?: unknown })?.cause;
   if (cause instanceof ApiError) return cause;
+  // SQLITE_FULL, ENOSPC, EDQUOT from any write (data, files, sessions, push, custom code): 507 (db/disk-full.ts).
+  const full = asDiskFull(error);
+  if (full !== null) return full;
   switch (code) {
     case "NOT_FOUND":
       return noRoute(request, allowedAt);

@@ -9,6 +9,7 @@ import { systemContext } from "../request-context.ts";
 import { AREAS } from "../system/request-stats.ts";
 import { ENVIRONMENTS } from "../system/environments.ts";
 import type { Burrow } from "./burrow.ts";
+import { storeUnreachable } from "../db/store-unreachable.ts";
 
 const sum = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
 
@@ -94,13 +95,23 @@ async function countObjects(burrow: Burrow, origin: string): Promise<Record<stri
  */
 export async function statusFigures(burrow: Burrow, origin: string, fresh = false, forAdmin = true): Promise<Record<string, unknown>> {
   if (fresh) countsCache.delete(burrow);
-  const environments = forAdmin ? await objectCounts(burrow, origin) : undefined;
+  let environments: Record<string, unknown> | undefined;
   const hourAgo = Date.now() - 3600_000;
   const push: Record<string, unknown> = {};
-  for (const env of ENVIRONMENTS) {
-    const queue = burrow.push.queue(env);
-    const [stats, lastHour] = await Promise.all([queue.stats(), queue.since(hourAgo)]);
-    push[env] = { ...stats, lastHour, deliveredPerMinute: Math.round((lastHour.sent / 60) * 10) / 10 };
+  let stores: Record<string, { db: number; wal: number }> = {};
+  // While the store is away the figures kept in memory are served at once (operations.store says it is away).
+  if (burrow.ops.store.reachable) {
+    try {
+      environments = forAdmin ? await objectCounts(burrow, origin) : undefined;
+      for (const env of ENVIRONMENTS) {
+        const queue = burrow.push.queue(env);
+        const [stats, lastHour] = await Promise.all([queue.stats(), queue.since(hourAgo)]);
+        push[env] = { ...stats, lastHour, deliveredPerMinute: Math.round((lastHour.sent / 60) * 10) / 10 };
+      }
+      stores = await storeSizes(burrow);
+    } catch (e) {
+      if (storeUnreachable(e) === null) throw e;
+    }
   }
   const mem = process.memoryUsage();
   const out: Record<string, unknown> = {
@@ -111,11 +122,12 @@ export async function statusFigures(burrow: Burrow, origin: string, fresh = fals
     areas: AREAS,
     requests: burrow.requestStats.summary(60),
     series: burrow.requestStats.series(),
-    stores: await storeSizes(burrow),
+    stores,
     push,
     code: burrow.code.stats(),
     live: burrow.live.figures(),
     process: { rssBytes: mem.rss, heapUsedBytes: mem.heapUsed },
+    operations: burrow.ops.figures(),
     lastBackup: lastBackup(burrow),
   };
   return out;

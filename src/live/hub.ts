@@ -6,6 +6,7 @@
 
 import type { Client } from "@libsql/core/api";
 import type { Logger } from "../log.ts";
+import { OutageLog } from "../db/store-unreachable.ts";
 import type { ApiContext, EnvName } from "../request-context.ts";
 import type { SchemaSet } from "../schema/compiled.ts";
 import { type Change, type StreamFilter, canResume, logBounds, readChanges, readChangesFor } from "./change-feed.ts";
@@ -254,6 +255,9 @@ export class LiveHub {
     if (live) for (const sub of a.subs.values()) this.index(sub, a);
   }
 
+  /** While the store is away the tail keeps polling; its failure is logged once (store-unreachable.ts). */
+  private readonly tailLog = new OutageLog();
+
   private async tick(): Promise<void> {
     if (this.running) {
       this.again = true;
@@ -269,8 +273,9 @@ export class LiveHub {
           if (rows.length < PAGE) break;
         }
       } while (this.again && this.started);
+      this.tailLog.ok();
     } catch (e) {
-      this.deps.log.warn("reading the change log failed", { env: this.deps.env, error: String(e) });
+      if (this.tailLog.shouldLog(e)) this.deps.log.warn("reading the change log failed", { env: this.deps.env, error: String(e) });
     } finally {
       this.running = false;
     }

@@ -5,6 +5,7 @@
 import type { Client } from "@libsql/core/api";
 import { ApiError, badRequest, unauthorized } from "../errors.ts";
 import type { Logger } from "../log.ts";
+import { OutageLog } from "../db/store-unreachable.ts";
 import type { ApiContext, EnvName, Principal } from "../request-context.ts";
 import type { SchemaSet } from "../schema/compiled.ts";
 import { pruneChanges } from "./change-feed.ts";
@@ -194,11 +195,17 @@ export class Live {
       }
     };
     let busy = false;
+    const quiet = new OutageLog();
     this.messageTimer = setInterval(() => {
       if (busy) return;
       busy = true;
       poll()
-        .catch((e) => this.deps.log.warn("reading live messages failed", { error: String(e) }))
+        .then(
+          () => quiet.ok(),
+          (e) => {
+            if (quiet.shouldLog(e)) this.deps.log.warn("reading live messages failed", { error: String(e) });
+          },
+        )
         .finally(() => {
           busy = false;
         });

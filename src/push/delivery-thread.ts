@@ -6,6 +6,7 @@
 
 import { type StoreLocation, openStore } from "../db/open-store.ts";
 import { type Level, type LogFormat, createLogger } from "../log.ts";
+import { startHttpClientThread } from "../os/http-client-thread.ts";
 import { idleThreadPolicy, niceThread } from "../os/thread-priority.ts";
 import type { EnvName } from "../system/environments.ts";
 import { Settings } from "../system/settings.ts";
@@ -32,7 +33,9 @@ async function start(location: StoreLocation, logLevel: Level, logFormat: LogFor
   // SCHED_IDLE even with one CPU: an idle-class thread never preempts the main thread when it wakes (a nice 19
   // one does, and on one CPU that doubled GET p99 during a broadcast), yet it is not starved: the scheduler still
   // gives it a small weight (3 against 1024), so delivery goes on under full API load, slowly. Threads it starts
-  // inherit the class, Bun's shared HTTP client thread among them when delivery is the first to fetch.
+  // inherit the class: Bun's shared HTTP client thread, which carries every fetch of the process, must not be one,
+  // so it is made first (serve has made it already at start-up; this is the second line of defence).
+  await startHttpClientThread();
   if (!idleThreadPolicy()) niceThread(19);
   const log = createLogger(logLevel, undefined, logFormat);
   const store = await openStore(location);

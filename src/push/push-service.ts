@@ -5,6 +5,7 @@
 
 import type { Client } from "@libsql/core/api";
 import type { Logger } from "../log.ts";
+import { OutageLog } from "../db/store-unreachable.ts";
 import type { EnvName } from "../system/environments.ts";
 import { ENVIRONMENTS } from "../system/environments.ts";
 import type { Settings } from "../system/settings.ts";
@@ -258,12 +259,23 @@ export class PushService {
    * deliveries fail as "not configured", never to be retried.
    */
   private async refreshSettings(env: EnvName): Promise<boolean> {
+    const quiet = this.outageLog(`settings ${env}`);
     try {
-      return await this.settings.refresh();
+      const changed = await this.settings.refresh();
+      quiet.ok();
+      return changed;
     } catch (err) {
-      this.log.warn("push worker could not look for changed settings", { env, message: (err as Error).message });
+      if (quiet.shouldLog(err)) this.log.warn("push worker could not look for changed settings", { env, message: (err as Error).message });
       return false;
     }
+  }
+
+  /** While the store is away, each of the worker's failures is logged once, not each poll (store-unreachable.ts). */
+  readonly #outageLogs = new Map<string, OutageLog>();
+  private outageLog(task: string): OutageLog {
+    let l = this.#outageLogs.get(task);
+    if (!l) this.#outageLogs.set(task, (l = new OutageLog()));
+    return l;
   }
 
   /** One pass over due deliveries of an environment (lease, send all, record); answers how many were handled. */
@@ -318,8 +330,10 @@ export class PushService {
         if (await this.refreshSettings(env)) continue;
         const want = Math.min(CHUNK, room);
         let batch: Leased[] = [];
+        const quiet = this.outageLog(`lease ${env}`);
         try {
           batch = await e.queue.lease(want);
+          quiet.ok();
           if (batch.length) {
             const prepared = await this.prepare(env, batch, payloads);
             for (let i = 0; i < batch.length; i++) {
@@ -338,7 +352,7 @@ export class PushService {
             }
           }
         } catch (err) {
-          this.log.error("push worker failed", { env, message: (err as Error).message });
+          if (quiet.shouldLog(err)) this.log.error("push worker failed", { env, message: (err as Error).message });
         }
         // Nothing more due now: look again after a pause (a send or a stop wakes the worker sooner).
         if (batch.length < want) nextLeaseAt = Date.now() + IDLE_POLL_MS;

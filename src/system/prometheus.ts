@@ -1,5 +1,6 @@
 // The Prometheus text exposition format (version 0.0.4) of Burrow's figures. Pure: it formats what it is given.
 
+import type { OperationsFigures } from "./operations.ts";
 import { AREAS, PROM_BOUNDS, type RequestStats } from "./request-stats.ts";
 
 export interface GaugeFigures {
@@ -12,6 +13,8 @@ export interface GaugeFigures {
   live: { streams: number; subscriptions: number; delivered: number; lagMs: number };
   /** After-hook queues by environment, and this process's runs since start. */
   hooks?: { queues: Record<string, { queued: number; oldestMs: number; dead: number }>; ran: number; failed: number; waits: number };
+  /** Load shedding, disk and store reachability (operations.ts). */
+  operations?: OperationsFigures;
   version: string;
 }
 
@@ -103,6 +106,32 @@ export function prometheusText(stats: RequestStats, g: GaugeFigures): string {
     out.push(`burrow_hooks_failures_total ${g.hooks.failed}`);
     metric("burrow_hooks_write_waits_total", "counter", "Client writes this process held back while the after-hook queue was far behind.");
     out.push(`burrow_hooks_write_waits_total ${g.hooks.waits}`);
+  }
+
+  if (g.operations) {
+    const { shedding: sh, disk, store } = g.operations;
+    metric("burrow_shed_requests_total", "counter", "Requests refused with 503 because the server was overloaded.");
+    out.push(`burrow_shed_requests_total ${sh.shed}`);
+    metric("burrow_admitted_requests_total", "counter", "Requests admitted by load shedding (when it is on).");
+    out.push(`burrow_admitted_requests_total ${sh.admitted}`);
+    metric("burrow_admit_fraction", "gauge", "Share of ordinary requests admitted now (1 when not overloaded).");
+    out.push(`burrow_admit_fraction ${sh.admitFraction}`);
+    metric("burrow_queue_seconds", "gauge", "How late the event loop runs now: the wait before a request's turn.");
+    out.push(`burrow_queue_seconds ${(sh.queueMs / 1000).toFixed(4)}`);
+    metric("burrow_requests_in_flight", "gauge", "Requests being answered now.");
+    out.push(`burrow_requests_in_flight ${sh.inFlight}`);
+    if (disk.freeBytes !== null) {
+      metric("burrow_disk_free_bytes", "gauge", "Free space on the data directory's file system.");
+      out.push(`burrow_disk_free_bytes ${disk.freeBytes}`);
+    }
+    metric("burrow_disk_full", "gauge", "1 while writes are refused because the data directory's disk is full.");
+    out.push(`burrow_disk_full ${disk.full ? 1 : 0}`);
+    metric("burrow_disk_full_refusals_total", "counter", "Writes refused (507) for a full disk since start.");
+    out.push(`burrow_disk_full_refusals_total ${disk.refusedWrites}`);
+    metric("burrow_store_reachable", "gauge", "1 when the last call to the store got through.");
+    out.push(`burrow_store_reachable ${store.reachable ? 1 : 0}`);
+    metric("burrow_store_unreachable_total", "counter", "Requests refused (503) because the store could not be reached, since start.");
+    out.push(`burrow_store_unreachable_total ${store.failures}`);
   }
 
   metric("process_resident_memory_bytes", "gauge", "Resident memory of the process.");

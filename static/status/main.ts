@@ -45,6 +45,11 @@ interface Figures {
   live: { streams: number; subscriptions: number; delivered: number; eventsPerSecond: number; lagMs: number };
   process: { rssBytes: number; heapUsedBytes: number };
   lastBackup: { created: string; size: number } | null;
+  /** Operating conditions (src/system/operations.ts): here the data directory's disk. */
+  operations?: {
+    disk: { freeBytes: number | null; totalBytes: number | null; full: boolean; refusedWrites: number };
+    store?: { remote: boolean; reachable: boolean; failures: number; lastFailureAt: string | null; lastError: string | null };
+  };
 }
 
 const root = document.getElementById("status")!;
@@ -80,6 +85,14 @@ function card(label: string, value: string, note = "", cls = ""): string {
   return `<div class="card"><div class="muted small">${esc(label)}</div><div class="big ${cls}">${esc(value)}</div><div class="muted small">${esc(note)}</div></div>`;
 }
 
+/** The data directory's free space; while a write is refused for lack of space, that instead (in red). */
+function diskCard(d: NonNullable<Figures["operations"]>["disk"]): string {
+  const free = d.freeBytes === null ? "—" : bytes(d.freeBytes);
+  if (d.full) return card("Disk", "disk full: writes refused", `${free} free · ${d.refusedWrites} refused`, "bad");
+  const low = d.freeBytes !== null && d.totalBytes ? d.freeBytes / d.totalBytes < 0.05 : false;
+  return card("Disk free", free, d.totalBytes ? `of ${bytes(d.totalBytes)}` : "on the libSQL server", low ? "warn" : "");
+}
+
 function render(f: Figures): void {
   const all = Object.values(f.requests);
   const total = all.reduce((n, a) => n + a.requests, 0);
@@ -106,6 +119,8 @@ function render(f: Figures): void {
       ${card("Custom code calls", f.code.calls.toLocaleString(), `${f.code.running ? "running" : "not started"} · ${f.code.failures} failed`)}
       ${card("Live streams", f.live.streams.toLocaleString(), `${f.live.subscriptions} subscriptions · ${f.live.eventsPerSecond} events/s · lag ${ms(f.live.lagMs)}`)}
       ${card("Stores", bytes(dbs), `WAL ${bytes(wals)}`)}
+      ${f.operations ? diskCard(f.operations.disk) : ""}
+      ${f.operations?.store && !f.operations.store.reachable ? card("Store", "store unreachable", `${f.operations.store.lastError ?? ""} · ${f.operations.store.failures} refused`, "bad") : ""}
       ${card("Memory", bytes(f.process.rssBytes), `heap ${bytes(f.process.heapUsedBytes)}`)}
       ${card("Last backup", f.lastBackup ? new Date(f.lastBackup.created).toLocaleString() : "none", f.lastBackup ? bytes(f.lastBackup.size) : "burrow backup", f.lastBackup ? "" : "warn")}
     </div>

@@ -12,6 +12,12 @@ export interface LoopbackProcess {
   stop(): Promise<void>;
   /** Signals the process at once (for process exit hooks, which cannot wait). */
   kill(): void;
+  /** Ends the process with `signal` and waits for it, keeping its directory (an outage; restart() brings it back). */
+  halt(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts the process again on the same port and directory; resolves once it answers. */
+  restart(): Promise<void>;
+  /** Sends `signal` without waiting (SIGSTOP freezes the process: connections are accepted, never answered; SIGCONT thaws it). */
+  signal(signal: NodeJS.Signals): void;
 }
 
 export async function startLoopbackProcess(opts: {
@@ -26,9 +32,13 @@ export async function startLoopbackProcess(opts: {
   const logPath = join(dir, `${opts.name}.log`);
   const port = freePort();
   const url = `http://127.0.0.1:${port}`;
-  const logFd = openSync(logPath, "w");
-  const proc = Bun.spawn(opts.argv(port, dir), { cwd: dir, env: opts.env, stdin: "ignore", stdout: logFd, stderr: logFd });
-  closeSync(logFd);
+  const spawn = () => {
+    const logFd = openSync(logPath, "a");
+    const p = Bun.spawn(opts.argv(port, dir), { cwd: dir, env: opts.env, stdin: "ignore", stdout: logFd, stderr: logFd });
+    closeSync(logFd);
+    return p;
+  };
+  let proc = spawn();
   const stop = async () => {
     proc.kill();
     await proc.exited;
@@ -39,14 +49,31 @@ export async function startLoopbackProcess(opts: {
     await stop();
     throw new Error(`${opts.name} ${why}:\n${log}`);
   };
-
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  while (true) {
-    if (proc.exitCode !== null) return fail(`exited with code ${proc.exitCode} before it was ready`);
-    if (await opts.ready(url).catch(() => false)) return { url, dir, stop, kill: () => proc.kill() };
-    if (Date.now() > deadline) return fail(`did not answer ${url} within ${START_TIMEOUT_MS / 1000} s`);
-    await Bun.sleep(50);
-  }
+  const waitReady = async (): Promise<void> => {
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    while (true) {
+      if (proc.exitCode !== null) return fail(`exited with code ${proc.exitCode} before it was ready`);
+      if (await opts.ready(url).catch(() => false)) return;
+      if (Date.now() > deadline) return fail(`did not answer ${url} within ${START_TIMEOUT_MS / 1000} s`);
+      await Bun.sleep(50);
+    }
+  };
+  await waitReady();
+  return {
+    url,
+    dir,
+    stop,
+    kill: () => proc.kill(),
+    async halt(signal = "SIGTERM") {
+      proc.kill(signal);
+      await proc.exited;
+    },
+    async restart() {
+      proc = spawn();
+      await waitReady();
+    },
+    signal: (signal) => proc.kill(signal),
+  };
 }
 
 /** Asks the OS for a free port by binding port 0 on loopback, then releases it for the child. */

@@ -54,11 +54,14 @@ function drain(stream: ReadableStream<Uint8Array>, initial = ""): () => string {
 export async function startServerProcess(
   cmd: string[],
   env: Record<string, string>,
-  opts: { stderrFile?: string } = {},
+  opts: { stderrFile?: string; serverDefaults?: boolean } = {},
 ): Promise<ServerProcess> {
   const started = performance.now();
+  // Load shedding off unless the test asks for it: a busy CI machine is not an overloaded server. Benchmarks keep
+  // the server's own defaults (serverDefaults).
+  const testDefaults = opts.serverDefaults ? {} : { BURROW_SHED_TARGET_MS: "0" };
   const proc = Bun.spawn([...cmd, "serve", "--http", "127.0.0.1:0"], {
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...testDefaults, ...env },
     stdout: "pipe",
     stderr: opts.stderrFile ? Bun.file(opts.stderrFile) : "pipe",
   });

@@ -14,6 +14,12 @@ export interface Sqld {
   adminUrl: string | null;
   stop(): Promise<void>;
   kill(): void;
+  /** Ends sqld with `signal` (SIGTERM by default), keeping its data directory: the store goes away. */
+  halt(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts sqld again on the same port, admin port and data directory; resolves once it answers. */
+  restart(): Promise<void>;
+  /** Sends sqld `signal` without waiting: SIGSTOP freezes it (connections hang), SIGCONT thaws it. */
+  signal(signal: NodeJS.Signals): void;
 }
 
 export async function startSqld(opts: { namespaces?: boolean } = {}): Promise<Sqld> {
@@ -38,7 +44,15 @@ export async function startSqld(opts: { namespaces?: boolean } = {}): Promise<Sq
     env,
     ready: async (url) => (await fetch(`${url}/health`, { signal: AbortSignal.timeout(1000) })).ok,
   });
-  return { url: server.url, adminUrl: adminPort ? `http://127.0.0.1:${adminPort}` : null, stop: server.stop, kill: server.kill };
+  return {
+    url: server.url,
+    adminUrl: adminPort ? `http://127.0.0.1:${adminPort}` : null,
+    stop: server.stop,
+    kill: server.kill,
+    halt: server.halt,
+    restart: server.restart,
+    signal: server.signal,
+  };
 }
 
 let shared: Promise<Sqld> | null = null;

@@ -15,7 +15,7 @@ export function healthRoutes(burrow: Burrow) {
     },
     {
       detail: { tags: ["health"], summary: "Liveness: the process serves and its system database answers" },
-      response: { 200: Health, ...errors(500) },
+      response: { 200: Health, ...errors(500, 503) },
     },
   );
 }

@@ -10,6 +10,7 @@ import { ENVIRONMENTS } from "../../system/environments.ts";
 import type { Burrow } from "../burrow.ts";
 import { storeSizes } from "../status-figures.ts";
 import { bearerToken } from "../admin-context.ts";
+import { storeUnreachable } from "../../db/store-unreachable.ts";
 
 function sameToken(given: string, expected: string): boolean {
   const a = new Bun.CryptoHasher("sha256").update(given).digest();
@@ -31,21 +32,31 @@ export function metricsRoutes(burrow: Burrow) {
           });
       }
       const push: Record<string, { depth: number; retrying: number; leased: number; oldestAgeMs: number | null; tokens: number }> = {};
-      for (const env of ENVIRONMENTS)
-        push[env] = { ...(await burrow.push.queue(env).stats()), tokens: await burrow.push.tokens(env).count() };
       const queues: Record<string, { queued: number; oldestMs: number; dead: number }> = {};
-      for (const env of ENVIRONMENTS) queues[env] = await hookFigures(burrow.envDbs[env]);
+      let stores: Record<string, { db: number; wal: number }> = {};
+      // While the store is away the figures kept in memory (burrow_store_reachable among them) are served at once.
+      if (burrow.ops.store.reachable) {
+        try {
+          for (const env of ENVIRONMENTS)
+            push[env] = { ...(await burrow.push.queue(env).stats()), tokens: await burrow.push.tokens(env).count() };
+          for (const env of ENVIRONMENTS) queues[env] = await hookFigures(burrow.envDbs[env]);
+          stores = await storeSizes(burrow);
+        } catch (e) {
+          if (storeUnreachable(e) === null) throw e;
+        }
+      }
       const mem = process.memoryUsage();
       const text = prometheusText(burrow.requestStats, {
         version: burrow.version,
         uptimeSeconds: Math.floor((Date.now() - burrow.startedAt) / 1000),
         rssBytes: mem.rss,
         heapUsedBytes: mem.heapUsed,
-        stores: await storeSizes(burrow),
+        stores,
         push,
         code: burrow.code.stats(),
         live: burrow.live.figures(),
         hooks: { queues, ...burrow.hooks.stats() },
+        operations: burrow.ops.figures(),
       });
       return new Response(text, { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8", "cache-control": "no-store" } });
     },

@@ -1,0 +1,119 @@
+// Load shedding at the edge: when the server cannot keep up, a share of ordinary requests is answered at once with
+// 503 and Retry-After instead of waiting in line, so the requests it admits keep their latency. How far behind the
+// server is shows in the event loop: a timer due every few milliseconds fires late by about as long as a request
+// arriving now waits for its turn. While that lag (smoothed over a few looks) is above the target, the admitted share
+// shrinks by a factor each tick; while below, it grows back by a step (full admission within about 0.1 s of the load dropping). Past a cap
+// on requests in flight (work waiting on a remote store, say), ordinary requests are shed whatever the lag.
+// Sign-in and token requests, the admin API and console, health, status and metrics are never shed, so an operator
+// can act and users already signed in can refresh during an overload. The decision itself is pure (AdmissionState).
+
+import type { SheddingFigures } from "../system/operations.ts";
+
+/** Which requests may be shed. */
+export type RequestClass = "ordinary" | "kept";
+
+/** Paths never shed: the admin API and console, health and status, sign-in and tokens (`/<user schema>/accessToken`, ...). */
+export function requestClass(path: string): RequestClass {
+  if (path.startsWith("/_admin") || path === "/_health" || path.startsWith("/_status") || path === "/_metrics") return "kept";
+  const slash = path.indexOf("/", 1);
+  const second = slash < 0 ? "" : path.slice(slash + 1);
+  if (second === "accessToken" || second === "refreshToken" || second === "logout") return "kept";
+  return "ordinary";
+}
+
+export interface AdmissionOptions {
+  /** Event loop lag (ms) above which ordinary requests are shed; 0 turns shedding off. */
+  targetMs: number;
+  /** Ordinary requests in flight past which new ones are shed. */
+  maxInFlight: number;
+}
+
+/** The admitted share and its adjustment. Pure: `tick` is told the lag, `admit` answers for one request. */
+export class AdmissionState {
+  fraction = 1;
+  private credit = 0;
+
+  constructor(private readonly opts: AdmissionOptions) {}
+
+  /** The lag smoothed over the last few looks: one late timer (the process descheduled for a moment) sheds nothing. */
+  smoothed = 0;
+
+  /** One look at the lag: shrink the share while over the target (never below 2%), grow it back while under. */
+  tick(lagMs: number): void {
+    this.smoothed = this.smoothed * 0.7 + lagMs * 0.3;
+    const over = this.smoothed > this.opts.targetMs;
+    if (over) this.fraction = Math.max(0.02, this.fraction * (this.smoothed > 4 * this.opts.targetMs ? 0.5 : 0.8));
+    else this.fraction = Math.min(1, this.fraction + 0.05);
+  }
+
+  /** Whether an ordinary request is admitted: every request while the share is 1, else that share of them, evenly. */
+  admit(inFlight: number): boolean {
+    if (inFlight >= this.opts.maxInFlight) return false;
+    if (this.fraction >= 1) return true;
+    this.credit += this.fraction;
+    if (this.credit >= 1) {
+      this.credit -= 1;
+      return true;
+    }
+    return false;
+  }
+}
+
+/** How often the lag is looked at. */
+export const TICK_MS = 5;
+
+const SHED_BODY = JSON.stringify({ error: "the server is overloaded; retry after a second" });
+
+/**
+ * The edge's admission control over `figures` (the status page's and /_metrics' view): `enter` answers a shed
+ * request's 503 or null to go on, `leave` is called when an admitted request has its answer. The lag is looked at
+ * only while requests come (a timer every TICK_MS, stopped after a quiet second).
+ */
+export function admissionControl(opts: AdmissionOptions, figures: SheddingFigures) {
+  const state = new AdmissionState(opts);
+  const counted = new WeakSet<Request>();
+  figures.enabled = opts.targetMs > 0;
+  let timer: ReturnType<typeof setInterval> | null = null;
+  let last = 0;
+  let lastRequest = 0;
+  const probe = () => {
+    const now = performance.now();
+    const lag = Math.max(0, now - last - TICK_MS);
+    last = now;
+    state.tick(lag);
+    figures.admitFraction = state.fraction;
+    figures.queueMs = Math.round(lag * 10) / 10;
+    if (now - lastRequest > 1000 && state.fraction >= 1 && timer) {
+      clearInterval(timer);
+      timer = null;
+      figures.queueMs = 0;
+    }
+  };
+  return {
+    enter(request: Request, path: string): Response | null {
+      if (!figures.enabled) return null;
+      lastRequest = performance.now();
+      if (timer === null) {
+        last = lastRequest;
+        timer = setInterval(probe, TICK_MS);
+        (timer as { unref?: () => void }).unref?.();
+      }
+      if (requestClass(path) === "kept") return null;
+      if (!state.admit(figures.inFlight)) {
+        figures.shed++;
+        return new Response(SHED_BODY, { status: 503, headers: { "content-type": "application/json", "retry-after": "1" } });
+      }
+      figures.admitted++;
+      figures.inFlight++;
+      counted.add(request);
+      return null;
+    },
+    leave(request: Request): void {
+      if (counted.delete(request)) figures.inFlight--;
+    },
+    stop(): void {
+      if (timer) clearInterval(timer);
+      timer = null;
+    },
+  };
+}
