@@ -1,11 +1,13 @@
 // Load shedding at the edge: when the server cannot keep up, a share of ordinary requests is answered at once with
 // 503 and Retry-After instead of waiting in line, so the requests it admits keep their latency. How far behind the
 // server is shows in the event loop: a timer due every few milliseconds fires late by about as long as a request
-// arriving now waits for its turn. While that lag (smoothed over a few looks) is above the target, the admitted share
-// shrinks by a factor each tick; while below, it grows back by a step (full admission within about 0.1 s of the load dropping). Past a cap
-// on requests in flight (work waiting on a remote store, say), ordinary requests are shed whatever the lag.
-// Sign-in and token requests, the admin API and console, health, status and metrics are never shed, so an operator
-// can act and users already signed in can refresh during an overload. The decision itself is pure (AdmissionState).
+// arriving now waits for its turn. While that lag (smoothed over a few looks) is above the target, the admitted
+// share shrinks by a factor each tick; while below, it grows back by a step (full admission within about 0.1 s of
+// the load dropping). A turn of the loop can hold thousands of requests read at once (and the timer cannot fire
+// inside it), so within a turn that has run past the target every further ordinary request is refused at once.
+// Past a cap on requests in flight (work waiting on a remote store, say), ordinary requests are shed whatever the
+// lag. Sign-in and token requests, the admin API and console, health, status and metrics are never shed, so an
+// operator can act and users already signed in can refresh during an overload. The share is pure (AdmissionState).
 
 import type { SheddingFigures } from "../system/operations.ts";
 
@@ -99,7 +101,10 @@ export function admissionControl(opts: AdmissionOptions, figures: SheddingFigure
         (timer as { unref?: () => void }).unref?.();
       }
       if (requestClass(path) === "kept") return null;
-      if (!state.admit(figures.inFlight)) {
+      // Within one long turn of the loop (a batch of requests read at once), a request reached past the target has
+      // waited at least that long: refused at once, so the turn ends soon, whatever the share the timer set last.
+      const running = lastRequest - last - TICK_MS;
+      if (running > opts.targetMs || !state.admit(figures.inFlight)) {
         figures.shed++;
         return new Response(SHED_BODY, { status: 503, headers: { "content-type": "application/json", "retry-after": "1" } });
       }

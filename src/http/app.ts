@@ -13,6 +13,7 @@ import { ApiError } from "../errors.ts";
 import { loggedEnvironment } from "./api-context.ts";
 import { pathOf, targetOf } from "./origin.ts";
 import { admissionControl } from "./admission.ts";
+import { corsHeaders } from "./cors.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { consoleRoutes } from "./routes/console.ts";
 import { docsRoutes } from "./routes/docs.ts";
@@ -61,16 +62,19 @@ export function createApp(burrow: Burrow, opts: AppOptions = {}) {
   const admission = admissionControl(burrow.config.shedding, burrow.ops.shedding);
   base
     .onRequest(({ request, set }) => {
+      // Before any work: shed when overloaded (with the CORS headers a browser needs to read the refusal).
+      const shed = admission.enter(request, pathOf(request.url));
+      if (shed) {
+        const origin = request.headers.get("origin");
+        if (origin !== null) for (const [k, v] of Object.entries(corsHeaders(burrow, request, origin))) shed.headers.set(k, String(v));
+        return shed;
+      }
       observer.start(set);
       const early = edge({ request, set });
-      if (early === undefined) {
-        // Past the CORS headers (a refusal a browser can read), before any work: shed when overloaded.
-        const shed = admission.enter(request, pathOf(request.url));
-        if (shed) observer.forget(set);
-        return shed ?? undefined;
-      }
+      if (early === undefined) return undefined;
+      admission.leave(request); // answered here (a preflight), or re-dispatched as a request of its own
       if (early instanceof Response) observer.finish(request, set, early.status);
-      else if (early !== undefined)
+      else
         early.then(
           () => observer.forget(set),
           (e: unknown) => observer.finish(request, set, e instanceof ApiError ? (noteRefusal(request, e), e.status) : 500),
