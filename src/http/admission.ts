@@ -10,6 +10,7 @@
 // operator can act and users already signed in can refresh during an overload. The share is pure (AdmissionState).
 
 import type { SheddingFigures } from "../system/operations.ts";
+import { pathOf } from "./origin.ts";
 
 /** Which requests may be shed. */
 export type RequestClass = "ordinary" | "kept";
@@ -73,7 +74,6 @@ const SHED_BODY = JSON.stringify({ error: "the server is overloaded; retry after
  */
 export function admissionControl(opts: AdmissionOptions, figures: SheddingFigures) {
   const state = new AdmissionState(opts);
-  const counted = new WeakSet<Request>();
   figures.enabled = opts.targetMs > 0;
   let timer: ReturnType<typeof setInterval> | null = null;
   let last = 0;
@@ -92,29 +92,40 @@ export function admissionControl(opts: AdmissionOptions, figures: SheddingFigure
     }
   };
   return {
-    enter(request: Request, path: string): Response | null {
+    /**
+     * A request arrives (`set`: its Elysia context's headers-and-status object, marked when admitted): its 503, or
+     * null to go on. The path is looked at only when something may be shed, so an unloaded server pays a clock read.
+     */
+    enter(request: Request, set: object): Response | null {
       if (!figures.enabled) return null;
-      lastRequest = performance.now();
+      const now = performance.now();
+      lastRequest = now;
       if (timer === null) {
-        last = lastRequest;
+        last = now;
         timer = setInterval(probe, TICK_MS);
         (timer as { unref?: () => void }).unref?.();
       }
-      if (requestClass(path) === "kept") return null;
       // Within one long turn of the loop (a batch of requests read at once), a request reached past the target has
       // waited at least that long: refused at once, so the turn ends soon, whatever the share the timer set last.
-      const running = lastRequest - last - TICK_MS;
-      if (running > opts.targetMs || !state.admit(figures.inFlight)) {
+      const running = now - last - TICK_MS;
+      if (
+        (running > opts.targetMs || state.fraction < 1 || figures.inFlight >= opts.maxInFlight) &&
+        requestClass(pathOf(request.url)) === "ordinary" &&
+        (running > opts.targetMs || !state.admit(figures.inFlight))
+      ) {
         figures.shed++;
         return new Response(SHED_BODY, { status: 503, headers: { "content-type": "application/json", "retry-after": "1" } });
       }
       figures.admitted++;
       figures.inFlight++;
-      counted.add(request);
+      (set as Marked)[ADMITTED] = true;
       return null;
     },
-    leave(request: Request): void {
-      if (counted.delete(request)) figures.inFlight--;
+    /** The admitted request of `set` has its answer. */
+    leave(set: object): void {
+      if ((set as Marked)[ADMITTED] !== true) return;
+      (set as Marked)[ADMITTED] = false;
+      figures.inFlight--;
     },
     stop(): void {
       if (timer) clearInterval(timer);
@@ -122,3 +133,6 @@ export function admissionControl(opts: AdmissionOptions, figures: SheddingFigure
     },
   };
 }
+
+const ADMITTED = Symbol("burrow.admitted");
+type Marked = { [ADMITTED]?: boolean };

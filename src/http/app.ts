@@ -11,7 +11,7 @@ import { createRequestInfo } from "./request-meta.ts";
 import { noteRefusal, requestObserver } from "./request-log.ts";
 import { ApiError } from "../errors.ts";
 import { loggedEnvironment } from "./api-context.ts";
-import { pathOf, targetOf } from "./origin.ts";
+import { targetOf } from "./origin.ts";
 import { admissionControl } from "./admission.ts";
 import { corsHeaders } from "./cors.ts";
 import { adminRoutes } from "./routes/admin.ts";
@@ -63,7 +63,7 @@ export function createApp(burrow: Burrow, opts: AppOptions = {}) {
   base
     .onRequest(({ request, set }) => {
       // Before any work: shed when overloaded (with the CORS headers a browser needs to read the refusal).
-      const shed = admission.enter(request, pathOf(request.url));
+      const shed = admission.enter(request, set);
       if (shed) {
         const origin = request.headers.get("origin");
         if (origin !== null) for (const [k, v] of Object.entries(corsHeaders(burrow, request, origin))) shed.headers.set(k, String(v));
@@ -72,7 +72,7 @@ export function createApp(burrow: Burrow, opts: AppOptions = {}) {
       observer.start(set);
       const early = edge({ request, set });
       if (early === undefined) return undefined;
-      admission.leave(request); // answered here (a preflight), or re-dispatched as a request of its own
+      admission.leave(set); // answered here (a preflight), or re-dispatched as a request of its own
       if (early instanceof Response) observer.finish(request, set, early.status);
       else
         early.then(
@@ -86,14 +86,14 @@ export function createApp(burrow: Burrow, opts: AppOptions = {}) {
     // rather than in a WeakMap, GET by key's server CPU per request went from 7-9% over a build without recording
     // to 1-2% (scripts/bench/cpu-per-request.ts).
     .onAfterHandle(({ request, set, responseValue, route }) => {
-      admission.leave(request);
+      admission.leave(set);
       observer.answered(request, set, responseValue, route);
     });
   const renderError = edgeError(burrow, (path) => allowedAt(path));
   const app = base
     .onError(({ code, error, request, set, route }) => {
       const response = renderError({ code, error, request, set });
-      admission.leave(request);
+      admission.leave(set);
       observer.finish(request, set, response.status, route);
       return response;
     })
