@@ -45,8 +45,9 @@ interface Figures {
   live: { streams: number; subscriptions: number; delivered: number; eventsPerSecond: number; lagMs: number };
   process: { rssBytes: number; heapUsedBytes: number };
   lastBackup: { created: string; size: number } | null;
-  /** Operating conditions (src/system/operations.ts): here the data directory's disk. */
+  /** Operating conditions (src/system/operations.ts): load shedding, the data directory's disk, the store. */
   operations?: {
+    shedding?: { enabled: boolean; admitted: number; shed: number; admitFraction: number; queueMs: number; inFlight: number };
     disk: { freeBytes: number | null; totalBytes: number | null; full: boolean; refusedWrites: number };
     store?: { remote: boolean; reachable: boolean; failures: number; lastFailureAt: string | null; lastError: string | null };
   };
@@ -93,6 +94,14 @@ function diskCard(d: NonNullable<Figures["operations"]>["disk"]): string {
   return card("Disk free", free, d.totalBytes ? `of ${bytes(d.totalBytes)}` : "on the libSQL server", low ? "warn" : "");
 }
 
+/** Load shedding: requests refused since start, and while overloaded the share admitted and the event loop's lag. */
+function sheddingCard(sh: NonNullable<NonNullable<Figures["operations"]>["shedding"]>): string {
+  if (!sh.enabled) return card("Load shedding", "off", "--shed-target-ms 0");
+  const overloaded = sh.admitFraction < 1;
+  const note = `${overloaded ? `admitting ${Math.round(sh.admitFraction * 100)}% · ` : ""}lag ${ms(sh.queueMs)} · ${sh.inFlight} in flight`;
+  return card("Shed (503)", sh.shed.toLocaleString(), note, overloaded ? "bad" : sh.shed ? "warn" : "");
+}
+
 function render(f: Figures): void {
   const all = Object.values(f.requests);
   const total = all.reduce((n, a) => n + a.requests, 0);
@@ -119,6 +128,7 @@ function render(f: Figures): void {
       ${card("Custom code calls", f.code.calls.toLocaleString(), `${f.code.running ? "running" : "not started"} · ${f.code.failures} failed`)}
       ${card("Live streams", f.live.streams.toLocaleString(), `${f.live.subscriptions} subscriptions · ${f.live.eventsPerSecond} events/s · lag ${ms(f.live.lagMs)}`)}
       ${card("Stores", bytes(dbs), `WAL ${bytes(wals)}`)}
+      ${f.operations?.shedding ? sheddingCard(f.operations.shedding) : ""}
       ${f.operations ? diskCard(f.operations.disk) : ""}
       ${f.operations?.store && !f.operations.store.reachable ? card("Store", "store unreachable", `${f.operations.store.lastError ?? ""} · ${f.operations.store.failures} refused`, "bad") : ""}
       ${card("Memory", bytes(f.process.rssBytes), `heap ${bytes(f.process.heapUsedBytes)}`)}
