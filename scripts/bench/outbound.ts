@@ -24,8 +24,9 @@ import { startS3 } from "../../tests/helpers/s3rver.ts";
 import { startGraphFake } from "../../tests/helpers/social-fakes.ts";
 import { tempDir } from "../../tests/helpers/app.ts";
 import { startServerProcess, type ServerProcess } from "../../tests/helpers/spawn.ts";
-import { ensureBinary, machine, readFirstLine, table, writeSection } from "./env.ts";
+import { ensureBinary, machine, table, writeSection } from "./env.ts";
 import { runLoad, type LoadResult } from "./load.ts";
+import { pushSettingsFor, startPushFakes } from "./push-fakes-client.ts";
 
 const { values } = parseArgs({
   options: {
@@ -69,21 +70,11 @@ const FB_TOKEN = "bench-outbound-graph-token";
 const api = { accept: "application/vnd.service+json; version=0", "x-service-api-key": KEY, "content-type": "application/json" };
 const form = { ...api, "content-type": "application/x-www-form-urlencoded" };
 
-interface Fakes {
-  control: string;
-  apns: { url: string; ca: string; keyP8: string; keyId: string; teamId: string; topic: string };
-  fcm: { url: string; serviceAccount: string };
-  web: { url: string; vapidPublicKey: string; vapidPrivateKey: string; p256dh: string; auth: string };
-}
 type Tally = { deliveries: number; devices: number };
 type Stats = { ios: Tally; android: Tally; web: Tally };
 
 // The push fakes in their own process at nice 10 (push.ts), the Graph fake and the custom code target here.
-const fakesProc = Bun.spawn(
-  [...(Bun.which("nice") ? ["nice", "-n", "10"] : []), process.execPath, join(import.meta.dir, "push-fakes.ts")],
-  { stdin: "pipe", stdout: "pipe", stderr: "inherit", env: { ...process.env, BENCH_PROVIDER_DELAY_MS: "0" } },
-);
-const fakes = JSON.parse(await readFirstLine(fakesProc.stdout as ReadableStream<Uint8Array>)) as Fakes;
+const { fakes, proc: fakesProc } = await startPushFakes({ BENCH_PROVIDER_DELAY_MS: "0" });
 const stats = async () => (await (await fetch(`${fakes.control}/stats`)).json()) as Stats;
 const delivered = (s: Stats) => s.ios.deliveries + s.android.deliveries + s.web.deliveries;
 const graph = startGraphFake(APP_SECRET);
@@ -134,23 +125,7 @@ async function setUp(url: string, dir: string, broadcast: boolean): Promise<stri
     if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${await r.text()}`);
   };
   await admin("PUT", "/schemas/doc", JSON.stringify({ fields: { title: { type: "string" }, file: { type: "binary" } } }));
-  const push = {
-    apns: {
-      url: fakes.apns.url,
-      topic: fakes.apns.topic,
-      keyP8: fakes.apns.keyP8,
-      keyId: fakes.apns.keyId,
-      teamId: fakes.apns.teamId,
-      ca: fakes.apns.ca,
-    },
-    fcm: { url: fakes.fcm.url, serviceAccount: fakes.fcm.serviceAccount },
-    web: {
-      vapidPublicKey: fakes.web.vapidPublicKey,
-      vapidPrivateKey: fakes.web.vapidPrivateKey,
-      subject: "mailto:bench@example.com",
-      allowPrivateEndpoints: true,
-    },
-  };
+  const push = pushSettingsFor(fakes);
   const settings = {
     rateLimits: { ipPerMinute: 1_000_000 },
     social: { social1: { appId: "1", appSecret: APP_SECRET, baseUrl: graph.url } },

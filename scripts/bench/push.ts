@@ -15,8 +15,9 @@ import { parseArgs } from "node:util";
 import { normalizeToken } from "../../src/push/tokens.ts";
 import { tempDir } from "../../tests/helpers/app.ts";
 import { startServerProcess, type ServerProcess } from "../../tests/helpers/spawn.ts";
-import { ensureBinary, machine, readFirstLine, table, writeSection } from "./env.ts";
+import { ensureBinary, machine, table, writeSection } from "./env.ts";
 import { runLoad, type LoadResult } from "./load.ts";
+import { pushSettingsFor, startPushFakes } from "./push-fakes-client.ts";
 
 const { values } = parseArgs({
   options: {
@@ -58,25 +59,8 @@ interface Tally {
   lastAt: number;
 }
 type Stats = Record<Platform, Tally> & { now: number; webRejections: number; fcmRejections: number };
-interface Fakes {
-  control: string;
-  apns: { url: string; ca: string; keyP8: string; keyId: string; teamId: string; topic: string };
-  fcm: { url: string; serviceAccount: string };
-  web: { url: string; vapidPublicKey: string; vapidPrivateKey: string; p256dh: string; auth: string };
-}
-
-// The fakes, in a process of their own, at lower priority: they stand in for Apple's and Google's servers, which
-// would not take CPU from wrk measuring the server's latency.
-const fakesProc = Bun.spawn(
-  [...(Bun.which("nice") ? ["nice", "-n", "10"] : []), process.execPath, join(import.meta.dir, "push-fakes.ts")],
-  {
-    stdin: "pipe",
-    stdout: "pipe",
-    stderr: "inherit",
-    env: { ...process.env, BENCH_PROVIDER_DELAY_MS: values["rtt-ms"] },
-  },
-);
-const fakes = JSON.parse(await readFirstLine(fakesProc.stdout as ReadableStream<Uint8Array>)) as Fakes;
+// The fakes, in a process of their own, at lower priority (push-fakes-client.ts).
+const { fakes, proc: fakesProc } = await startPushFakes({ BENCH_PROVIDER_DELAY_MS: values["rtt-ms"]! });
 const stats = async () => (await (await fetch(`${fakes.control}/stats`)).json()) as Stats;
 const reset = () => fetch(`${fakes.control}/reset`, { method: "POST" });
 
@@ -130,23 +114,7 @@ async function startServer(dir: string): Promise<{ server: ServerProcess; admin:
 }
 
 async function configure(url: string, admin: Record<string, string>): Promise<void> {
-  const push = {
-    apns: {
-      url: fakes.apns.url,
-      topic: fakes.apns.topic,
-      keyP8: fakes.apns.keyP8,
-      keyId: fakes.apns.keyId,
-      teamId: fakes.apns.teamId,
-      ca: fakes.apns.ca,
-    },
-    fcm: { url: fakes.fcm.url, serviceAccount: fakes.fcm.serviceAccount },
-    web: {
-      vapidPublicKey: fakes.web.vapidPublicKey,
-      vapidPrivateKey: fakes.web.vapidPrivateKey,
-      subject: "mailto:bench@example.com",
-      allowPrivateEndpoints: true,
-    },
-  };
+  const push = pushSettingsFor(fakes);
   const r = await fetch(`${url}/_admin/api/settings/development`, { method: "PUT", headers: admin, body: JSON.stringify({ push }) });
   if (!r.ok) throw new Error(`push settings: ${await r.text()}`);
 }

@@ -19,7 +19,8 @@ import { parseArgs } from "node:util";
 import { formatUpload } from "../../src/files/upload.ts";
 import { normalizeToken } from "../../src/push/tokens.ts";
 import { tempDir } from "../../tests/helpers/app.ts";
-import { ensureBinary, machine, processCpuSeconds, readFirstLine, table, writeSection } from "./env.ts";
+import { ensureBinary, machine, processCpuSeconds, table, writeSection } from "./env.ts";
+import { pushSettingsFor, startPushFakes } from "./push-fakes-client.ts";
 
 const { values } = parseArgs({
   options: {
@@ -117,17 +118,7 @@ async function admin(method: string, path: string, body: string, type = "applica
 
 // ---- the push provider fakes -------------------------------------------------------------------------------------
 
-interface Fakes {
-  control: string;
-  apns: { url: string; ca: string; keyP8: string; keyId: string; teamId: string; topic: string };
-  fcm: { url: string; serviceAccount: string };
-  web: { url: string; vapidPublicKey: string; vapidPrivateKey: string; p256dh: string; auth: string };
-}
-const fakesProc = Bun.spawn(
-  [...(Bun.which("nice") ? ["nice", "-n", "10"] : []), process.execPath, join(import.meta.dir, "push-fakes.ts")],
-  { stdin: "pipe", stdout: "pipe", stderr: "inherit" },
-);
-const fakes = JSON.parse(await readFirstLine(fakesProc.stdout as ReadableStream<Uint8Array>)) as Fakes;
+const { fakes, proc: fakesProc } = await startPushFakes();
 const pushReached = async () => {
   const s = (await (await fetch(`${fakes.control}/stats`)).json()) as Record<"ios" | "android" | "web", { deliveries: number }>;
   return s.ios.deliveries + s.android.deliveries + s.web.deliveries;
@@ -150,23 +141,7 @@ let livePageSize = 4096;
     JSON.stringify({
       // All load comes from one address: the per-IP limits would stop it at once.
       rateLimits: { ipPerMinute: 1_000_000, failedLoginsPerAccount: 1_000_000, signupsPerIpPerHour: 1_000_000 },
-      push: {
-        apns: {
-          url: fakes.apns.url,
-          topic: fakes.apns.topic,
-          keyP8: fakes.apns.keyP8,
-          keyId: fakes.apns.keyId,
-          teamId: fakes.apns.teamId,
-          ca: fakes.apns.ca,
-        },
-        fcm: { url: fakes.fcm.url, serviceAccount: fakes.fcm.serviceAccount },
-        web: {
-          vapidPublicKey: fakes.web.vapidPublicKey,
-          vapidPrivateKey: fakes.web.vapidPrivateKey,
-          subject: "mailto:bench@example.com",
-          allowPrivateEndpoints: true,
-        },
-      },
+      push: pushSettingsFor(fakes),
     }),
   );
   await admin(
