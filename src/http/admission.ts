@@ -4,7 +4,8 @@
 // arriving now waits for its turn. While that lag (smoothed over a few looks) is above the target, the admitted
 // share shrinks by a factor each tick; while below, it grows back by a step (full admission within about 0.1 s of
 // the load dropping). A turn of the loop can hold thousands of requests read at once (and the timer cannot fire
-// inside it), so within a turn that has run past the target every further ordinary request is refused at once.
+// inside it), so within a turn that has run past the target and read a flood of requests (more than FLOOD_TURN),
+// every further ordinary request is refused at once.
 // Past a cap on requests in flight (work waiting on a remote store, say), ordinary requests are shed whatever the
 // lag. Sign-in and token requests, the admin API and console, health, status and metrics are never shed, so an
 // operator can act and users already signed in can refresh during an overload. The share is pure (AdmissionState).
@@ -65,6 +66,12 @@ export class AdmissionState {
 /** How often the lag is looked at. */
 export const TICK_MS = 5;
 
+/**
+ * Requests one turn of the loop must have read past the target before the rest of it is refused: a flood reads
+ * thousands at once, a steady moderate load a handful (400 requests/s during a 30 ms task: about 12).
+ */
+export const FLOOD_TURN = 64;
+
 const SHED_BODY = JSON.stringify({ error: "the server is overloaded; retry after a second" });
 
 /**
@@ -78,7 +85,10 @@ export function admissionControl(opts: AdmissionOptions, figures: SheddingFigure
   let timer: ReturnType<typeof setInterval> | null = null;
   let last = 0;
   let lastRequest = 0;
+  /** Requests that arrived since the timer last fired: within one turn of the loop, how many it has read. */
+  let thisTurn = 0;
   const probe = () => {
+    thisTurn = 0;
     const now = performance.now();
     const lag = Math.max(0, now - last - TICK_MS);
     last = now;
@@ -107,11 +117,12 @@ export function admissionControl(opts: AdmissionOptions, figures: SheddingFigure
       }
       // Within one long turn of the loop (a batch of requests read at once), a request reached past the target has
       // waited at least that long: refused at once, so the turn ends soon, whatever the share the timer set last.
-      const running = now - last - TICK_MS;
+      // A long turn with few requests in it is one slow task (a broadcast queued, a collection), not a flood.
+      const flooded = now - last - TICK_MS > opts.targetMs && ++thisTurn > FLOOD_TURN;
       if (
-        (running > opts.targetMs || state.fraction < 1 || figures.inFlight >= opts.maxInFlight) &&
+        (flooded || state.fraction < 1 || figures.inFlight >= opts.maxInFlight) &&
         requestClass(pathOf(request.url)) === "ordinary" &&
-        (running > opts.targetMs || !state.admit(figures.inFlight))
+        (flooded || !state.admit(figures.inFlight))
       ) {
         figures.shed++;
         return new Response(SHED_BODY, { status: 503, headers: { "content-type": "application/json", "retry-after": "1" } });

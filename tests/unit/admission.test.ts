@@ -3,7 +3,8 @@
 // about 0.1 s) and that the share is applied evenly; the in-flight cap.
 
 import { describe, expect, test } from "bun:test";
-import { AdmissionState, TICK_MS, requestClass } from "../../src/http/admission.ts";
+import { AdmissionState, FLOOD_TURN, TICK_MS, admissionControl, requestClass } from "../../src/http/admission.ts";
+import type { SheddingFigures } from "../../src/system/operations.ts";
 
 describe("which requests are kept", () => {
   test("admin, health, status, metrics, sign-in and tokens are never shed; data, users and code calls may be", () => {
@@ -67,5 +68,40 @@ describe("the admitted share", () => {
     const s = new AdmissionState({ targetMs: 20, maxInFlight: 100 });
     for (let i = 0; i < 200; i++) s.tick(500);
     expect(s.fraction).toBe(0.02);
+  });
+});
+
+describe("one long turn of the event loop", () => {
+  const figures = (): SheddingFigures => ({ enabled: false, admitted: 0, shed: 0, admitFraction: 1, queueMs: 0, inFlight: 0 });
+  /** `n` requests in one turn that has run `busyMs` past the timer's last look; how many were shed. */
+  const turn = (busyMs: number, n: number) => {
+    const f = figures();
+    const control = admissionControl({ targetMs: 20, maxInFlight: 100_000 }, f);
+    try {
+      control.enter(new Request("http://x/note"), {}); // starts the timer: its last look is now
+      const until = performance.now() + busyMs;
+      while (performance.now() < until) {}
+      let shed = 0;
+      for (let i = 0; i < n; i++) if (control.enter(new Request("http://x/note"), {})?.status === 503) shed++;
+      const kept = control.enter(new Request("http://x/_admin/api/status"), {});
+      return { shed, kept: kept === null, figures: f };
+    } finally {
+      control.stop();
+    }
+  };
+
+  test("a flood read in a turn past the target: beyond the first FLOOD_TURN requests the rest are refused", () => {
+    const r = turn(40, FLOOD_TURN + 36);
+    expect(r.shed).toBe(36);
+    expect(r.kept).toBe(true);
+    expect([r.figures.shed, r.figures.admitted]).toEqual([36, 1 + FLOOD_TURN + 1]);
+  });
+
+  test("a slow task with a few requests behind it (a steady moderate load) sheds nothing", () => {
+    expect(turn(40, 12).shed).toBe(0);
+  });
+
+  test("a flood within the target sheds nothing", () => {
+    expect(turn(0, 1000).shed).toBe(0);
   });
 });
