@@ -136,48 +136,26 @@ try {
   if (favourites.n !== authors) throw new Error(`${favourites.n} of ${authors} authors have their 3 favourites`);
 
   const mb = (n: number) => `${n.toFixed(0)} MB`;
+  type Cpu = ReturnType<typeof cpuCounters>;
+  const row = (name: string, p: ReturnType<typeof pull>, filesPerSecond: number | "", from: Cpu, to: Cpu) => [
+    name,
+    p.rows,
+    `${p.seconds.toFixed(1)} s`,
+    Math.round(p.rows / p.seconds),
+    filesPerSecond,
+    mb(p.maxRssMb),
+    stealPercent(from, to),
+  ];
   const md = [
     `${machine()}; 2 cores shared by Parse Server 9.10 (Node ${execFileSync("node", ["--version"], { encoding: "utf8" }).trim()}), PostgreSQL 15 and the import, all on loopback. ${total.toLocaleString("en")} objects in 5 classes (${authors.toLocaleString("en")} Author with a relation of 3 posts each, ${posts.toLocaleString("en")} Post with a pointer, a date and a geopoint, ${comments.toLocaleString("en")} Comment, ${tags.toLocaleString("en")} Tag, ${photos.toLocaleString("en")} Photo each with a 10 KB file), seeded in ${seedSeconds.toFixed(0)} s (schemas and files through Parse's API, rows in PostgreSQL). \`burrow import --from-parse\` (${values.binary ? "the built binary" : "from source"}) into a fresh data directory with the local file store; pages of 500 objects in objectId order, relation members and files 8 requests at a time.`,
     "",
     table(
       ["pull", "objects", "time", "objects/s", "files/s", "max RSS", "CPU steal"],
       [
-        [
-          "everything (5 classes, relations, files, dangling checks)",
-          all.rows,
-          `${all.seconds.toFixed(1)} s`,
-          Math.round(all.rows / all.seconds),
-          "",
-          mb(all.maxRssMb),
-          stealPercent(cpu0, cpu1),
-        ],
-        [
-          "Comment alone (plain objects and a pointer)",
-          plain.rows,
-          `${plain.seconds.toFixed(1)} s`,
-          Math.round(plain.rows / plain.seconds),
-          "",
-          mb(plain.maxRssMb),
-          stealPercent(cpu1, cpu2),
-        ],
-        [
-          "Photo alone (one 10 KB file each)",
-          withFiles.rows,
-          `${withFiles.seconds.toFixed(1)} s`,
-          Math.round(withFiles.rows / withFiles.seconds),
-          Math.round(photos / withFiles.seconds),
-          mb(withFiles.maxRssMb),
-          stealPercent(cpu2, cpu3),
-        ],
-        [
-          "Author alone (a relation: one $relatedTo query per object)",
-          related.rows,
-          `${related.seconds.toFixed(1)} s`,
-          Math.round(related.rows / related.seconds),
-          "",
-          mb(related.maxRssMb),
-          stealPercent(cpu3, cpu4),
-        ],
+        row("everything (5 classes, relations, files, dangling checks)", all, "", cpu0, cpu1),
+        row("Comment alone (plain objects and a pointer)", plain, "", cpu1, cpu2),
+        row("Photo alone (one 10 KB file each)", withFiles, Math.round(photos / withFiles.seconds), cpu2, cpu3),
+        row("Author alone (a relation: one $relatedTo query per object)", related, "", cpu3, cpu4),
       ],
     ),
   ].join("\n");
