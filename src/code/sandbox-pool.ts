@@ -1,7 +1,9 @@
 // The sandboxes of one bundle on one thread: a few kept warm with the bundle loaded, more made on demand up to
 // a cap (calls beyond it wait their turn), each running one call at a time. A sandbox that hit a limit, or
 // whose linear memory grew past the high-water mark, is dropped after its call and replaced, so a method that
-// once allocated a lot does not keep the memory. Retiring a pool (new code) lets calls in flight finish.
+// once allocated a lot does not keep the memory. Sandboxes made for a burst beyond the warm ones are dropped once
+// they sat idle for `idleMs`, so a rare peak of concurrent calls does not keep their memory for good. Retiring a
+// pool (new code) lets calls in flight finish.
 
 import { CodeError } from "./code-error.ts";
 import {
@@ -25,10 +27,18 @@ export interface BundleSpec {
   warm: number;
   /** Most sandboxes at once (calls beyond wait). */
   max: number;
+  /** Idle time after which a sandbox beyond the warm ones is dropped (default 30 s). */
+  idleMs?: number;
 }
 
+const IDLE_MS = 30_000;
+
 export class SandboxPool {
+  /** Idle sandboxes, least recently used first (calls take the last). */
   private idle: Sandbox[] = [];
+  /** When each idle sandbox was given back. */
+  private idleSince = new WeakMap<Sandbox, number>();
+  private sweeper: ReturnType<typeof setInterval> | null = null;
   private live = 0;
   private waiters: { resolve: (s: Sandbox) => void; reject: (e: unknown) => void }[] = [];
   private retired = false;
@@ -82,7 +92,31 @@ export class SandboxPool {
     const waiter = this.waiters.shift();
     if (waiter) waiter.resolve(s);
     else if (this.retired) this.drop(s);
-    else this.idle.push(s);
+    else {
+      this.idle.push(s);
+      this.idleSince.set(s, performance.now());
+      if (this.live > this.spec.warm) this.startSweeping();
+    }
+  }
+
+  /** Checks now and then for sandboxes beyond the warm ones that sat idle too long; stops once none are left. */
+  private startSweeping(): void {
+    if (this.sweeper) return;
+    const idleMs = this.spec.idleMs ?? IDLE_MS;
+    this.sweeper = setInterval(() => this.sweep(idleMs), Math.max(10, idleMs / 2));
+    this.sweeper.unref?.();
+  }
+
+  private sweep(idleMs: number): void {
+    const now = performance.now();
+    while (this.live > this.spec.warm && this.idle.length > 0 && now - (this.idleSince.get(this.idle[0]!) ?? now) >= idleMs)
+      this.drop(this.idle.shift()!);
+    if (this.live <= this.spec.warm || this.retired) this.stopSweeping();
+  }
+
+  private stopSweeping(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = null;
   }
 
   private drop(s: Sandbox): void {
@@ -140,6 +174,7 @@ export class SandboxPool {
   /** Stop taking new calls; idle sandboxes go now, busy ones once the calls already waiting are served. */
   retire(): void {
     this.retired = true;
+    this.stopSweeping();
     for (const s of this.idle.splice(0)) this.drop(s);
   }
 

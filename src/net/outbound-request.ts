@@ -51,6 +51,12 @@ interface Pool {
 
 const modules = onFirstUse(() => ({ http: require("node:http") as typeof Http, https: require("node:https") as typeof Https }));
 const publicOnly = publicOnlyLookup();
+/**
+ * How long a pooled connection may sit idle before it is closed (an agent's socket timeout closes only free
+ * sockets). Without it a burst (a Web Push broadcast opens up to its in-flight limit of connections to one
+ * service) leaves its connections open for as long as the far end keeps them. Read when a pool is made.
+ */
+export const outboundPoolSettings = { idleSocketMs: 15_000 };
 /** The key of the unguarded pool that resolves through the system resolver. */
 const SYSTEM = {};
 /** Pools by lookup, guarded and unguarded apart: a connection never moves from one guard or lookup to another. */
@@ -64,7 +70,12 @@ function poolFor(guarded: boolean, lookup: Lookup | undefined): Pool {
   if (!pool) {
     const { http, https } = modules();
     // The agent's own lookup wins over a request's, so every socket this pool opens goes through it.
-    const options = { keepAlive: true, maxSockets: 256, ...(key === SYSTEM ? {} : { lookup: key as Lookup }) };
+    const options = {
+      keepAlive: true,
+      maxSockets: 256,
+      timeout: outboundPoolSettings.idleSocketMs,
+      ...(key === SYSTEM ? {} : { lookup: key as Lookup }),
+    };
     pool = { "http:": new http.Agent(options), "https:": new https.Agent(options) };
     byLookup.set(key, pool);
   }

@@ -7,6 +7,9 @@ export interface GaugeFigures {
   uptimeSeconds: number;
   rssBytes: number;
   heapUsedBytes: number;
+  /** JavaScript heap reserved, and memory held outside it by JS objects (buffers, SQLite statements): process.memoryUsage(). */
+  heapTotalBytes?: number;
+  externalBytes?: number;
   stores: Record<string, { db: number; wal: number }>;
   push: Record<string, { depth: number; retrying: number; leased: number; oldestAgeMs: number | null; tokens: number }>;
   code: { running: boolean; bundles: number; calls: number; failures: number; inFlight: number };
@@ -138,5 +141,13 @@ export function prometheusText(stats: RequestStats, g: GaugeFigures): string {
   out.push(`process_resident_memory_bytes ${g.rssBytes}`);
   metric("burrow_heap_used_bytes", "gauge", "JavaScript heap in use.");
   out.push(`burrow_heap_used_bytes ${g.heapUsedBytes}`);
+  if (g.heapTotalBytes !== undefined) {
+    metric("burrow_heap_total_bytes", "gauge", "JavaScript heap reserved.");
+    out.push(`burrow_heap_total_bytes ${g.heapTotalBytes}`);
+  }
+  if (g.externalBytes !== undefined) {
+    metric("burrow_external_memory_bytes", "gauge", "Memory held outside the JavaScript heap by JavaScript objects (buffers).");
+    out.push(`burrow_external_memory_bytes ${g.externalBytes}`);
+  }
   return `${out.join("\n")}\n`;
 }

@@ -123,6 +123,9 @@ describe("metrics", () => {
       expect(r.text).toContain('burrow_store_bytes{store="development",file="db"}');
       expect(r.text).toContain('burrow_push_queue_depth{env="production"} 0');
       expect(r.text).toContain("process_resident_memory_bytes");
+      // Memory apart: the JS heap in use and reserved, and what JS objects hold outside it (all positive byte counts).
+      for (const name of ["burrow_heap_used_bytes", "burrow_heap_total_bytes", "burrow_external_memory_bytes"])
+        expect(Number(new RegExp(`^${name} (\\d+)$`, "m").exec(r.text)?.[1])).toBeGreaterThan(0);
     } finally {
       await m.close();
     }

@@ -61,3 +61,29 @@ test("threads: a method busy past 100 ms pauses while the API answers requests, 
     await runner.close();
   }
 }, 15_000);
+
+test("inline: sandboxes made for a burst are dropped once idle past idleMs; the warm one stays and serves", async () => {
+  const runner = new InlineRunner();
+  try {
+    const js = `export const methods = [{ name: "slow", async execute(req, s) { await s.data.read("wait", ""); return { body: 1 }; } }];`;
+    await runner.install({ ...spec("burst", js), idleMs: 200 });
+    const gates: (() => void)[] = [];
+    const gated = async () => {
+      await new Promise<void>((r) => gates.push(r));
+      return null;
+    };
+    const calls = Array.from({ length: 6 }, () => runner.call("burst", "slow", JSON.stringify({}), gated));
+    while (gates.length < 6) await Bun.sleep(5);
+    expect(runner.sizes().burst).toBe(6);
+    for (const g of gates) g();
+    await Promise.all(calls);
+    expect(runner.sizes().burst).toBe(6); // given back, idle for now
+    const deadline = Date.now() + 3000;
+    while (runner.sizes().burst! > 1 && Date.now() < deadline) await Bun.sleep(20);
+    expect(runner.sizes().burst).toBe(1);
+    expect((await runner.call("burst", "slow", JSON.stringify({}), async () => null)).body).toEqual({ kind: "json", text: "1" });
+    expect(runner.sizes().burst).toBe(1);
+  } finally {
+    await runner.close();
+  }
+});

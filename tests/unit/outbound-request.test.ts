@@ -7,13 +7,15 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import http from "node:http";
 import type { LookupAddress } from "node:dns";
-import { type Lookup, type OutboundInit, outboundRequest } from "../../src/net/outbound-request.ts";
+import { type Lookup, type OutboundInit, outboundPoolSettings, outboundRequest } from "../../src/net/outbound-request.ts";
 import { isPrivateAddress, publicOnlyLookup } from "../../src/net/public-address.ts";
 
 /** A loopback HTTP server that counts the connections it accepted and the requests it answered. */
 interface Counter {
   port: number;
   connections: number;
+  /** Connections open now. */
+  open: number;
   /** "<Host header> <path>" of every request answered. */
   requests: string[];
   stop(): Promise<void>;
@@ -32,9 +34,11 @@ async function listen(host: string, port = 0): Promise<Counter> {
     res.end(host);
   });
   server.keepAliveTimeout = 30_000;
-  const counter: Counter = { port: 0, connections: 0, requests: [], stop: async () => {} };
+  const counter: Counter = { port: 0, connections: 0, open: 0, requests: [], stop: async () => {} };
   server.on("connection", (socket) => {
     counter.connections++;
+    counter.open++;
+    socket.on("close", () => counter.open--);
     socket.on("error", () => {});
   });
   await new Promise<void>((resolve, reject) => {
@@ -218,5 +222,33 @@ describe("every new guarded connection is checked", () => {
       (await failure(outboundRequest(`http://idp.test:${idp.port}/y`, base({ lookup, headers: { host: `pub.test:${pub.port}` } })))).code,
     ).toBe("EADDRNOTPUBLIC");
     expect([idp.connections, idp.requests.length]).toEqual([1, 1]);
+  });
+});
+
+describe("pooled connections", () => {
+  test("are reused while busy and closed once idle past the pool's idle time", async () => {
+    const server = await listen("127.0.0.1");
+    const before = outboundPoolSettings.idleSocketMs;
+    outboundPoolSettings.idleSocketMs = 300; // read when the pool is made: a new lookup makes a new pool
+    try {
+      const lookup = plainLookup({ "burst.test": "127.0.0.1" });
+      const url = `http://burst.test:${server.port}/`;
+      const burst = await Promise.all(
+        Array.from({ length: 8 }, () => outboundRequest(url, base({ allowPrivate: true, unguardedLookup: lookup }))),
+      );
+      expect(burst.map((r) => r.status)).toEqual(Array(8).fill(200));
+      expect(server.open).toBe(8);
+      // Within the idle time a connection is reused, not opened anew.
+      expect((await outboundRequest(url, base({ allowPrivate: true, unguardedLookup: lookup }))).status).toBe(200);
+      expect(server.connections).toBe(8);
+      const deadline = Date.now() + 3000;
+      while (server.open > 0 && Date.now() < deadline) await Bun.sleep(50);
+      expect(server.open).toBe(0);
+      // A request after that opens a new connection and succeeds.
+      expect((await outboundRequest(url, base({ allowPrivate: true, unguardedLookup: lookup }))).status).toBe(200);
+      expect(server.connections).toBe(9);
+    } finally {
+      outboundPoolSettings.idleSocketMs = before;
+    }
   });
 });

@@ -51,6 +51,8 @@ export function metricsRoutes(burrow: Burrow) {
         uptimeSeconds: Math.floor((Date.now() - burrow.startedAt) / 1000),
         rssBytes: mem.rss,
         heapUsedBytes: mem.heapUsed,
+        heapTotalBytes: mem.heapTotal,
+        externalBytes: mem.external,
         stores,
         push,
         code: burrow.code.stats(),
