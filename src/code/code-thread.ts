@@ -13,6 +13,7 @@ import { RawJson } from "./raw-json.ts";
 import { batchedPoster, unbatch } from "./message-batch.ts";
 import { type Answered, type BundleInfo, type MethodResponse, bodyText } from "./sandbox.ts";
 import { LocalReads, type LocalReadFiles, type ReadPlan } from "./local-reads.ts";
+import { sandboxDrops } from "./sandbox-pool.ts";
 
 declare const self: Worker;
 
@@ -69,6 +70,18 @@ const runner = new InlineRunner({
     }
   },
 });
+
+// A thrown-away sandbox's memory is freed by a collection: one a second after a drop, between calls (a few ms on
+// this thread's small heap; the thread answering requests is not involved).
+let collectAsked = false;
+sandboxDrops.notify = () => {
+  if (collectAsked) return;
+  collectAsked = true;
+  setTimeout(() => {
+    collectAsked = false;
+    Bun.gc(true);
+  }, 1000);
+};
 
 const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
 let nextSid = 1;

@@ -33,6 +33,13 @@ export interface BundleSpec {
 
 const IDLE_MS = 30_000;
 
+/**
+ * Told after a sandbox is thrown away. Its linear memory goes back to the system only once the garbage collector
+ * frees its WebAssembly.Memory, and a code thread's own JS heap is so small that a collection may not come for many
+ * minutes (seen: 30 thrown-away memories waiting); a code thread sets this to ask for one soon.
+ */
+export const sandboxDrops: { notify: (() => void) | null } = { notify: null };
+
 export class SandboxPool {
   /** Idle sandboxes, least recently used first (calls take the last). */
   private idle: Sandbox[] = [];
@@ -122,6 +129,7 @@ export class SandboxPool {
   private drop(s: Sandbox): void {
     this.live--;
     s.dispose();
+    sandboxDrops.notify?.();
   }
 
   /** A sandbox once one is free (or a new one, below `max`). */
