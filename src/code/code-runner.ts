@@ -31,6 +31,8 @@ export interface CodeRunner {
   /** Retire a bundle's pool: new calls are refused, calls in flight finish. */
   drop(key: string): void;
   close(): Promise<void>;
+  /** Memory of the threads the code runs on, as they last reported it (runners on this thread: none). */
+  memory?(): { heapBytes: number; externalBytes: number };
 }
 
 export class InlineRunner implements CodeRunner {

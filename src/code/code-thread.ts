@@ -29,7 +29,9 @@ export type FromCodeThread =
   | { type: "result"; id: number; status: number; headers: Record<string, string>; kind: MethodResponse["body"]["kind"]; payload: string }
   | { type: "failed"; id: number; error: ErrorData }
   | { type: "service"; sid: number; id: number; service: string; op: string; args: unknown[] }
-  | { type: "demoted" };
+  | { type: "demoted" }
+  /** The thread's own memory (JS heap in use, memory held outside it: mostly the sandboxes' linear memory). */
+  | { type: "memory"; heapBytes: number; externalBytes: number };
 
 /** What the main thread tells a thread first: the embedded store's files, the API's answered-requests counter. */
 export interface ThreadSetup {
@@ -83,6 +85,15 @@ sandboxDrops.notify = () => {
   }, 1000);
 };
 
+/** The thread's memory to the main thread at start, after each install and every 5 s (code figures, /_metrics). */
+const MEMORY_EVERY_MS = 5_000;
+function reportMemory(): void {
+  const m = process.memoryUsage();
+  self.postMessage(JSON.stringify([{ type: "memory", heapBytes: m.heapUsed, externalBytes: m.external } satisfies FromCodeThread]));
+}
+reportMemory();
+setInterval(reportMemory, MEMORY_EVERY_MS).unref?.();
+
 const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
 let nextSid = 1;
 
@@ -102,7 +113,10 @@ function receive(m: ToCodeThread): void {
   switch (m.type) {
     case "install":
       runner.install(m.spec).then(
-        (info) => post({ type: "installed", id: m.id, info }),
+        (info) => {
+          post({ type: "installed", id: m.id, info });
+          reportMemory(); // a new pool's sandboxes count at once, not at the next report
+        },
         (err) => post({ type: "failed", id: m.id, error: errorData(err) }),
       );
       break;

@@ -317,9 +317,25 @@ export class CustomCode {
     }
   }
 
-  /** This process's custom code figures: whether its threads run, bundles loaded, calls and failures since start. */
-  stats(): { running: boolean; bundles: number; calls: number; failures: number; inFlight: number } {
-    return { running: this.runnerInstance !== null, bundles: this.installed.size, ...this.counts };
+  /**
+   * This process's custom code figures: whether its threads run, bundles loaded, calls and failures since start,
+   * and the threads' memory (JS heap in use, memory held outside it) when they run.
+   */
+  stats(): {
+    running: boolean;
+    bundles: number;
+    calls: number;
+    failures: number;
+    inFlight: number;
+    threadMemory?: { heapBytes: number; externalBytes: number };
+  } {
+    const threadMemory = this.runnerInstance?.memory?.();
+    return {
+      running: this.runnerInstance !== null,
+      bundles: this.installed.size,
+      ...this.counts,
+      ...(threadMemory ? { threadMemory } : {}),
+    };
   }
 
   /** The API error of a failed call; the failure is also logged for the code's author (source=code). */

@@ -47,6 +47,8 @@ class CodeThread {
   private installs = new Map<number, { resolve: (m: BundleInfo) => void; reject: (e: unknown) => void }>();
   demoted = false;
   dead = false;
+  /** The thread's last memory report. */
+  memory = { heapBytes: 0, externalBytes: 0 };
 
   constructor(private readonly owner: ThreadRunner) {
     this.worker = new Worker(THREAD_URL);
@@ -114,6 +116,9 @@ class CodeThread {
       }
       case "demoted":
         this.owner.demote(this);
+        return;
+      case "memory":
+        this.memory = { heapBytes: m.heapBytes, externalBytes: m.externalBytes };
         return;
     }
   }
@@ -294,6 +299,15 @@ export class ThreadRunner implements CodeRunner {
   }
 
   /** Threads and their calls in flight (tests and status). */
+  /** The code threads' memory as they last reported it, summed over the live threads. */
+  memory(): { heapBytes: number; externalBytes: number } {
+    const live = this.threads.filter((t) => !t.dead);
+    return {
+      heapBytes: live.reduce((n, t) => n + t.memory.heapBytes, 0),
+      externalBytes: live.reduce((n, t) => n + t.memory.externalBytes, 0),
+    };
+  }
+
   stats(): { threads: number; demoted: number; inFlight: number } {
     const live = this.threads.filter((t) => !t.dead);
     return { threads: live.length, demoted: live.filter((t) => t.demoted).length, inFlight: live.reduce((n, t) => n + t.calls.size, 0) };

@@ -12,7 +12,14 @@ export interface GaugeFigures {
   externalBytes?: number;
   stores: Record<string, { db: number; wal: number }>;
   push: Record<string, { depth: number; retrying: number; leased: number; oldestAgeMs: number | null; tokens: number }>;
-  code: { running: boolean; bundles: number; calls: number; failures: number; inFlight: number };
+  code: {
+    running: boolean;
+    bundles: number;
+    calls: number;
+    failures: number;
+    inFlight: number;
+    threadMemory?: { heapBytes: number; externalBytes: number };
+  };
   live: { streams: number; subscriptions: number; delivered: number; lagMs: number };
   /** After-hook queues by environment, and this process's runs since start. */
   hooks?: { queues: Record<string, { queued: number; oldestMs: number; dead: number }>; ran: number; failed: number; waits: number };
@@ -85,6 +92,16 @@ export function prometheusText(stats: RequestStats, g: GaugeFigures): string {
   out.push(`burrow_code_failures_total ${g.code.failures}`);
   metric("burrow_code_calls_in_flight", "gauge", "Custom code method calls running now.");
   out.push(`burrow_code_calls_in_flight ${g.code.inFlight}`);
+  if (g.code.threadMemory) {
+    metric("burrow_code_thread_heap_bytes", "gauge", "JavaScript heap in use on the custom code threads, summed.");
+    out.push(`burrow_code_thread_heap_bytes ${g.code.threadMemory.heapBytes}`);
+    metric(
+      "burrow_code_thread_external_bytes",
+      "gauge",
+      "Memory held outside the heap on the custom code threads (sandboxes' linear memory, reserved).",
+    );
+    out.push(`burrow_code_thread_external_bytes ${g.code.threadMemory.externalBytes}`);
+  }
 
   metric("burrow_live_streams", "gauge", "Live streams connected to this process.");
   out.push(`burrow_live_streams ${g.live.streams}`);

@@ -111,6 +111,26 @@ describe("metrics", () => {
     expect(r.body.error).toContain("--metrics");
   });
 
+  test("with --metrics: the custom code threads report their memory once code runs", async () => {
+    const m = await makeTestApp({ flags: { "--metrics": true } });
+    try {
+      const bundle = `export const methods = [{ name: "hello", execute() { return { body: "hi" }; } }];`;
+      expect((await upload(m, bundle)).status).toBeLessThan(300);
+      expect((await m.request("GET", "/hello")).status).toBe(200);
+      const figure = (text: string, name: string) => Number(new RegExp(`^${name} (\\d+)$`, "m").exec(text)?.[1] ?? 0);
+      let text = "";
+      for (let i = 0; i < 100 && figure(text, "burrow_code_thread_external_bytes") < 16 * 2 ** 20; i++) {
+        text = (await m.request("GET", "/_metrics", { key: null, version: null })).text;
+        await Bun.sleep(50);
+      }
+      expect(figure(text, "burrow_code_thread_heap_bytes")).toBeGreaterThan(0);
+      // Each warm sandbox reserves its linear memory (16 MB at the start).
+      expect(figure(text, "burrow_code_thread_external_bytes")).toBeGreaterThanOrEqual(16 * 2 ** 20);
+    } finally {
+      await m.close();
+    }
+  });
+
   test("with --metrics: Prometheus text with request counters and gauges", async () => {
     const m = await makeTestApp({ flags: { "--metrics": true } });
     try {
