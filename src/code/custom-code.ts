@@ -35,6 +35,17 @@ const NO_EVENTS: readonly HookEvent[] = Object.freeze([]);
 /** The request object a method gets: the guest contract's own type (sandbox/burrow.d.ts), so the two cannot drift. */
 export type GuestRequest = Burrow.Request;
 
+/** Custom code figures of this process (status page, /_metrics). */
+export interface CodeFigures {
+  running: boolean;
+  bundles: number;
+  calls: number;
+  failures: number;
+  inFlight: number;
+  /** The code threads' memory as they last reported it. */
+  threadMemory?: { heapBytes: number; externalBytes: number };
+}
+
 interface CodeSettings {
   timeoutMs: number;
   memoryMb: number;
@@ -321,14 +332,7 @@ export class CustomCode {
    * This process's custom code figures: whether its threads run, bundles loaded, calls and failures since start,
    * and the threads' memory (JS heap in use, memory held outside it) when they run.
    */
-  stats(): {
-    running: boolean;
-    bundles: number;
-    calls: number;
-    failures: number;
-    inFlight: number;
-    threadMemory?: { heapBytes: number; externalBytes: number };
-  } {
+  stats(): CodeFigures {
     const threadMemory = this.runnerInstance?.memory?.();
     return {
       running: this.runnerInstance !== null,

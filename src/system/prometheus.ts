@@ -2,6 +2,7 @@
 
 import type { OperationsFigures } from "./operations.ts";
 import { AREAS, PROM_BOUNDS, type RequestStats } from "./request-stats.ts";
+import type { CodeFigures } from "../code/custom-code.ts";
 
 export interface GaugeFigures {
   uptimeSeconds: number;
@@ -12,14 +13,7 @@ export interface GaugeFigures {
   externalBytes?: number;
   stores: Record<string, { db: number; wal: number }>;
   push: Record<string, { depth: number; retrying: number; leased: number; oldestAgeMs: number | null; tokens: number }>;
-  code: {
-    running: boolean;
-    bundles: number;
-    calls: number;
-    failures: number;
-    inFlight: number;
-    threadMemory?: { heapBytes: number; externalBytes: number };
-  };
+  code: CodeFigures;
   live: { streams: number; subscriptions: number; delivered: number; lagMs: number };
   /** After-hook queues by environment, and this process's runs since start. */
   hooks?: { queues: Record<string, { queued: number; oldestMs: number; dead: number }>; ran: number; failed: number; waits: number };
