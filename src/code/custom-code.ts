@@ -27,6 +27,7 @@ import {
   type SandboxLimits,
 } from "./sandbox.ts";
 import { parseSchedule } from "./cron.ts";
+import type { CodeFigures } from "../system/prometheus.ts";
 
 export type { BundleInfo, HookEvent, JobInfo, MethodInfo, MethodResponse } from "./sandbox.ts";
 
@@ -34,17 +35,6 @@ const NO_EVENTS: readonly HookEvent[] = Object.freeze([]);
 
 /** The request object a method gets: the guest contract's own type (sandbox/burrow.d.ts), so the two cannot drift. */
 export type GuestRequest = Burrow.Request;
-
-/** Custom code figures of this process (status page, /_metrics). */
-export interface CodeFigures {
-  running: boolean;
-  bundles: number;
-  calls: number;
-  failures: number;
-  inFlight: number;
-  /** The code threads' memory as they last reported it. */
-  threadMemory?: { heapBytes: number; externalBytes: number };
-}
 
 interface CodeSettings {
   timeoutMs: number;

@@ -2,7 +2,17 @@
 
 import type { OperationsFigures } from "./operations.ts";
 import { AREAS, PROM_BOUNDS, type RequestStats } from "./request-stats.ts";
-import type { CodeFigures } from "../code/custom-code.ts";
+
+/** Custom code figures of this process (status page, /_metrics). */
+export interface CodeFigures {
+  running: boolean;
+  bundles: number;
+  calls: number;
+  failures: number;
+  inFlight: number;
+  /** The code threads' memory as they last reported it. */
+  threadMemory?: { heapBytes: number; externalBytes: number };
+}
 
 export interface GaugeFigures {
   uptimeSeconds: number;
