@@ -445,6 +445,8 @@ interface Sample {
   /** The custom code threads' JS heap in use and memory outside it (sandboxes' linear memory, reserved), summed. */
   codeHeapMb: number;
   codeExternalMb: number;
+  /** Full collections the code threads ran themselves (a counter since start). */
+  codeCollections: number;
   fds: number;
   socketFds: number;
   inboundFds: number;
@@ -460,7 +462,7 @@ interface Sample {
 }
 const samples: Sample[] = [];
 const CSV_HEADER =
-  "t_s,rss_mb,anon_mb,file_mb,heap_mb,heap_total_mb,external_mb,code_heap_mb,code_external_mb,fds,socket_fds,inbound_fds,dev_wal_kb,sys_wal_kb,dev_db_mb,requests,p50_ms,p99_ms,errors,server_cpu_pct,live_connected";
+  "t_s,rss_mb,anon_mb,file_mb,heap_mb,heap_total_mb,external_mb,code_heap_mb,code_external_mb,code_collections,fds,socket_fds,inbound_fds,dev_wal_kb,sys_wal_kb,dev_db_mb,requests,p50_ms,p99_ms,errors,server_cpu_pct,live_connected";
 writeFileSync(csvPath, `${CSV_HEADER}\n`);
 const pct = (xs: ArrayLike<number>, p: number) => {
   if (xs.length === 0) return NaN;
@@ -507,7 +509,14 @@ function descriptors(): { all: number; sockets: number; inbound: number } {
   return { all, sockets, inbound };
 }
 /** The server's JS heap in use and reserved, and memory held outside the heap by JS objects, from /_metrics. */
-async function heapFigures(): Promise<{ used: number; total: number; external: number; codeHeap: number; codeExternal: number }> {
+async function heapFigures(): Promise<{
+  used: number;
+  total: number;
+  external: number;
+  codeHeap: number;
+  codeExternal: number;
+  codeCollections: number;
+}> {
   try {
     const text = await (await fetch(`${url}/_metrics`)).text();
     const mb = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? NaN) / 2 ** 20;
@@ -517,9 +526,10 @@ async function heapFigures(): Promise<{ used: number; total: number; external: n
       external: mb("burrow_external_memory_bytes"),
       codeHeap: mb("burrow_code_thread_heap_bytes"),
       codeExternal: mb("burrow_code_thread_external_bytes"),
+      codeCollections: mb("burrow_code_thread_collections_total") * 2 ** 20,
     };
   } catch {
-    return { used: NaN, total: NaN, external: NaN, codeHeap: NaN, codeExternal: NaN };
+    return { used: NaN, total: NaN, external: NaN, codeHeap: NaN, codeExternal: NaN, codeCollections: NaN };
   }
 }
 
@@ -548,6 +558,7 @@ async function sample(): Promise<void> {
     externalMb: heap.external,
     codeHeapMb: heap.codeHeap,
     codeExternalMb: heap.codeExternal,
+    codeCollections: heap.codeCollections,
     fds: fd.all,
     socketFds: fd.sockets,
     inboundFds: fd.inbound,
@@ -566,7 +577,7 @@ async function sample(): Promise<void> {
   samples.push(s);
   appendFileSync(
     csvPath,
-    `${[s.t.toFixed(0), s.rssMb.toFixed(1), s.anonMb.toFixed(1), s.fileMb.toFixed(1), s.heapMb.toFixed(1), s.heapTotalMb.toFixed(1), s.externalMb.toFixed(1), s.codeHeapMb.toFixed(1), s.codeExternalMb.toFixed(1), s.fds, s.socketFds, s.inboundFds, s.devWalKb.toFixed(0), s.sysWalKb.toFixed(0), s.devDbMb.toFixed(2), s.requests, s.p50.toFixed(2), s.p99.toFixed(2), s.errors, s.cpuPct.toFixed(0), s.liveConnected].join(",")}\n`,
+    `${[s.t.toFixed(0), s.rssMb.toFixed(1), s.anonMb.toFixed(1), s.fileMb.toFixed(1), s.heapMb.toFixed(1), s.heapTotalMb.toFixed(1), s.externalMb.toFixed(1), s.codeHeapMb.toFixed(1), s.codeExternalMb.toFixed(1), s.codeCollections, s.fds, s.socketFds, s.inboundFds, s.devWalKb.toFixed(0), s.sysWalKb.toFixed(0), s.devDbMb.toFixed(2), s.requests, s.p50.toFixed(2), s.p99.toFixed(2), s.errors, s.cpuPct.toFixed(0), s.liveConnected].join(",")}\n`,
   );
   if (samples.length % 6 === 0 || MINUTES < 10)
     log(

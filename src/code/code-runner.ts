@@ -5,6 +5,7 @@
 import { SandboxPool, type BundleSpec } from "./sandbox-pool.ts";
 import { CodeError } from "./code-error.ts";
 import type { BundleInfo, Dispatch, MethodResponse, SandboxHooks } from "./sandbox.ts";
+import type { ThreadMemory } from "../system/prometheus.ts";
 import type { ReadPlanner } from "./local-reads.ts";
 
 export type { BundleSpec } from "./sandbox-pool.ts";
@@ -32,7 +33,7 @@ export interface CodeRunner {
   drop(key: string): void;
   close(): Promise<void>;
   /** Memory of the threads the code runs on, as they last reported it (runners on this thread: none). */
-  memory?(): { heapBytes: number; externalBytes: number };
+  memory?(): ThreadMemory;
 }
 
 export class InlineRunner implements CodeRunner {

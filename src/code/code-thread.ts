@@ -6,6 +6,7 @@
 // slow the API. From then on the busy method also pauses whenever the API is answering requests (it runs while
 // the API is quiet), since a CPU kept busy at idle priority still slows the other CPUs of a small virtual machine.
 
+import { gcAndSweep } from "bun:jsc";
 import { availableParallelism } from "node:os";
 import { batchThreadPolicy, idleThreadPolicy, niceThread } from "../os/thread-priority.ts";
 import { type BundleSpec, type ErrorData, InlineRunner, errorData } from "./code-runner.ts";
@@ -14,6 +15,7 @@ import { batchedPoster, unbatch } from "./message-batch.ts";
 import { type Answered, type BundleInfo, type MethodResponse, bodyText } from "./sandbox.ts";
 import { LocalReads, type LocalReadFiles, type ReadPlan } from "./local-reads.ts";
 import { sandboxDrops } from "./sandbox-pool.ts";
+import type { ThreadMemory } from "../system/prometheus.ts";
 
 declare const self: Worker;
 
@@ -31,12 +33,14 @@ export type FromCodeThread =
   | { type: "service"; sid: number; id: number; service: string; op: string; args: unknown[] }
   | { type: "demoted" }
   /** The thread's own memory (JS heap in use, memory held outside it: mostly the sandboxes' linear memory). */
-  | { type: "memory"; heapBytes: number; externalBytes: number };
+  | ({ type: "memory" } & ThreadMemory);
 
 /** What the main thread tells a thread first: the embedded store's files, the API's answered-requests counter. */
 export interface ThreadSetup {
   reads?: LocalReadFiles;
   activity?: SharedArrayBuffer;
+  /** Own heap growth that makes the thread collect (default OWN_GROWTH_BYTES; tests set it low). */
+  collectAfterBytes?: number;
 }
 
 // Woken by a message, this thread waits for a free CPU instead of taking the one the main thread is on: measured,
@@ -73,23 +77,43 @@ const runner = new InlineRunner({
   },
 });
 
-// A thrown-away sandbox's memory is freed by a collection: one a second after a drop, between calls (a few ms on
-// this thread's small heap; the thread answering requests is not involved).
+// Collections of this thread's heap. The collector paces full collections by the heap's size counting the
+// sandboxes' linear memory (tens of MB) while the thread's own objects are a few MB, so garbage of tens of MB
+// piled up between full collections (seen as process memory growing for an hour under steady custom code calls).
+// The thread collects itself when its own objects grew by OWN_GROWTH_BYTES since the last collection (checked
+// every 5 s; a collection of this small heap takes a few ms and never involves the thread answering requests),
+// and a second after a sandbox is dropped (its memory is freed only by a collection).
+const OWN_GROWTH_BYTES = 2 * 1024 * 1024;
+let collectAfterBytes = OWN_GROWTH_BYTES;
+let ownAfterCollect = 0;
+let collections = 0;
+function ownBytes(m: NodeJS.MemoryUsage): number {
+  return Math.max(0, m.heapUsed - m.external);
+}
+function collect(): NodeJS.MemoryUsage {
+  gcAndSweep();
+  collections++;
+  const m = process.memoryUsage();
+  ownAfterCollect = ownBytes(m);
+  return m;
+}
 let collectAsked = false;
 sandboxDrops.notify = () => {
   if (collectAsked) return;
   collectAsked = true;
   setTimeout(() => {
     collectAsked = false;
-    Bun.gc(true);
+    collect();
   }, 1000);
 };
 
 /** The thread's memory to the main thread at start, after each install and every 5 s (code figures, /_metrics). */
 const MEMORY_EVERY_MS = 5_000;
 function reportMemory(): void {
-  const m = process.memoryUsage();
-  self.postMessage(JSON.stringify([{ type: "memory", heapBytes: m.heapUsed, externalBytes: m.external } satisfies FromCodeThread]));
+  let m = process.memoryUsage();
+  if (ownBytes(m) > ownAfterCollect + collectAfterBytes) m = collect();
+  const report: FromCodeThread = { type: "memory", heapBytes: m.heapUsed, externalBytes: m.external, collections };
+  self.postMessage(JSON.stringify([report]));
 }
 reportMemory();
 setInterval(reportMemory, MEMORY_EVERY_MS).unref?.();
@@ -104,6 +128,7 @@ self.onmessage = (e: MessageEvent<string | ThreadSetup>) => {
   if (typeof e.data !== "string") {
     if (e.data.reads) local = new LocalReads(e.data.reads);
     if (e.data.activity) activity = new Int32Array(e.data.activity);
+    if (e.data.collectAfterBytes !== undefined) collectAfterBytes = e.data.collectAfterBytes;
     return;
   }
   for (const m of unbatch<ToCodeThread>(e.data)) receive(m);

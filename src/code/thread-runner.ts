@@ -12,6 +12,7 @@ import { batchedPoster, unbatch } from "./message-batch.ts";
 import { CodeError } from "./code-error.ts";
 import { Answered, type BundleInfo, type Dispatch, type MethodResponse, bodyOf } from "./sandbox.ts";
 import type { LocalReadFiles, ReadPlanner } from "./local-reads.ts";
+import type { ThreadMemory } from "../system/prometheus.ts";
 
 /** In the compiled binary every module sits in one bundle at the root and the thread at code/ (scripts/build.ts). */
 const THREAD_URL = import.meta.url.includes("/$bunfs/")
@@ -48,7 +49,7 @@ class CodeThread {
   demoted = false;
   dead = false;
   /** The thread's last memory report. */
-  memory = { heapBytes: 0, externalBytes: 0 };
+  memory: ThreadMemory = { heapBytes: 0, externalBytes: 0, collections: 0 };
 
   constructor(private readonly owner: ThreadRunner) {
     this.worker = new Worker(THREAD_URL);
@@ -118,7 +119,7 @@ class CodeThread {
         this.owner.demote(this);
         return;
       case "memory":
-        this.memory = { heapBytes: m.heapBytes, externalBytes: m.externalBytes };
+        this.memory = { heapBytes: m.heapBytes, externalBytes: m.externalBytes, collections: m.collections };
         return;
     }
   }
@@ -147,6 +148,8 @@ export interface ThreadRunnerOptions {
   localReads?: LocalReadFiles;
   /** Int32 counting the API's answered requests: a runaway method pauses while it moves (code-thread.ts). */
   apiActivity?: SharedArrayBuffer;
+  /** Own heap growth that makes a thread collect itself (code-thread.ts; tests set it low). */
+  collectAfterBytes?: number;
 }
 
 export class ThreadRunner implements CodeRunner {
@@ -162,7 +165,8 @@ export class ThreadRunner implements CodeRunner {
 
   constructor(private readonly opts: ThreadRunnerOptions) {
     this.localReads = opts.localReads;
-    this.setup = opts.localReads || opts.apiActivity ? { reads: opts.localReads, activity: opts.apiActivity } : null;
+    const { localReads: reads, apiActivity: activity, collectAfterBytes } = opts;
+    this.setup = reads || activity || collectAfterBytes !== undefined ? { reads, activity, collectAfterBytes } : null;
     for (let i = 0; i < Math.max(1, opts.threads); i++) this.spawn();
     this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
     this.sweeper.unref();
@@ -298,15 +302,14 @@ export class ThreadRunner implements CodeRunner {
     this.threads = [];
   }
 
-  /** Threads and their calls in flight (tests and status). */
   /** The code threads' memory as they last reported it, summed over the live threads. */
-  memory(): { heapBytes: number; externalBytes: number } {
+  memory(): ThreadMemory {
     const live = this.threads.filter((t) => !t.dead);
-    return {
-      heapBytes: live.reduce((n, t) => n + t.memory.heapBytes, 0),
-      externalBytes: live.reduce((n, t) => n + t.memory.externalBytes, 0),
-    };
+    const sum = (f: (m: ThreadMemory) => number) => live.reduce((n, t) => n + f(t.memory), 0);
+    return { heapBytes: sum((m) => m.heapBytes), externalBytes: sum((m) => m.externalBytes), collections: sum((m) => m.collections) };
   }
+
+  /** Threads and their calls in flight (tests and status). */
 
   stats(): { threads: number; demoted: number; inFlight: number } {
     const live = this.threads.filter((t) => !t.dead);

@@ -3,6 +3,14 @@
 import type { OperationsFigures } from "./operations.ts";
 import { AREAS, PROM_BOUNDS, type RequestStats } from "./request-stats.ts";
 
+/** The custom code threads' memory as they report it: JS heap in use (memory outside it included), memory held
+ * outside the heap (mostly the sandboxes' linear memory), and the collections the threads ran themselves. */
+export interface ThreadMemory {
+  heapBytes: number;
+  externalBytes: number;
+  collections: number;
+}
+
 /** Custom code figures of this process (status page, /_metrics). */
 export interface CodeFigures {
   running: boolean;
@@ -11,7 +19,7 @@ export interface CodeFigures {
   failures: number;
   inFlight: number;
   /** The code threads' memory as they last reported it. */
-  threadMemory?: { heapBytes: number; externalBytes: number };
+  threadMemory?: ThreadMemory;
 }
 
 export interface GaugeFigures {
@@ -105,6 +113,12 @@ export function prometheusText(stats: RequestStats, g: GaugeFigures): string {
       "Memory held outside the heap on the custom code threads (sandboxes' linear memory, reserved).",
     );
     out.push(`burrow_code_thread_external_bytes ${g.code.threadMemory.externalBytes}`);
+    metric(
+      "burrow_code_thread_collections_total",
+      "counter",
+      "Full collections the custom code threads ran themselves (their heap grew past a few MB of garbage).",
+    );
+    out.push(`burrow_code_thread_collections_total ${g.code.threadMemory.collections}`);
   }
 
   metric("burrow_live_streams", "gauge", "Live streams connected to this process.");

@@ -126,6 +126,9 @@ describe("metrics", () => {
       expect(figure(text, "burrow_code_thread_heap_bytes")).toBeGreaterThan(0);
       // Each warm sandbox reserves its linear memory (16 MB at the start).
       expect(figure(text, "burrow_code_thread_external_bytes")).toBeGreaterThanOrEqual(16 * 2 ** 20);
+      // A counter (none run yet on a fresh server: the threads collect only after megabytes of garbage).
+      expect(text).toMatch(/^# TYPE burrow_code_thread_collections_total counter$/m);
+      expect(text).toMatch(/^burrow_code_thread_collections_total \d+$/m);
     } finally {
       await m.close();
     }

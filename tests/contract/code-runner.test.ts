@@ -87,3 +87,28 @@ test("inline: sandboxes made for a burst are dropped once idle past idleMs; the 
     await runner.close();
   }
 });
+
+test("threads: a thread collects itself once its own heap grew by collectAfterBytes, and says so in its memory", async () => {
+  // The default (2 MB) takes a minute of steady calls to reach; 256 KB takes a dozen calls.
+  const runner = new ThreadRunner({ threads: 1, collectAfterBytes: 256 * 1024 });
+  try {
+    // Each call's answer carries 20,000 headers, made into objects on the thread: about 1 MB of garbage after it.
+    const js = `export const methods = [{ name: "h", execute() {
+      const headers = {}; for (let i = 0; i < 20000; i++) headers["x-h" + i] = "v" + i;
+      return { body: 1, headers };
+    } }];`;
+    await runner.install(spec("g", js));
+    expect(runner.memory().collections).toBe(0);
+    for (let n = 0; n < 12; n++) {
+      const r = await runner.call("g", "h", JSON.stringify({}), async () => null);
+      expect(Object.keys(r.headers ?? {}).length).toBe(20000);
+    }
+    // The thread checks itself when it reports, every 5 s.
+    for (let i = 0; i < 60 && runner.memory().collections === 0; i++) await Bun.sleep(100);
+    const m = runner.memory();
+    expect(m.collections).toBeGreaterThan(0);
+    expect(m.heapBytes - m.externalBytes).toBeLessThan(2 * 1024 * 1024);
+  } finally {
+    await runner.close();
+  }
+}, 20_000);
