@@ -1,7 +1,7 @@
 // Load shedding at the edge: when the server cannot keep up, a share of ordinary requests is answered at once with
 // 503 and Retry-After instead of waiting in line, so the requests it admits keep their latency. How far behind the
 // server is shows in the event loop: a timer due every few milliseconds fires late by about as long as a request
-// arriving now waits for its turn. While that lag (smoothed over a few looks) is above the target, the admitted
+// arriving now waits for its turn. While that lag (the median of the last five looks) is above the target, the admitted
 // share shrinks by a factor each tick; while below, it grows back by a step (full admission within about 0.1 s of
 // the load dropping). A turn of the loop can hold thousands of requests read at once (and the timer cannot fire
 // inside it), so within a turn that has run past the target and read a flood of requests (more than FLOOD_TURN),
@@ -32,6 +32,9 @@ export interface AdmissionOptions {
   maxInFlight: number;
 }
 
+/** Looks whose median is the lag that counts (odd). */
+const LOOKS = 5;
+
 /** The admitted share and its adjustment. Pure: `tick` is told the lag, `admit` answers for one request. */
 export class AdmissionState {
   fraction = 1;
@@ -39,14 +42,23 @@ export class AdmissionState {
 
   constructor(private readonly opts: AdmissionOptions) {}
 
-  /** The lag smoothed over the last few looks: one late timer (the process descheduled for a moment) sheds nothing. */
-  smoothed = 0;
+  /** The last LOOKS looks at the lag, oldest overwritten first. */
+  private readonly looks = new Float64Array(LOOKS);
+  private nextLook = 0;
+  /**
+   * The lag that counts: the median of the last LOOKS looks. One late timer - a collection, a slow task, the process
+   * descheduled - sheds nothing however late it was (with a smoothed average a single 70 ms stall did), nor does the
+   * backlog turn after it; three late looks in five (an overload lasting more than a few turns) do.
+   */
+  lag = 0;
 
   /** One look at the lag: shrink the share while over the target (never below 2%), grow it back while under. */
   tick(lagMs: number): void {
-    this.smoothed = this.smoothed * 0.7 + lagMs * 0.3;
-    const over = this.smoothed > this.opts.targetMs;
-    if (over) this.fraction = Math.max(0.02, this.fraction * (this.smoothed > 4 * this.opts.targetMs ? 0.5 : 0.8));
+    this.looks[this.nextLook] = lagMs;
+    this.nextLook = (this.nextLook + 1) % LOOKS;
+    this.lag = Float64Array.from(this.looks).sort()[LOOKS >> 1]!;
+    const over = this.lag > this.opts.targetMs;
+    if (over) this.fraction = Math.max(0.02, this.fraction * (this.lag > 4 * this.opts.targetMs ? 0.5 : 0.8));
     else this.fraction = Math.min(1, this.fraction + 0.05);
   }
 

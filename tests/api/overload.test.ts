@@ -36,7 +36,7 @@ test("a late event loop sheds ordinary requests with 503 and Retry-After; sign-i
   let login = 0;
   let admin = 0;
   await saturate(40, 1500, async () => {
-    await Bun.sleep(400); // the smoothed lag rises over a few looks
+    await Bun.sleep(400); // the lag that counts (a median of looks) rises after a few
     for (let i = 0; i < 40; i++) {
       const r = await t.request("GET", "/note");
       statuses.push(r.status);

@@ -42,9 +42,18 @@ describe("the admitted share", () => {
     const s = new AdmissionState({ targetMs: 20, maxInFlight: 100 });
     s.tick(45); // descheduled once
     expect(s.fraction).toBe(1);
+    // A stall of any length (a collection, a slow task), then the backlog it left taking one long turn: not an overload.
+    for (const stall of [70, 85, 400]) {
+      for (let i = 0; i < 5; i++) s.tick(1);
+      s.tick(stall);
+      s.tick(30);
+      for (let i = 0; i < 3; i++) s.tick(1);
+      expect(s.fraction).toBe(1);
+    }
     for (let i = 0; i < 20; i++) s.tick(0);
     for (let i = 0; i < 10; i++) s.tick(60);
     expect(s.fraction).toBeLessThan(0.3);
+    expect(s.lag).toBe(60);
     expect(s.fraction).toBeGreaterThanOrEqual(0.02);
     let ticks = 0;
     while (s.fraction < 1 && ticks < 1000) {
