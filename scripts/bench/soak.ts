@@ -519,14 +519,15 @@ async function heapFigures(): Promise<{
 }> {
   try {
     const text = await (await fetch(`${url}/_metrics`)).text();
-    const mb = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? NaN) / 2 ** 20;
+    const figure = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? NaN);
+    const mb = (name: string) => figure(name) / 2 ** 20;
     return {
       used: mb("burrow_heap_used_bytes"),
       total: mb("burrow_heap_total_bytes"),
       external: mb("burrow_external_memory_bytes"),
       codeHeap: mb("burrow_code_thread_heap_bytes"),
       codeExternal: mb("burrow_code_thread_external_bytes"),
-      codeCollections: mb("burrow_code_thread_collections_total") * 2 ** 20,
+      codeCollections: figure("burrow_code_thread_collections_total"),
     };
   } catch {
     return { used: NaN, total: NaN, external: NaN, codeHeap: NaN, codeExternal: NaN, codeCollections: NaN };

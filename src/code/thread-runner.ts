@@ -310,7 +310,6 @@ export class ThreadRunner implements CodeRunner {
   }
 
   /** Threads and their calls in flight (tests and status). */
-
   stats(): { threads: number; demoted: number; inFlight: number } {
     const live = this.threads.filter((t) => !t.dead);
     return { threads: live.length, demoted: live.filter((t) => t.demoted).length, inFlight: live.reduce((n, t) => n + t.calls.size, 0) };

@@ -44,6 +44,8 @@ export class AdmissionState {
 
   /** The last LOOKS looks at the lag, oldest overwritten first. */
   private readonly looks = new Float64Array(LOOKS);
+  /** The same looks sorted (reused: a look every 5 ms allocates nothing). */
+  private readonly sorted = new Float64Array(LOOKS);
   private nextLook = 0;
   /**
    * The lag that counts: the median of the last LOOKS looks. One late timer - a collection, a slow task, the process
@@ -56,7 +58,8 @@ export class AdmissionState {
   tick(lagMs: number): void {
     this.looks[this.nextLook] = lagMs;
     this.nextLook = (this.nextLook + 1) % LOOKS;
-    this.lag = Float64Array.from(this.looks).sort()[LOOKS >> 1]!;
+    this.sorted.set(this.looks);
+    this.lag = this.sorted.sort()[LOOKS >> 1]!;
     const over = this.lag > this.opts.targetMs;
     if (over) this.fraction = Math.max(0.02, this.fraction * (this.lag > 4 * this.opts.targetMs ? 0.5 : 0.8));
     else this.fraction = Math.min(1, this.fraction + 0.05);

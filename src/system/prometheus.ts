@@ -116,7 +116,7 @@ export function prometheusText(stats: RequestStats, g: GaugeFigures): string {
     metric(
       "burrow_code_thread_collections_total",
       "counter",
-      "Full collections the custom code threads ran themselves (their heap grew past a few MB of garbage).",
+      "Full collections the custom code threads ran themselves (each after their own heap grew by 2 MB).",
     );
     out.push(`burrow_code_thread_collections_total ${g.code.threadMemory.collections}`);
   }
